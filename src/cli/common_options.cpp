@@ -1,0 +1,132 @@
+#include "cli/common_options.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "cli/diagnostics.h"
+#include "cli/errors.h"
+
+namespace stockctl {
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+std::string read_password_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    throw InputError(fmt::format("--password-file {}: {}", path, std::strerror(errno)));
+  }
+  if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+    throw InputError(fmt::format("--password-file {} can be read by others (mode {:04o}); run "
+                                 "chmod 600 {}",
+                                 path, st.st_mode & 07777, path));
+  }
+  std::ifstream in(path);
+  std::string password;
+  if (!in || !std::getline(in, password)) {
+    throw InputError(fmt::format("--password-file {}: cannot read a password", path));
+  }
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  return password;
+}
+
+}  // namespace
+
+void add_common_options(CLI::App& app, CommonOptions& o) {
+  const char* conn = "Connection";
+  app.add_option("-u,--url", o.url,
+                 "redis://[[user][:password]@]host[:port][/db] or unix:///path[?db=N] "
+                 "(env STOCKCTL_URL, REDIS_URL; default redis://127.0.0.1:6379)")
+      ->group(conn);
+  app.add_option("--user", o.user, "ACL user name")->group(conn);
+  app.add_option("--password-file", o.password_file,
+                 "read the password from this file (must not be readable by others)")
+      ->group(conn);
+  app.add_option("--connect-timeout", o.connect_timeout_ms, "connect timeout in ms (default 2000)")
+      ->check(CLI::Range(1LL, 3600000LL))
+      ->group(conn);
+  app.add_option("--timeout", o.timeout_ms, "timeout per command in ms (default 5000)")
+      ->check(CLI::Range(1LL, 3600000LL))
+      ->group(conn);
+  const char* keys = "Keys and output";
+  app.add_option("--prefix", o.prefix, "key prefix (default stock:)")->group(keys);
+  app.add_flag("--no-hashtag", o.no_hashtag,
+               "keys are <prefix>SKU, without {} (the classic StockService layout)")
+      ->group(keys);
+  app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(keys);
+}
+
+void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report) {
+  const char* src = "Source";
+  app.add_option("-f,--file", o.file, "read items from FILE (- = standard input)")->group(src);
+  app.add_option("--format", o.format, "csv, tsv, json, ndjson (default: from the file name)")
+      ->check(CLI::IsMember({"csv", "tsv", "json", "ndjson", "jsonl"}))
+      ->group(src);
+  app.add_option("--sku-column", o.columns.sku, "column holding the item id (default sku)")
+      ->group(src);
+  if (stock) {
+    app.add_option("--stock-column", o.columns.stock, "column holding the stock (default stock)")
+        ->group(src);
+    app.add_option("--total-column", o.columns.total, "column holding the total (default total)")
+        ->group(src);
+    app.add_option("--issued-column", o.columns.issued,
+                   "column holding the issued count (default issued)")
+        ->group(src);
+  } else {
+    app.add_option("--qty-column", o.columns.qty, "column holding the quantity (default qty)")
+        ->group(src);
+  }
+  app.add_flag("--skip-invalid", o.skip_invalid,
+               "write the valid rows and report the invalid ones, instead of writing nothing")
+      ->group(src);
+  if (report) {
+    app.add_option("--report", o.report, "write one JSON line per item to this file")->group(src);
+  }
+}
+
+ConnectOptions connect_options(const CommonOptions& o) {
+  std::string text = o.url;
+  bool on_command_line = !text.empty();
+  if (text.empty()) text = env("STOCKCTL_URL");
+  if (text.empty()) text = env("REDIS_URL");
+  if (text.empty()) text = "redis://127.0.0.1:6379";
+  ConnectOptions c;
+  if (std::string e = parse_redis_url(text, c.url); !e.empty()) {
+    throw InputError(fmt::format("invalid Redis URL: {}", e));
+  }
+  c.connect_timeout_ms = o.connect_timeout_ms;
+  c.timeout_ms = o.timeout_ms;
+  c.user = c.url.user;
+  if (!o.user.empty()) c.user = o.user;
+  if (!o.password_file.empty()) {
+    c.password = read_password_file(o.password_file);
+  } else if (c.url.password) {
+    c.password = c.url.password;
+    if (on_command_line) {
+      print_warning("a password on the command line may be seen by other users (ps); use "
+                    "--password-file or STOCKCTL_PASSWORD");
+    }
+  } else if (!env("STOCKCTL_PASSWORD").empty()) {
+    c.password = env("STOCKCTL_PASSWORD");
+  } else if (!env("REDISCLI_AUTH").empty()) {
+    c.password = env("REDISCLI_AUTH");
+  }
+  if (c.user && !c.password) {
+    throw InputError(fmt::format("user '{}' needs a password: give it in the URL, "
+                                 "--password-file or STOCKCTL_PASSWORD",
+                                 *c.user));
+  }
+  return c;
+}
+
+KeyScheme key_scheme(const CommonOptions& o) { return KeyScheme{o.prefix, !o.no_hashtag}; }
+
+}  // namespace stockctl

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "core/rows.h"
+#include "core/sku.h"
+#include "redis/connection.h"
+
+namespace stockctl {
+
+/// Options every subcommand takes, before or after its name.
+struct CommonOptions {
+  std::string url;  ///< empty: STOCKCTL_URL, REDIS_URL, then the default
+  std::string user;
+  std::string password_file;
+  long long connect_timeout_ms = 2000;
+  long long timeout_ms = 5000;
+  std::string prefix = "stock:";
+  bool no_hashtag = false;
+  bool pretty = false;
+};
+
+/// Options of commands that read a source file.
+struct SourceOptions {
+  std::string file;
+  std::string format;
+  SourceColumns columns;
+  bool skip_invalid = false;
+  std::string report;
+};
+
+/// Declares the common options on `app` (the top level and each subcommand share them, so they
+/// may stand before or after the subcommand).
+void add_common_options(CLI::App& app, CommonOptions& options);
+
+/// Declares --file, --format, the column renames and --skip-invalid; `stock` picks the stock
+/// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.
+void add_source_options(CLI::App& app, SourceOptions& options, bool stock, bool report);
+
+/// The connection to make: URL from --url, STOCKCTL_URL, REDIS_URL or the default; password from
+/// --password-file, the URL, STOCKCTL_PASSWORD or REDISCLI_AUTH. Warns when a password stands on
+/// the command line. Throws InputError for a bad URL or an unsafe password file.
+ConnectOptions connect_options(const CommonOptions& options);
+
+/// The key layout the options ask for.
+KeyScheme key_scheme(const CommonOptions& options);
+
+}  // namespace stockctl

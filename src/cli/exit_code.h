@@ -1,0 +1,37 @@
+#pragma once
+
+#include "core/outcome.h"
+
+namespace stockctl {
+
+/// The contract's exit statuses.
+enum class ExitCode : int {
+  ok = 0,
+  failure = 1,        ///< cannot connect, timeout, Redis error, I/O error
+  invalid_input = 2,  ///< usage or invalid input
+  insufficient = 3,
+  uninitialized = 4,
+  busy = 5,
+  drift = 6,  ///< rebuild --fail-on-drift found drift
+};
+
+/// The exit status one item's status asks for; drift counts only with `fail_on_drift`.
+ExitCode exit_code_for(Status status, bool fail_on_drift = false);
+
+/// Folds two exit statuses: the most serious wins, in the order 1, 2, 5, 4, 3, 6, 0.
+ExitCode most_serious(ExitCode a, ExitCode b);
+
+/// Accumulates the exit status of a run, item by item.
+class ExitFold {
+ public:
+  void add(Status status) { code_ = most_serious(code_, exit_code_for(status, fail_on_drift_)); }
+  void add(ExitCode code) { code_ = most_serious(code_, code); }
+  void set_fail_on_drift(bool on) { fail_on_drift_ = on; }
+  ExitCode code() const { return code_; }
+
+ private:
+  ExitCode code_ = ExitCode::ok;
+  bool fail_on_drift_ = false;
+};
+
+}  // namespace stockctl

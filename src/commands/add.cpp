@@ -1,0 +1,10 @@
+#include "commands/op_command.h"
+
+namespace stockctl {
+
+void setup_add(CLI::App& app, Program& program) {
+  setup_op_command(app, program, OpRunner::Op::add, "add",
+                   "give QTY units back to an item (restock, refund, cancelled order)");
+}
+
+}  // namespace stockctl

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+
+#include "cli/common_options.h"
+#include "cli/exit_code.h"
+#include "output/json_writer.h"
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// What a running subcommand works with: the parsed common options, the key layout, the output
+/// writer and (once asked for) the Redis client.
+class Context {
+ public:
+  explicit Context(const CommonOptions& options);
+
+  const KeyScheme& scheme() const { return scheme_; }
+  JsonWriter& out() { return out_; }
+  /// The client, connecting on first use. Throws ConnectionError or InputError.
+  Client& redis();
+
+  /// Prints one item and folds its status into the exit code.
+  void emit(const ItemResult& item, ExitFold& fold);
+
+ private:
+  const CommonOptions& options_;
+  KeyScheme scheme_;
+  JsonWriter out_;
+  std::unique_ptr<Client> client_;
+};
+
+}  // namespace stockctl

@@ -1,0 +1,75 @@
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "cli/diagnostics.h"
+#include "cli/errors.h"
+#include "commands/batch.h"
+#include "commands/program.h"
+#include "commands/put_runner.h"
+#include "commands/stock_file.h"
+#include "core/quantity.h"
+
+namespace stockctl {
+namespace {
+
+struct InitOptions {
+  std::vector<std::string> args;  // SKU VALUE
+  SourceOptions source;
+  bool force = false;
+  long long ttl_s = 0;
+};
+
+ExitCode run_init_single(Context& ctx, const InitOptions& o) {
+  if (o.args.size() != 2) throw InputError("init needs SKU and VALUE, or --file FILE");
+  PutItem item;
+  item.result.op = "init";
+  item.result.sku = o.args[0];
+  ParsedNumber value = parse_stock_value(o.args[1]);
+  ExitFold fold;
+  if (std::string problem = validate_sku(item.result.sku, ctx.scheme()); !problem.empty()) {
+    set_error(item.result, Status::invalid, problem);
+  } else if (!value.ok()) {
+    item.result.key = stock_key(ctx.scheme(), item.result.sku);
+    set_error(item.result, Status::invalid, fmt::format("VALUE {}", value.error));
+  } else {
+    item.result.key = stock_key(ctx.scheme(), item.result.sku);
+    item.value = value.value;
+    std::vector<PutItem> items{item};
+    PutRunner(ctx.redis(), PutMode{false, o.force, false}, o.ttl_s, LockTiming{}).run(items);
+    item = items[0];
+  }
+  if (item.result.status == Status::invalid || item.result.status == Status::error) {
+    print_error(fmt::format("{}: {}", item.result.sku, item.result.error));
+  }
+  ctx.emit(item.result, fold);
+  return fold.code();
+}
+
+ExitCode run_init(const CommonOptions& common, const InitOptions& o) {
+  Context ctx(common);
+  if (o.source.file.empty()) return run_init_single(ctx, o);
+  if (!o.args.empty()) throw InputError("init: give SKU VALUE or --file, not both");
+  StockFileRun run{"init", o.source, PutMode{false, o.force, false}, o.ttl_s, LockTiming{}, false};
+  return run_stock_file(ctx, run);
+}
+
+}  // namespace
+
+void setup_init(CLI::App& app, Program& program) {
+  auto o = std::make_shared<InitOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "init", "set stock explicitly (missing keys only, unless --force): one item or a file");
+  sub->add_option("SKU VALUE", o->args, "item id and stock (0 to 9007199254740991, -1 or unlimited)")
+      ->expected(0, 2);
+  sub->add_flag("--force", o->force, "overwrite existing keys");
+  sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
+      ->check(CLI::Range(0LL, 1LL << 40));
+  add_source_options(*sub, o->source, true, true);
+  add_common_options(*sub, program.common);
+  sub->callback([&program, o] {
+    program.run = [&program, o] { return run_init(program.common, *o); };
+  });
+}
+
+}  // namespace stockctl

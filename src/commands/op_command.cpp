@@ -1,0 +1,140 @@
+#include "commands/op_command.h"
+
+#include <fmt/format.h>
+
+#include "cli/diagnostics.h"
+#include "cli/errors.h"
+#include "commands/batch.h"
+#include "core/quantity.h"
+
+namespace stockctl {
+namespace {
+
+struct OpCommandOptions {
+  OpOptions op;
+  SourceOptions source;
+  std::vector<std::string> args;  // SKU QTY
+};
+
+ItemResult new_item(const std::string& name, const KeyScheme& scheme, const std::string& sku) {
+  ItemResult item;
+  item.op = name;
+  item.sku = sku;
+  item.has_qty = true;
+  if (validate_sku(sku, scheme).empty()) item.key = stock_key(scheme, sku);
+  return item;
+}
+
+void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold) {
+  if (item.status == Status::error || item.status == Status::invalid) {
+    print_error(fmt::format("{}: {}", item.sku, item.error));
+  }
+  ctx.emit(item, fold);
+}
+
+ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
+                    const OpCommandOptions& o) {
+  if (o.args.size() != 2) {
+    throw InputError(fmt::format("{} needs SKU and QTY, or --file FILE", name));
+  }
+  ItemResult item = new_item(name, ctx.scheme(), o.args[0]);
+  ParsedNumber qty = parse_qty(o.args[1]);
+  ExitFold fold;
+  // Invalid input is reported before Redis is touched.
+  if (std::string problem = validate_sku(item.sku, ctx.scheme()); !problem.empty()) {
+    set_error(item, Status::invalid, problem);
+  } else if (!qty.ok()) {
+    set_error(item, Status::invalid, fmt::format("QTY {}", qty.error));
+  } else {
+    item.qty = qty.value;
+    std::vector<ItemResult> items{item};
+    OpRunner(ctx.redis(), op, o.op, ctx.scheme()).run(items);
+    item = items[0];
+  }
+  emit_checked(ctx, item, fold);
+  return fold.code();
+}
+
+RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme) {
+  return RowReader<OpRow>{
+      op_columns(columns),
+      [&columns](const std::vector<bool>& present) { return check_op_header(present, columns); },
+      [&columns, &scheme](const Record& record, OpRow& row) {
+        std::string problem = interpret_op_row(record, columns, scheme, row);
+        // Idempotent request ids are not built yet; applying such a row without honouring its
+        // id could apply it twice on a retry, so it is refused rather than silently ignored.
+        if (problem.empty() && !row.request_id.empty()) {
+          problem = "request_id is not supported by this version of stockctl";
+        }
+        return problem;
+      },
+      nullptr};
+}
+
+void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, ExitFold& fold) {
+  std::vector<ItemResult> pending;
+  for (const ItemResult& item : window) {
+    if (item.qty) pending.push_back(item);
+  }
+  runner.run(pending);
+  std::size_t next = 0;
+  for (ItemResult& item : window) {
+    if (item.qty) item = pending[next++];
+    emit_checked(ctx, item, fold);
+  }
+  ctx.out().flush();
+  window.clear();
+}
+
+ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
+                   const OpCommandOptions& o) {
+  if (!o.args.empty()) throw InputError(fmt::format("{}: give SKU QTY or --file, not both", name));
+  Source source(o.source.file, o.source.format.empty() ? std::nullopt
+                                                         : parse_format(o.source.format));
+  RowReader<OpRow> reader = op_reader(o.source.columns, ctx.scheme());
+  Validation validation = validate_source(source, reader, o.source.skip_invalid);
+  ExitFold fold;
+  std::vector<ItemResult> window;
+  // Connect only now that the whole source is known to be valid.
+  OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
+  for_each_row<OpRow>(source, reader, validation, [&](const OpRow& row, const std::string& problem) {
+    ItemResult item = new_item(name, ctx.scheme(), row.sku);
+    if (problem.empty()) {
+      item.qty = row.qty;
+    } else {
+      set_error(item, Status::invalid, fmt::format("{}:{}: {}", source.name(), row.line, problem));
+    }
+    window.push_back(std::move(item));
+    if (window.size() >= kWindow) flush(ctx, runner, window, fold);
+  });
+  flush(ctx, runner, window, fold);
+  return fold.code();
+}
+
+ExitCode run_op_command(const CommonOptions& common, OpCommandOptions& o, OpRunner::Op op,
+                        const std::string& name) {
+  validate_init_source(o.op.init);
+  o.op.init.format = o.source.format;
+  o.op.init.columns = o.source.columns;
+  Context ctx(common);
+  if (o.source.file.empty()) return run_single(ctx, op, name, o);
+  return run_batch(ctx, op, name, o);
+}
+
+}  // namespace
+
+void setup_op_command(CLI::App& app, Program& program, OpRunner::Op op, const std::string& name,
+                      const std::string& description) {
+  auto o = std::make_shared<OpCommandOptions>();
+  CLI::App* sub = app.add_subcommand(name, description);
+  sub->add_option("SKU QTY", o->args, "item id and quantity (1 to 9007199254740991)")
+      ->expected(0, 2);
+  add_op_options(*sub, o->op);
+  add_source_options(*sub, o->source, false, false);
+  add_common_options(*sub, program.common);
+  sub->callback([&program, o, op, name] {
+    program.run = [&program, o, op, name] { return run_op_command(program.common, *o, op, name); };
+  });
+}
+
+}  // namespace stockctl

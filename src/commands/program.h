@@ -1,0 +1,25 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+
+#include "cli/common_options.h"
+#include "cli/exit_code.h"
+
+namespace stockctl {
+
+/// The parsed command line: common options and what the chosen subcommand will run.
+struct Program {
+  CommonOptions common;
+  std::function<ExitCode()> run;
+};
+
+/// Each subcommand declares its options and, when chosen, sets `program.run`.
+void setup_get(CLI::App& app, Program& program);
+void setup_deduct(CLI::App& app, Program& program);
+void setup_add(CLI::App& app, Program& program);
+void setup_init(CLI::App& app, Program& program);
+void setup_rebuild(CLI::App& app, Program& program);
+
+}  // namespace stockctl

@@ -1,0 +1,89 @@
+#include "commands/put_runner.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "cli/diagnostics.h"
+#include "scripts/registry.h"
+
+namespace stockctl {
+
+Call PutRunner::call_for(const PutItem& item) const {
+  return Call{&put_script(),
+              {item.result.key, companion_key(item.result.key, ":lock"), std::to_string(item.value),
+               std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"}};
+}
+
+void PutRunner::apply(PutItem& item, const CallResult& result) const {
+  ItemResult& r = item.result;
+  if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
+  const Reply& reply = result.reply;
+  if (reply.is_error()) return apply_error_reply(r, reply.str);
+  if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
+    return set_error(r, Status::error,
+                     fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
+  }
+  apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
+}
+
+void PutRunner::run(std::vector<PutItem>& items) {
+  std::vector<Call> calls;
+  std::vector<PutItem*> sent;
+  for (PutItem& item : items) {
+    if (!item.pending) continue;
+    calls.push_back(call_for(item));
+    sent.push_back(&item);
+  }
+  if (calls.empty()) return;
+  std::vector<CallResult> results = client_.run(calls);
+  std::vector<PutItem*> locked;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    apply(*sent[i], results[i]);
+    if (sent[i]->result.status == Status::busy) locked.push_back(sent[i]);
+  }
+  if (!locked.empty()) wait_for_lock_holders(locked);
+}
+
+void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
+  // Someone is initializing these keys right now; give them --lock-wait to finish, then look
+  // again. Whatever is still locked then is reported busy.
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(lock_.wait_ms);
+  long long pause_ms = 5;
+  while (!locked.empty() && clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+    pause_ms = std::min<long long>(pause_ms * 2, 100);
+    std::vector<Call> calls;
+    for (PutItem* item : locked) calls.push_back(call_for(*item));
+    std::vector<CallResult> results = client_.run(calls);
+    std::vector<PutItem*> still;
+    for (std::size_t i = 0; i < locked.size(); ++i) {
+      apply(*locked[i], results[i]);
+      if (locked[i]->result.status == Status::busy) still.push_back(locked[i]);
+    }
+    locked.swap(still);
+  }
+}
+
+FileRunLog::FileRunLog(const std::string& report_path, bool fail_on_drift) {
+  if (!report_path.empty()) report_ = std::make_unique<ReportFile>(report_path);
+  fold_.set_fail_on_drift(fail_on_drift);
+}
+
+void FileRunLog::add(const ItemResult& item) {
+  ++rows_;
+  ++counts_[item.status];
+  fold_.add(item.status);
+  if (report_) report_->write(item);
+  // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
+  if (item.status == Status::error && errors_printed_++ < 20) {
+    print_error(fmt::format("{}: {}", item.sku, item.error));
+  }
+}
+
+void FileRunLog::finish() {
+  if (report_) report_->commit();
+}
+
+}  // namespace stockctl

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+
+#include "cli/common_options.h"
+#include "commands/context.h"
+#include "core/rebuild_plan.h"
+#include "lock/init_lock.h"
+
+namespace stockctl {
+
+/// A whole-file write of stock values: init --file and rebuild --file.
+struct StockFileRun {
+  std::string op;
+  SourceOptions source;
+  PutMode mode;
+  long long ttl_s = 0;
+  LockTiming lock;
+  bool fail_on_drift = false;
+};
+
+/// Validates the whole source, then writes it in pipelined windows; prints one summary and
+/// writes per-item lines to --report. `before_write` runs after validation, before the first
+/// write (rebuild takes its run-wide lock there); `each_window` runs before every window.
+ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
+                        const std::function<void()>& each_window = nullptr);
+
+}  // namespace stockctl

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands/context.h"
+#include "core/outcome.h"
+#include "core/quantity.h"
+#include "core/rows.h"
+#include "lock/init_lock.h"
+
+namespace stockctl {
+
+/// Where a missing item's initial stock comes from (deduct and add).
+struct InitSource {
+  std::string value;    ///< --init-value, as typed
+  std::string file;     ///< --init-from
+  std::string command;  ///< --init-cmd
+  std::string format;   ///< --format for --init-from
+  SourceColumns columns;
+
+  bool given() const { return !value.empty() || !file.empty() || !command.empty(); }
+};
+
+/// Options shared by deduct and add.
+struct OpOptions {
+  std::string sku;
+  std::string qty;
+  InitSource init;
+  long long ttl_s = 0;
+  LockTiming lock;
+};
+
+/// Declares the init source, --ttl and lock options of deduct and add.
+void add_op_options(CLI::App& app, OpOptions& options);
+
+/// Checks the init source options; throws InputError.
+void validate_init_source(const InitSource& init);
+
+/// Runs deduct or add for windows of items: one pipeline per window, then the init lock
+/// protocol for each item whose key is missing and that can be initialized.
+class OpRunner {
+ public:
+  enum class Op { deduct, add };
+  OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme);
+
+  /// Applies every item (sku, key and qty set) and fills in its status and stock.
+  void run(std::vector<ItemResult>& items);
+
+ private:
+  Call call_for(const ItemResult& item, const std::string& init) const;
+  void apply(ItemResult& item, const CallResult& result) const;
+  void apply_once(ItemResult& item, const std::string& init);
+  void initialize(ItemResult& item);
+  void initialize_locked(ItemResult& item, std::chrono::steady_clock::time_point lock_expiry);
+  ParsedNumber initial_stock(const std::string& sku,
+                             std::chrono::steady_clock::time_point deadline) const;
+  bool can_initialize() const { return op_ == Op::add || options_.init.given(); }
+
+  Client& client_;
+  Op op_;
+  const OpOptions& options_;
+  const KeyScheme& scheme_;
+};
+
+}  // namespace stockctl

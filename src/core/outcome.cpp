@@ -1,0 +1,108 @@
+#include "core/outcome.h"
+
+#include <fmt/format.h>
+
+#include "core/quantity.h"
+
+namespace stockctl {
+
+std::string_view status_name(Status status) {
+  switch (status) {
+    case Status::ok: return "ok";
+    case Status::unlimited: return "unlimited";
+    case Status::insufficient: return "insufficient";
+    case Status::uninitialized: return "uninitialized";
+    case Status::missing: return "missing";
+    case Status::exists: return "exists";
+    case Status::drift: return "drift";
+    case Status::busy: return "busy";
+    case Status::conflict: return "conflict";
+    case Status::invalid: return "invalid";
+    case Status::error: return "error";
+  }
+  return "error";
+}
+
+void apply_deduct_answer(ItemResult& item, std::int64_t answer, std::int64_t stock) {
+  item.error.clear();
+  item.stock.reset();
+  if (answer == -3) {
+    item.status = Status::uninitialized;
+  } else if (answer == -2) {
+    item.status = Status::insufficient;
+    item.stock = stock;
+  } else if (answer == -1) {
+    item.status = Status::unlimited;
+  } else if (answer >= 0) {
+    item.status = Status::ok;
+    item.stock = answer;
+  } else {
+    set_error(item, Status::error, fmt::format("unexpected script answer {}", answer));
+  }
+}
+
+void apply_add_answer(ItemResult& item, std::int64_t answer, std::int64_t stock) {
+  item.error.clear();
+  item.stock.reset();
+  if (answer == -3) {
+    item.status = Status::uninitialized;
+  } else if (answer == -1) {
+    item.status = Status::unlimited;
+  } else if (answer >= 0) {
+    item.status = Status::ok;
+    item.stock = stock;
+  } else {
+    set_error(item, Status::error, fmt::format("unexpected script answer {}", answer));
+  }
+}
+
+void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw) {
+  item.stock.reset();
+  if (!raw) {
+    item.status = Status::missing;
+    return;
+  }
+  auto value = parse_stored_value(*raw);
+  if (!value) {
+    set_error(item, Status::error,
+              fmt::format("stored value '{}' of {} is not a stock value; left unchanged", *raw,
+                          item.key));
+  } else if (*value == kUnlimited) {
+    item.status = Status::unlimited;
+  } else {
+    item.status = Status::ok;
+    item.stock = *value;
+  }
+}
+
+void set_error(ItemResult& item, Status status, std::string message) {
+  item.status = status;
+  item.error = std::move(message);
+}
+
+}  // namespace stockctl
+
+namespace stockctl {
+
+void apply_error_reply(ItemResult& item, const std::string& text) {
+  std::string code = text.substr(0, text.find(' '));
+  std::string rest = text.size() > code.size() ? text.substr(code.size() + 1) : std::string();
+  item.stock.reset();
+  if (code == "STOCKCTL_CORRUPT") {
+    set_error(item, Status::error,
+              fmt::format("stored value '{}' of {} is not a stock value; left unchanged", rest,
+                          item.key));
+  } else if (code == "STOCKCTL_OVERFLOW") {
+    set_error(item, Status::error,
+              fmt::format("adding {} to {} (stock {}) would pass {}; nothing changed",
+                          item.qty.value_or(0), item.key, rest, kMaxStock));
+  } else if (code == "MOVED" || code == "ASK") {
+    set_error(item, Status::error,
+              fmt::format("the server answered '{}': it is a Redis Cluster node; use --cluster",
+                          text));
+  } else {
+    set_error(item, Status::error, fmt::format("redis error on {}: {}", item.key, text));
+  }
+}
+
+}  // namespace stockctl

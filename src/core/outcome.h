@@ -1,0 +1,65 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace stockctl {
+
+/// Every status an item can end in, as the contract names them.
+enum class Status {
+  ok,
+  unlimited,
+  insufficient,
+  uninitialized,
+  missing,
+  exists,
+  drift,
+  busy,
+  conflict,
+  invalid,
+  error,
+};
+
+inline constexpr Status kAllStatuses[] = {
+    Status::ok,   Status::unlimited, Status::insufficient, Status::uninitialized,
+    Status::missing, Status::exists, Status::drift,        Status::busy,
+    Status::conflict, Status::invalid, Status::error};
+
+/// The contract's name of a status ("ok", "insufficient", ...).
+std::string_view status_name(Status status);
+
+/// What happened to one item: one JSON line of output.
+struct ItemResult {
+  std::string op;
+  std::string sku;
+  std::string key;
+  std::optional<std::int64_t> qty;  ///< for deduct and add
+  bool has_qty = false;             ///< print "qty" (null when invalid)
+  Status status = Status::error;
+  std::optional<std::int64_t> stock;     ///< current stock after the call; null when unknown
+  std::optional<std::int64_t> expected;  ///< rebuild: the export's value, on drift
+  std::string error;                     ///< why, for invalid and error
+};
+
+/// Classifies the deduct script's answer (-3, -2, -1, remaining) with the stock it returned.
+void apply_deduct_answer(ItemResult& item, std::int64_t answer, std::int64_t stock);
+
+/// Classifies the add script's answer (-3, -1, new stock).
+void apply_add_answer(ItemResult& item, std::int64_t answer, std::int64_t stock);
+
+/// Classifies a stored value for `get`: missing, unlimited, ok, or error when corrupt.
+void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw);
+
+/// Marks an item as failed with a message.
+void set_error(ItemResult& item, Status status, std::string message);
+
+}  // namespace stockctl
+
+namespace stockctl {
+
+/// Turns an error reply of our scripts or of Redis into the item's error status and message.
+void apply_error_reply(ItemResult& item, const std::string& error_text);
+
+}  // namespace stockctl

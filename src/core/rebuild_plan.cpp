@@ -1,0 +1,68 @@
+#include "core/rebuild_plan.h"
+
+#include <fmt/format.h>
+
+#include "core/quantity.h"
+
+namespace stockctl {
+namespace {
+
+// The stock field shows the value as stored: unlimited shows as null.
+std::optional<std::int64_t> shown(std::int64_t value) {
+  if (value == kUnlimited) return std::nullopt;
+  return value;
+}
+
+void kept(ItemResult& item, std::int64_t stored, std::int64_t value, const PutMode& mode) {
+  if (stored == value || !mode.rebuild) {
+    item.status = Status::exists;
+    item.stock = shown(stored);
+  } else if (mode.force) {  // only reached in a dry run: the real run would overwrite
+    item.status = Status::ok;
+    item.stock = shown(value);
+  } else {
+    item.status = Status::drift;
+    item.stock = shown(stored);
+    item.expected = value;
+  }
+}
+
+}  // namespace
+
+std::string_view put_script_mode(const PutMode& mode) {
+  if (mode.dry_run) return "peek";
+  return mode.force ? "force" : "create";
+}
+
+void apply_put_verdict(ItemResult& item, std::string_view verdict,
+                       const std::optional<std::string>& previous, std::int64_t value,
+                       const PutMode& mode) {
+  item.error.clear();
+  item.stock.reset();
+  item.expected.reset();
+  std::optional<std::int64_t> stored;
+  if (previous) stored = parse_stored_value(*previous);
+  if (verdict == "created" || verdict == "absent") {
+    item.status = Status::ok;
+    item.stock = shown(value);
+  } else if (verdict == "locked") {
+    set_error(item, Status::busy,
+              fmt::format("{} is being initialized by another process (its init lock is held)",
+                          item.key));
+  } else if (verdict == "replaced") {
+    item.status = stored == value ? Status::exists : Status::ok;
+    item.stock = shown(value);
+  } else if (verdict == "kept" && previous && !stored && !(mode.dry_run && mode.force)) {
+    set_error(item, Status::error,
+              fmt::format("stored value '{}' of {} is not a stock value; left unchanged (--force "
+                          "overwrites it)",
+                          *previous, item.key));
+  } else if (verdict == "kept" && previous) {
+    kept(item, stored.value_or(kUnlimited - 1), value, mode);
+  } else {
+    set_error(item, Status::error, fmt::format("unexpected answer '{}' from the put script",
+                                               verdict));
+  }
+}
+
+}  // namespace stockctl

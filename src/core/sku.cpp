@@ -1,0 +1,64 @@
+#include "core/sku.h"
+
+#include <fmt/format.h>
+
+namespace stockctl {
+namespace {
+
+bool has_control_character(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+bool has_hash_tag(std::string_view key) { return hash_tag(key).size() != key.size(); }
+
+}  // namespace
+
+std::string_view hash_tag(std::string_view key) {
+  auto open = key.find('{');
+  if (open == std::string_view::npos) return key;
+  auto close = key.find('}', open + 1);
+  if (close == std::string_view::npos || close == open + 1) return key;
+  return key.substr(open + 1, close - open - 1);
+}
+
+std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
+  if (sku.empty()) return "an item id (SKU) cannot be empty";
+  if (sku.size() > kMaxSkuBytes) {
+    return fmt::format("item id is {} bytes long; at most {} are allowed", sku.size(),
+                       kMaxSkuBytes);
+  }
+  if (has_control_character(sku)) return "item id contains a control character";
+  if (scheme.hashtag) {
+    if (sku.find_first_of("{}") != std::string_view::npos) {
+      return "item id contains '{' or '}', which would break its hash tag (see --no-hashtag)";
+    }
+    return {};
+  }
+  // Without our own braces the key must not carry a '}' that could split its companions' slot.
+  std::string key = stock_key(scheme, sku);
+  if (key.find('}') != std::string::npos && !has_hash_tag(key)) {
+    return fmt::format("key '{}' contains '}}' but no complete hash tag, so its companion keys "
+                       "could not share its cluster slot",
+                       key);
+  }
+  return {};
+}
+
+std::string stock_key(const KeyScheme& scheme, std::string_view sku) {
+  if (scheme.hashtag) return fmt::format("{}{{{}}}", scheme.prefix, sku);
+  return fmt::format("{}{}", scheme.prefix, sku);
+}
+
+std::string companion_key(std::string_view key, std::string_view suffix) {
+  if (has_hash_tag(key)) return fmt::format("{}{}", key, suffix);
+  return fmt::format("{{{}}}{}", key, suffix);
+}
+
+std::string rebuild_lock_key(const KeyScheme& scheme) {
+  return fmt::format("stockctl:rebuild-lock:{}", scheme.prefix);
+}
+
+}  // namespace stockctl

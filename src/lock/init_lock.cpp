@@ -1,0 +1,66 @@
+#include "lock/init_lock.h"
+
+#include <fmt/format.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "cli/errors.h"
+#include "scripts/registry.h"
+
+namespace stockctl {
+
+std::string random_token() {
+  unsigned char bytes[16];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n <= 0) throw StockctlError(ExitCode::failure, "cannot read random bytes for a lock token");
+    got += static_cast<std::size_t>(n);
+  }
+  std::string hex;
+  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
+}
+
+LockWait acquire_lock(Client& client, const std::string& key, const std::string& token,
+                      const LockTiming& timing, const std::function<bool()>& resolved) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(timing.wait_ms);
+  std::minstd_rand jitter(std::random_device{}());
+  long long pause_ms = 5;
+  for (;;) {
+    Reply r = client.call(
+        Call{nullptr, {"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}});
+    if (r.is_error()) {
+      throw StockctlError(ExitCode::failure, fmt::format("cannot take lock {}: {}", key, r.str));
+    }
+    if (!r.is_nil()) return LockWait::acquired;
+    if (resolved()) return LockWait::resolved;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    if (left.count() <= 0) return LockWait::timed_out;
+    // Back off with jitter so that waiting processes do not retry in lockstep.
+    long long sleep_ms = std::min<long long>(pause_ms + static_cast<long long>(jitter() % 5),
+                                             left.count());
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
+    pause_ms = std::min<long long>(pause_ms * 2, 100);
+  }
+}
+
+void release_lock(Client& client, const std::string& key, const std::string& token) noexcept {
+  try {
+    client.run({Call{&unlock_script(), {key, token}}});
+  } catch (...) {
+    // The lock expires after its TTL; nothing more to do.
+  }
+}
+
+bool extend_lock(Client& client, const std::string& key, const std::string& token,
+                 long long ttl_ms) {
+  Reply r = client.call(Call{&extend_script(), {key, token, std::to_string(ttl_ms)}});
+  return r.type == Reply::Type::integer && r.integer == 1;
+}
+
+}  // namespace stockctl

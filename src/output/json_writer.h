@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "core/outcome.h"
+
+namespace stockctl {
+
+/// Counts of items per status for a summary, plus totals.
+struct Summary {
+  std::string op;
+  std::string source;
+  std::size_t rows = 0;
+  std::map<Status, std::size_t> counts;
+  bool dry_run = false;
+  long long elapsed_ms = 0;
+  std::string status;  ///< set only when the whole run ended early ("busy", "error")
+  std::string error;
+};
+
+/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [expected], [error].
+nlohmann::ordered_json item_json(const ItemResult& item);
+
+/// A summary as an ordered JSON object: op, source, rows, counts, dry_run, elapsed_ms.
+nlohmann::ordered_json summary_json(const Summary& summary);
+
+/// Writes JSON values to standard output, one per line (or indented with --pretty).
+class JsonWriter {
+ public:
+  JsonWriter(std::ostream& out, bool pretty) : out_(out), pretty_(pretty) {}
+  void write(const nlohmann::ordered_json& value);
+  void flush() { out_.flush(); }
+
+ private:
+  std::ostream& out_;
+  bool pretty_;
+};
+
+/// The per-item lines of --report FILE, written to a temporary file beside FILE and renamed into
+/// place by commit(), so that a reader never sees half a report.
+class ReportFile {
+ public:
+  /// Opens the temporary file; throws IoError.
+  explicit ReportFile(const std::string& path);
+  ~ReportFile();
+  void write(const ItemResult& item);
+  /// Flushes and renames into place; throws IoError.
+  void commit();
+
+ private:
+  std::string path_;
+  std::string temp_;
+  std::FILE* file_ = nullptr;
+};
+
+}  // namespace stockctl

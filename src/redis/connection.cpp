@@ -1,0 +1,104 @@
+#include "redis/connection.h"
+
+#include <fmt/format.h>
+#include <hiredis/hiredis.h>
+
+#include "redis/errors.h"
+
+namespace stockctl {
+namespace {
+
+timeval to_timeval(long long ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
+  return tv;
+}
+
+Reply convert(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING: out.type = Reply::Type::string; break;
+    case REDIS_REPLY_STATUS: out.type = Reply::Type::status; break;
+    case REDIS_REPLY_ERROR: out.type = Reply::Type::error; break;
+    case REDIS_REPLY_INTEGER: out.type = Reply::Type::integer; break;
+    case REDIS_REPLY_ARRAY: out.type = Reply::Type::array; break;
+    default: out.type = Reply::Type::nil; break;
+  }
+  out.integer = r->integer;
+  if (r->str) out.str.assign(r->str, r->len);
+  for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+  return out;
+}
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+
+}  // namespace
+
+void Connection::Free::operator()(redisContext* ctx) const { redisFree(ctx); }
+
+Connection::Connection(const ConnectOptions& options)
+    : where_(describe_endpoint(options.url)), timeout_ms_(options.timeout_ms) {
+  timeval connect_tv = to_timeval(options.connect_timeout_ms);
+  const RedisUrl& url = options.url;
+  ctx_.reset(url.kind == RedisUrl::Kind::unix_socket
+                 ? redisConnectUnixWithTimeout(url.path.c_str(), connect_tv)
+                 : redisConnectWithTimeout(url.host.c_str(), url.port, connect_tv));
+  if (!ctx_ || ctx_->err) {
+    throw context_error(ctx_.get(), "cannot connect to", where_, options.connect_timeout_ms);
+  }
+  if (redisSetTimeout(ctx_.get(), to_timeval(options.timeout_ms)) != REDIS_OK) {
+    throw context_error(ctx_.get(), "cannot set the timeout of", where_, options.timeout_ms);
+  }
+  if (options.password) {
+    std::vector<std::string> auth{"AUTH"};
+    if (options.user) auth.push_back(*options.user);
+    auth.push_back(*options.password);
+    Reply r = command(auth);
+    if (r.is_error()) {
+      throw ConnectionError(fmt::format("authentication failed at {}: {}", where_, r.str));
+    }
+  }
+  if (url.db != 0) {
+    Reply r = command({"SELECT", std::to_string(url.db)});
+    if (r.is_error()) {
+      throw ConnectionError(fmt::format("cannot select database {} at {}: {}", url.db, where_,
+                                        r.str));
+    }
+  }
+}
+
+Connection::~Connection() = default;
+
+void Connection::append(const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  ptrs.reserve(argv.size());
+  lens.reserve(argv.size());
+  for (const auto& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(),
+                             lens.data()) != REDIS_OK) {
+    throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+  }
+}
+
+Reply Connection::read() {
+  void* raw = nullptr;
+  if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) {
+    throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+  }
+  std::unique_ptr<redisReply, ReplyFree> reply(static_cast<redisReply*>(raw));
+  return convert(reply.get());
+}
+
+Reply Connection::command(const std::vector<std::string>& argv) {
+  append(argv);
+  return read();
+}
+
+}  // namespace stockctl

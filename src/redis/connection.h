@@ -1,0 +1,54 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "redis/reply.h"
+#include "redis/url.h"
+
+struct redisContext;
+
+namespace stockctl {
+
+/// Everything needed to open a connection.
+struct ConnectOptions {
+  RedisUrl url;
+  std::optional<std::string> user;
+  std::optional<std::string> password;
+  long long connect_timeout_ms = 2000;
+  long long timeout_ms = 5000;
+};
+
+/// One connection to one Redis server: connect, AUTH, SELECT, timeouts, argv commands and
+/// pipelining. The only place that owns a hiredis context.
+class Connection {
+ public:
+  /// Connects, authenticates and selects the database. Throws ConnectionError.
+  explicit Connection(const ConnectOptions& options);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Queues a command (sent as argv: no user data is ever formatted into command text).
+  void append(const std::vector<std::string>& argv);
+  /// Sends what is queued and reads the next reply. Throws ConnectionError when the connection
+  /// breaks or times out; error replies are returned, not thrown.
+  Reply read();
+  /// append() + read().
+  Reply command(const std::vector<std::string>& argv);
+
+  /// "host:port" for messages.
+  const std::string& where() const { return where_; }
+
+ private:
+  struct Free {
+    void operator()(redisContext* ctx) const;
+  };
+  std::unique_ptr<redisContext, Free> ctx_;
+  std::string where_;
+  long long timeout_ms_;
+};
+
+}  // namespace stockctl

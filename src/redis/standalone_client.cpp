@@ -1,0 +1,73 @@
+#include "redis/standalone_client.h"
+
+#include <fmt/format.h>
+
+#include "redis/errors.h"
+#include "scripts/registry.h"
+
+namespace stockctl {
+
+StandaloneClient::StandaloneClient(ConnectOptions options)
+    : options_(std::move(options)), conn_(std::make_unique<Connection>(options_)) {}
+
+std::vector<CallResult> StandaloneClient::run(const std::vector<Call>& calls) {
+  std::vector<CallResult> results = send(calls);
+  reload_missing_scripts(calls, results);
+  return results;
+}
+
+std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
+  std::vector<CallResult> results(calls.size());
+  if (!conn_) {
+    // Nothing of this batch was sent yet, so reconnecting cannot apply anything twice.
+    try {
+      conn_ = std::make_unique<Connection>(options_);
+    } catch (const ConnectionError& e) {
+      for (auto& r : results) r.error = fmt::format("not applied: {}", e.what());
+      return results;
+    }
+  }
+  std::size_t i = 0;
+  try {
+    for (const Call& c : calls) conn_->append(script_argv(c));
+    for (; i < calls.size(); ++i) {
+      results[i].reply = conn_->read();
+      results[i].state = CallResult::State::replied;
+    }
+  } catch (const ConnectionError& e) {
+    conn_.reset();
+    for (; i < calls.size(); ++i) {
+      results[i].state = CallResult::State::unknown;
+      results[i].error = fmt::format("outcome unknown: {}", e.what());
+    }
+  }
+  return results;
+}
+
+void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
+                                              std::vector<CallResult>& results) {
+  std::vector<Call> again;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (results[i].state == CallResult::State::replied &&
+        results[i].reply.error_code() == "NOSCRIPT") {
+      again.push_back(calls[i]);
+      where.push_back(i);
+    }
+  }
+  if (again.empty()) return;
+  // NOSCRIPT means the script did not run (server restarted, SCRIPT FLUSH), so loading it and
+  // sending these calls again cannot apply anything twice. A failed load shows up as the retried
+  // call's own error.
+  std::vector<Call> loads;
+  for (const Call& c : again) {
+    bool seen = false;
+    for (const Call& l : loads) seen = seen || l.args[2] == c.script->body;
+    if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
+  }
+  send(loads);
+  std::vector<CallResult> retried = send(again);
+  for (std::size_t k = 0; k < again.size(); ++k) results[where[k]] = std::move(retried[k]);
+}
+
+}  // namespace stockctl

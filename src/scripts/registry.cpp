@@ -1,0 +1,28 @@
+#include "scripts/registry.h"
+
+#include "lua_scripts.h"
+
+namespace stockctl {
+
+const Script& deduct_script() { return lua::deduct; }
+const Script& add_script() { return lua::add; }
+const Script& put_script() { return lua::put; }
+const Script& unlock_script() { return lua::unlock; }
+const Script& extend_script() { return lua::extend; }
+
+std::vector<const Script*> all_scripts() {
+  return {&lua::deduct, &lua::add, &lua::put, &lua::unlock, &lua::extend};
+}
+
+std::vector<std::string> script_argv(const Call& call) {
+  if (call.script == nullptr) return call.args;
+  std::vector<std::string> argv;
+  argv.reserve(call.args.size() + 3);
+  argv.emplace_back("EVALSHA");
+  argv.emplace_back(call.script->sha1);
+  argv.push_back(std::to_string(call.script->numkeys));
+  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  return argv;
+}
+
+}  // namespace stockctl

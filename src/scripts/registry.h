@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// The embedded scripts, by role.
+const Script& deduct_script();
+const Script& add_script();
+const Script& put_script();
+const Script& unlock_script();
+const Script& extend_script();
+
+/// Every embedded script.
+std::vector<const Script*> all_scripts();
+
+/// The argv that sends a call: EVALSHA sha numkeys args... for scripts, else the args as given.
+std::vector<std::string> script_argv(const Call& call);
+
+}  // namespace stockctl

@@ -1,0 +1,228 @@
+#include "sources/delimited.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace stockctl {
+namespace {
+
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string trim_name(std::string name) {
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  std::size_t start = 0;
+  while (start < name.size() && std::isspace(static_cast<unsigned char>(name[start]))) ++start;
+  return name.substr(start);
+}
+
+// Maps each wanted column to its index in the header, or -1.
+std::vector<int> map_columns(const std::vector<std::string>& header, const WantedColumns& wanted) {
+  std::vector<int> index(wanted.size(), -1);
+  for (std::size_t w = 0; w < wanted.size(); ++w) {
+    for (std::size_t h = 0; h < header.size(); ++h) {
+      if (same_name(trim_name(header[h]), wanted[w])) {
+        index[w] = static_cast<int>(h);
+        break;
+      }
+    }
+  }
+  return index;
+}
+
+// Reads one physical line, without its '\n' or a trailing '\r'. False at end of input.
+bool read_line(std::istream& in, std::string& line) {
+  if (!std::getline(in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+// Splits one CSV record, reading more physical lines while a quoted field stays open.
+// Returns false at end of input; sets `error` on a malformed record.
+bool next_csv_record(std::istream& in, std::size_t& line_no, std::vector<std::string>& out,
+                     std::size_t& start_line, std::string& error) {
+  std::string line;
+  do {
+    if (!read_line(in, line)) return false;
+    ++line_no;
+    if (line_no == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
+  } while (line.empty());
+  start_line = line_no;
+  out.clear();
+  error.clear();
+  std::string field;
+  bool quoted = false, was_quoted = false;
+  std::size_t i = 0;
+  for (;;) {
+    if (i == line.size()) {
+      if (!quoted) break;
+      // A line break inside quotes belongs to the field; the record goes on.
+      if (!std::getline(in, line)) {
+        error = fmt::format("unterminated quoted field (opened on line {})", start_line);
+        return true;
+      }
+      ++line_no;
+      field.push_back('\n');
+      i = 0;
+      continue;
+    }
+    char c = line[i++];
+    if (quoted) {
+      if (c != '"') {
+        field.push_back(c);
+      } else if (i < line.size() && line[i] == '"') {
+        field.push_back('"');
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (c == ',') {
+      out.push_back(std::move(field));
+      field.clear();
+      was_quoted = false;
+    } else if (c == '"' && field.empty() && !was_quoted) {
+      quoted = was_quoted = true;
+    } else if (c == '"' || was_quoted) {
+      if (error.empty()) {
+        error = fmt::format("stray '\"' or text after a closing quote in field {}", out.size() + 1);
+      }
+    } else {
+      field.push_back(c);
+    }
+  }
+  out.push_back(std::move(field));
+  return true;
+}
+
+std::string unescape_tsv(std::string_view raw) {
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] != '\\' || i + 1 == raw.size()) {
+      out.push_back(raw[i]);
+      continue;
+    }
+    char next = raw[++i];
+    switch (next) {
+      case 't': out.push_back('\t'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case '0': out.push_back('\0'); break;
+      case 'b': out.push_back('\b'); break;
+      default: out.push_back(next); break;  // "\\" and any other escaped character
+    }
+  }
+  return out;
+}
+
+void split_tabs(const std::string& line, std::vector<std::string>& out) {
+  out.clear();
+  std::size_t start = 0;
+  for (;;) {
+    auto tab = line.find('\t', start);
+    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) break;
+    start = tab + 1;
+  }
+}
+
+std::vector<bool> present_columns(const std::vector<int>& index) {
+  std::vector<bool> present;
+  for (int i : index) present.push_back(i >= 0);
+  return present;
+}
+
+// Fills `record.fields` from split cells; `tsv` turns NULL / \N into null and unescapes.
+void fill_fields(Record& record, const std::vector<std::string>& cells,
+                 const std::vector<int>& index, bool tsv) {
+  record.fields.assign(index.size(), Field{});
+  for (std::size_t w = 0; w < index.size(); ++w) {
+    if (index[w] < 0) continue;
+    Field& f = record.fields[w];
+    if (static_cast<std::size_t>(index[w]) >= cells.size()) continue;  // short row: absent
+    f.present = true;
+    const std::string& cell = cells[index[w]];
+    if (tsv && (cell == "NULL" || cell == "\\N")) {
+      f.null = true;
+    } else {
+      f.text = tsv ? unescape_tsv(cell) : cell;
+    }
+  }
+}
+
+bool start_header(const std::vector<std::string>& header, const WantedColumns& wanted,
+                  const RecordHandler& handler, std::vector<int>& index) {
+  index = map_columns(header, wanted);
+  std::string problem = handler.header ? handler.header(present_columns(index)) : std::string();
+  if (problem.empty()) return true;
+  Record r;
+  r.line = 1;
+  r.error = problem;
+  r.fatal = true;
+  handler.record(r);
+  return false;
+}
+
+void report_empty(const RecordHandler& handler) {
+  Record r;
+  r.line = 1;
+  r.error = "no header row: the source is empty";
+  r.fatal = true;
+  handler.record(r);
+}
+
+}  // namespace
+
+void read_csv(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+  std::size_t line_no = 0, start = 0;
+  std::vector<std::string> cells;
+  std::string error;
+  if (!next_csv_record(in, line_no, cells, start, error)) return report_empty(handler);
+  std::vector<int> index;
+  if (!start_header(cells, wanted, handler, index)) return;
+  Record record;
+  while (next_csv_record(in, line_no, cells, start, error)) {
+    record.line = start;
+    record.error = error;
+    record.fatal = error.rfind("unterminated", 0) == 0;
+    fill_fields(record, cells, index, false);
+    if (!handler.record(record) || record.fatal) return;
+  }
+}
+
+void read_tsv(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+  std::size_t line_no = 0;
+  std::string line;
+  std::vector<std::string> cells;
+  while (read_line(in, line)) {
+    ++line_no;
+    if (line_no == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
+    if (!line.empty()) break;
+  }
+  if (line_no == 0 || line.empty()) return report_empty(handler);
+  split_tabs(line, cells);
+  std::vector<int> index;
+  if (!start_header(cells, wanted, handler, index)) return;
+  Record record;
+  while (read_line(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    split_tabs(line, cells);
+    record.line = line_no;
+    record.error.clear();
+    fill_fields(record, cells, index, true);
+    if (!handler.record(record)) return;
+  }
+}
+
+}  // namespace stockctl

@@ -1,0 +1,271 @@
+#include "sources/json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace stockctl {
+namespace {
+
+using json = nlohmann::json;
+
+// Deeper nesting than this cannot be a row of ours; refusing it bounds the parser's work.
+constexpr std::size_t kMaxDepth = 32;
+// column_ value meaning "the value of a map entry".
+constexpr int kMapValue = -2;
+
+int wanted_index(const WantedColumns& wanted, std::string_view name) {
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    const std::string& w = wanted[i];
+    if (w.size() == name.size() &&
+        std::equal(w.begin(), w.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// An input iterator over a stream that counts the line breaks it has passed, so that SAX
+// events can be given the line they happened on.
+class LineCountingIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+
+  LineCountingIterator() = default;
+  LineCountingIterator(std::streambuf* buf, std::size_t* newlines) : buf_(buf), newlines_(newlines) {
+    fetch();
+  }
+  const char& operator*() const { return current_; }
+  LineCountingIterator& operator++() {
+    if (current_ == '\n') ++*newlines_;
+    buf_->sbumpc();
+    fetch();
+    return *this;
+  }
+  LineCountingIterator operator++(int) {
+    LineCountingIterator old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const LineCountingIterator& other) const { return at_end() == other.at_end(); }
+  bool operator!=(const LineCountingIterator& other) const { return !(*this == other); }
+
+ private:
+  bool at_end() const { return buf_ == nullptr; }
+  void fetch() {
+    auto c = buf_->sgetc();
+    if (c == std::char_traits<char>::eof()) {
+      buf_ = nullptr;
+    } else {
+      current_ = std::char_traits<char>::to_char_type(c);
+    }
+  }
+  std::streambuf* buf_ = nullptr;
+  std::size_t* newlines_ = nullptr;
+  char current_ = 0;
+};
+
+// Text of a scalar JSON value as a source cell; non-integers keep their spelling so that the
+// number parser can say what is wrong with them.
+Field field_of(const json& v) {
+  Field f;
+  f.present = true;
+  if (v.is_null()) {
+    f.null = true;
+  } else if (v.is_string()) {
+    f.text = v.get<std::string>();
+  } else if (v.is_structured()) {
+    f.text = v.is_object() ? "<object>" : "<array>";
+  } else {
+    f.text = v.dump();
+  }
+  return f;
+}
+
+// Builds rows from SAX events. depth 0 is outside the document; the top-level container is
+// depth 1; a row's own columns are at depth 2.
+class RowSax : public json::json_sax_t {
+ public:
+  RowSax(const WantedColumns& wanted, const RecordHandler& handler, const std::size_t* newlines)
+      : wanted_(wanted), handler_(handler), newlines_(newlines) {}
+
+  bool null() override { return scalar(json(nullptr)); }
+  bool boolean(bool v) override { return scalar(json(v)); }
+  bool number_integer(number_integer_t v) override { return scalar(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(json(v)); }
+  bool number_float(number_float_t, const string_t& s) override {
+    Field f;
+    f.present = true;
+    f.text = s;
+    return assign(f);
+  }
+  bool string(string_t& v) override { return scalar(json(v)); }
+  bool binary(binary_t&) override { return scalar(json("<binary>")); }
+
+  bool start_object(std::size_t) override { return open(true); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    if (depth_ == 1 && map_) {
+      begin_row();
+      record_.sku_key = k;
+      record_.keyed = true;
+      column_ = kMapValue;
+    } else if (depth_ == 2) {
+      column_ = wanted_index(wanted_, k);
+    }
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    fail(fmt::format("invalid JSON: {}", strip_prefix(e.what())));
+    return false;
+  }
+
+  bool stopped() const { return stopped_; }
+
+ private:
+  bool open(bool object) {
+    ++depth_;
+    if (depth_ > kMaxDepth) return fail("JSON nested too deeply");
+    if (depth_ == 1) {
+      map_ = object;
+      return true;
+    }
+    if (depth_ == 2 && !map_) {
+      begin_row();
+      if (!object) record_.error = "an array element is not an object";
+      return true;
+    }
+    if (depth_ == 2 && map_ && object) return true;  // {"sku": {"total": .., "issued": ..}}
+    return assign(field_of(object ? json::object() : json::array()));
+  }
+
+  bool close() {
+    --depth_;
+    if ((depth_ == 1 && !map_) || (depth_ == 1 && map_ && in_row_)) return end_row();
+    if (depth_ == 0 && !map_) return true;
+    return true;
+  }
+
+  bool scalar(const json& v) {
+    if (depth_ == 0) return fail("a JSON source must be an array of objects or an object");
+    if (depth_ == 1 && !map_) {
+      begin_row();
+      record_.error = "an array element is not an object";
+      return end_row();
+    }
+    bool bare_map_value = depth_ == 1 && map_;
+    bool ok = assign(field_of(v));
+    return bare_map_value ? (ok && end_row()) : ok;
+  }
+
+  bool assign(const Field& f) {
+    // In {"sku": 100} the bare value fills the second wanted column (stock, or qty).
+    int col = (column_ == kMapValue || (depth_ == 1 && map_)) ? 1 : column_;
+    if (col >= 0 && col < static_cast<int>(record_.fields.size()) && depth_ <= 2) {
+      record_.fields[col] = f;
+    }
+    return true;
+  }
+
+  void begin_row() {
+    record_ = Record{};
+    record_.line = *newlines_ + 1;
+    record_.fields.assign(wanted_.size(), Field{});
+    in_row_ = true;
+  }
+
+  bool end_row() {
+    in_row_ = false;
+    if (!handler_.record(record_)) {
+      stopped_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  bool fail(std::string message) {
+    Record r;
+    r.line = *newlines_ + 1;
+    r.error = std::move(message);
+    r.fatal = true;
+    handler_.record(r);
+    stopped_ = true;
+    return false;
+  }
+
+  static std::string strip_prefix(std::string what) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> after ": "
+    auto pos = what.find(": ");
+    return pos == std::string::npos ? what : what.substr(pos + 2);
+  }
+
+  const WantedColumns& wanted_;
+  const RecordHandler& handler_;
+  const std::size_t* newlines_;
+  Record record_;
+  std::size_t depth_ = 0;
+  bool map_ = false;
+  bool in_row_ = false;
+  bool stopped_ = false;
+  int column_ = -1;
+};
+
+}  // namespace
+
+void read_json(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+  std::size_t newlines = 0;
+  RowSax sax(wanted, handler, &newlines);
+  LineCountingIterator first(in.rdbuf(), &newlines), last;
+  if (first == last) {
+    Record r;
+    r.line = 1;
+    r.error = "the source is empty";
+    r.fatal = true;
+    handler.record(r);
+    return;
+  }
+  json::sax_parse(first, last, &sax, nlohmann::detail::input_format_t::json, true, true);
+}
+
+void read_ndjson(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+  std::string line;
+  std::size_t line_no = 0;
+  Record record;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    record = Record{};
+    record.line = line_no;
+    record.fields.assign(wanted.size(), Field{});
+    json row = json::parse(line, nullptr, false);
+    if (row.is_discarded()) {
+      record.error = "invalid JSON on this line";
+    } else if (!row.is_object()) {
+      record.error = "the line is not a JSON object";
+    } else {
+      for (auto it = row.begin(); it != row.end(); ++it) {
+        int col = wanted_index(wanted, it.key());
+        if (col >= 0) record.fields[col] = field_of(it.value());
+      }
+    }
+    if (!handler.record(record)) return;
+  }
+}
+
+}  // namespace stockctl

@@ -1,0 +1,143 @@
+#include "sources/open_source.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <streambuf>
+
+#include "cli/errors.h"
+#include "sources/delimited.h"
+#include "sources/json.h"
+
+namespace stockctl {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A read-only streambuf over a C FILE*, so the spool file can be parsed like any stream.
+class FileBuf : public std::streambuf {
+ public:
+  explicit FileBuf(std::FILE* f) : file_(f) {}
+
+ protected:
+  int_type underflow() override {
+    std::size_t n = std::fread(buf_, 1, sizeof buf_, file_);
+    if (n == 0) return traits_type::eof();
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(buf_[0]);
+  }
+
+ private:
+  std::FILE* file_;
+  char buf_[1 << 16];
+};
+
+// Copies what it reads from standard input into the spool file as a side effect.
+class TeeBuf : public std::streambuf {
+ public:
+  TeeBuf(std::streambuf* in, std::FILE* copy) : in_(in), copy_(copy) {}
+  bool failed() const { return failed_; }
+
+ protected:
+  int_type underflow() override {
+    std::streamsize n = in_->sgetn(buf_, sizeof buf_);
+    if (n <= 0) return traits_type::eof();
+    if (std::fwrite(buf_, 1, static_cast<std::size_t>(n), copy_) != static_cast<std::size_t>(n)) {
+      failed_ = true;
+    }
+    setg(buf_, buf_, buf_ + n);
+    return traits_type::to_int_type(buf_[0]);
+  }
+
+ private:
+  std::streambuf* in_;
+  std::FILE* copy_;
+  bool failed_ = false;
+  char buf_[1 << 16];
+};
+
+}  // namespace
+
+std::optional<Format> parse_format(const std::string& name) {
+  if (name == "csv") return Format::csv;
+  if (name == "tsv") return Format::tsv;
+  if (name == "json") return Format::json;
+  if (name == "ndjson" || name == "jsonl") return Format::ndjson;
+  return std::nullopt;
+}
+
+std::optional<Format> format_from_extension(const std::string& path) {
+  if (ends_with(path, ".csv")) return Format::csv;
+  if (ends_with(path, ".tsv")) return Format::tsv;
+  if (ends_with(path, ".json")) return Format::json;
+  if (ends_with(path, ".ndjson") || ends_with(path, ".jsonl")) return Format::ndjson;
+  return std::nullopt;
+}
+
+void read_records(std::istream& in, Format format, const WantedColumns& wanted,
+                  const RecordHandler& handler) {
+  switch (format) {
+    case Format::csv: return read_csv(in, wanted, handler);
+    case Format::tsv: return read_tsv(in, wanted, handler);
+    case Format::json: return read_json(in, wanted, handler);
+    case Format::ndjson: return read_ndjson(in, wanted, handler);
+  }
+}
+
+Source::Source(std::string path, std::optional<Format> format)
+    : path_(std::move(path)), name_(path_ == "-" ? "<stdin>" : path_) {
+  if (!format) format = format_from_extension(path_);
+  if (!format) {
+    throw InputError(fmt::format("{}: cannot tell the format from the name; use --format "
+                                 "csv|tsv|json|ndjson",
+                                 name_));
+  }
+  format_ = *format;
+  if (path_ != "-") {
+    std::ifstream probe(path_);
+    if (!probe) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
+  }
+}
+
+Source::~Source() {
+  if (spool_) std::fclose(spool_);
+}
+
+void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
+  if (path_ != "-") {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
+    read_records(in, format_, wanted, handler);
+    if (in.bad()) throw IoError(fmt::format("error reading {}", name_));
+    return;
+  }
+  if (stdin_read_) {
+    std::rewind(spool_);
+    FileBuf buf(spool_);
+    std::istream in(&buf);
+    read_records(in, format_, wanted, handler);
+    return;
+  }
+  spool_ = std::tmpfile();
+  if (!spool_) throw IoError(fmt::format("cannot create a temporary file for standard input: {}",
+                                         std::strerror(errno)));
+  TeeBuf tee(std::cin.rdbuf(), spool_);
+  std::istream in(&tee);
+  read_records(in, format_, wanted, handler);
+  // Drain what the parser did not consume, so the spool holds all of standard input.
+  while (in.get() != std::char_traits<char>::eof()) {
+  }
+  if (tee.failed() || std::fflush(spool_) != 0) {
+    throw IoError(fmt::format("cannot spool standard input to a temporary file: {}",
+                              std::strerror(errno)));
+  }
+  stdin_read_ = true;
+}
+
+}  // namespace stockctl
