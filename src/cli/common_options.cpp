@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
@@ -51,10 +52,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                  "read the password from this file (must not be readable by others)")
       ->group(conn);
   app.add_option("--connect-timeout", o.connect_timeout_ms, "connect timeout in ms (default 2000)")
-      ->check(CLI::Range(1LL, 3600000LL))
+      ->check(CLI::Range(1LL, 3600000LL).description(""))
       ->group(conn);
   app.add_option("--timeout", o.timeout_ms, "timeout per command in ms (default 5000)")
-      ->check(CLI::Range(1LL, 3600000LL))
+      ->check(CLI::Range(1LL, 3600000LL).description(""))
       ->group(conn);
   const char* keys = "Keys and output";
   app.add_option("--prefix", o.prefix, "key prefix (default stock:)")->group(keys);
@@ -90,6 +91,25 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
   if (report) {
     app.add_option("--report", o.report, "write one JSON line per item to this file")->group(src);
   }
+}
+
+void name_option_values(CLI::App& app) {
+  static const std::map<std::string, std::string> kValueNames = {
+      {"--url", "URL"},          {"--user", "NAME"},         {"--password-file", "FILE"},
+      {"--connect-timeout", "MS"}, {"--timeout", "MS"},      {"--prefix", "PREFIX"},
+      {"--file", "FILE"},        {"--format", "FORMAT"},     {"--sku-column", "NAME"},
+      {"--stock-column", "NAME"}, {"--total-column", "NAME"}, {"--issued-column", "NAME"},
+      {"--qty-column", "NAME"},  {"--report", "FILE"},       {"--init-value", "N"},
+      {"--init-from", "FILE"},   {"--init-cmd", "CMD"},      {"--ttl", "SECONDS"},
+      {"--lock-ttl", "MS"},      {"--lock-wait", "MS"}};
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_positional()) opt->type_name("");
+    for (const std::string& name : opt->get_lnames()) {
+      auto it = kValueNames.find("--" + name);
+      if (it != kValueNames.end()) opt->type_name(it->second);
+    }
+  }
+  for (CLI::App* sub : app.get_subcommands({})) name_option_values(*sub);
 }
 
 ConnectOptions connect_options(const CommonOptions& o) {

@@ -38,6 +38,9 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 /// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.
 void add_source_options(CLI::App& app, SourceOptions& options, bool stock, bool report);
 
+/// Names each option's value in --help (URL, FILE, MS, ...) for the app and every subcommand.
+void name_option_values(CLI::App& app);
+
 /// The connection to make: URL from --url, STOCKCTL_URL, REDIS_URL or the default; password from
 /// --password-file, the URL, STOCKCTL_PASSWORD or REDISCLI_AUTH. Warns when a password stands on
 /// the command line. Throws InputError for a bad URL or an unsafe password file.

@@ -50,7 +50,7 @@ ExitCode run_get(const CommonOptions& common, const GetOptions& options) {
                   [](const ItemResult& i) { return i.status == Status::invalid; })) {
     for (const ItemResult& item : items) {
       if (item.status == Status::invalid) {
-        print_error(fmt::format("'{}': {}", item.sku, item.error));
+        print_error(fmt::format("item '{}': {}", item.sku, item.error));
         ctx.emit(item, fold);
       }
     }

@@ -14,18 +14,20 @@ namespace stockctl {
 namespace {
 
 struct InitOptions {
-  std::vector<std::string> args;  // SKU VALUE
+  std::string sku;
+  std::string value;
   SourceOptions source;
   bool force = false;
   long long ttl_s = 0;
 };
 
 ExitCode run_init_single(Context& ctx, const InitOptions& o) {
-  if (o.args.size() != 2) throw InputError("init needs SKU and VALUE, or --file FILE");
+  if (o.sku.empty() && o.value.empty()) throw InputError("init needs SKU and VALUE, or --file FILE");
+  if (o.value.empty()) throw InputError(fmt::format("init {}: VALUE is missing", o.sku));
   PutItem item;
   item.result.op = "init";
-  item.result.sku = o.args[0];
-  ParsedNumber value = parse_stock_value(o.args[1]);
+  item.result.sku = o.sku;
+  ParsedNumber value = parse_stock_value(o.value);
   ExitFold fold;
   if (std::string problem = validate_sku(item.result.sku, ctx.scheme()); !problem.empty()) {
     set_error(item.result, Status::invalid, problem);
@@ -40,7 +42,7 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
     item = items[0];
   }
   if (item.result.status == Status::invalid || item.result.status == Status::error) {
-    print_error(fmt::format("{}: {}", item.result.sku, item.result.error));
+    print_error(fmt::format("item '{}': {}", item.result.sku, item.result.error));
   }
   ctx.emit(item.result, fold);
   return fold.code();
@@ -49,7 +51,7 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
 ExitCode run_init(const CommonOptions& common, const InitOptions& o) {
   Context ctx(common);
   if (o.source.file.empty()) return run_init_single(ctx, o);
-  if (!o.args.empty()) throw InputError("init: give SKU VALUE or --file, not both");
+  if (!o.sku.empty() || !o.value.empty()) throw InputError("init: give SKU VALUE or --file, not both");
   StockFileRun run{"init", o.source, PutMode{false, o.force, false}, o.ttl_s, LockTiming{}, false};
   return run_stock_file(ctx, run);
 }
@@ -60,11 +62,11 @@ void setup_init(CLI::App& app, Program& program) {
   auto o = std::make_shared<InitOptions>();
   CLI::App* sub = app.add_subcommand(
       "init", "set stock explicitly (missing keys only, unless --force): one item or a file");
-  sub->add_option("SKU VALUE", o->args, "item id and stock (0 to 9007199254740991, -1 or unlimited)")
-      ->expected(0, 2);
+  sub->add_option("SKU", o->sku, "item id");
+  sub->add_option("VALUE", o->value, "stock: 0 to 9007199254740991, or -1 / unlimited");
   sub->add_flag("--force", o->force, "overwrite existing keys");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
-      ->check(CLI::Range(0LL, 1LL << 40));
+      ->check(CLI::Range(0LL, 1LL << 40).description(""));
   add_source_options(*sub, o->source, true, true);
   add_common_options(*sub, program.common);
   sub->callback([&program, o] {

@@ -13,7 +13,8 @@ namespace {
 struct OpCommandOptions {
   OpOptions op;
   SourceOptions source;
-  std::vector<std::string> args;  // SKU QTY
+  std::string sku;
+  std::string qty;
 };
 
 ItemResult new_item(const std::string& name, const KeyScheme& scheme, const std::string& sku) {
@@ -27,18 +28,19 @@ ItemResult new_item(const std::string& name, const KeyScheme& scheme, const std:
 
 void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold) {
   if (item.status == Status::error || item.status == Status::invalid) {
-    print_error(fmt::format("{}: {}", item.sku, item.error));
+    print_error(fmt::format("item '{}': {}", item.sku, item.error));
   }
   ctx.emit(item, fold);
 }
 
 ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
                     const OpCommandOptions& o) {
-  if (o.args.size() != 2) {
+  if (o.sku.empty() && o.qty.empty()) {
     throw InputError(fmt::format("{} needs SKU and QTY, or --file FILE", name));
   }
-  ItemResult item = new_item(name, ctx.scheme(), o.args[0]);
-  ParsedNumber qty = parse_qty(o.args[1]);
+  if (o.qty.empty()) throw InputError(fmt::format("{} {}: QTY is missing", name, o.sku));
+  ItemResult item = new_item(name, ctx.scheme(), o.sku);
+  ParsedNumber qty = parse_qty(o.qty);
   ExitFold fold;
   // Invalid input is reported before Redis is touched.
   if (std::string problem = validate_sku(item.sku, ctx.scheme()); !problem.empty()) {
@@ -88,7 +90,7 @@ void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, Exit
 
 ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                    const OpCommandOptions& o) {
-  if (!o.args.empty()) throw InputError(fmt::format("{}: give SKU QTY or --file, not both", name));
+  if (!o.sku.empty() || !o.qty.empty()) throw InputError(fmt::format("{}: give SKU QTY or --file, not both", name));
   Source source(o.source.file, o.source.format.empty() ? std::nullopt
                                                          : parse_format(o.source.format));
   RowReader<OpRow> reader = op_reader(o.source.columns, ctx.scheme());
@@ -127,8 +129,8 @@ void setup_op_command(CLI::App& app, Program& program, OpRunner::Op op, const st
                       const std::string& description) {
   auto o = std::make_shared<OpCommandOptions>();
   CLI::App* sub = app.add_subcommand(name, description);
-  sub->add_option("SKU QTY", o->args, "item id and quantity (1 to 9007199254740991)")
-      ->expected(0, 2);
+  sub->add_option("SKU", o->sku, "item id");
+  sub->add_option("QTY", o->qty, "quantity, 1 to 9007199254740991");
   add_op_options(*sub, o->op);
   add_source_options(*sub, o->source, false, false);
   add_common_options(*sub, program.common);

@@ -97,12 +97,12 @@ void setup_rebuild(CLI::App& app, Program& program) {
   sub->add_flag("--dry-run", o->dry_run, "write nothing; report what would happen");
   sub->add_flag("--fail-on-drift", o->fail_on_drift, "exit 6 when a live key differs from the export");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
-      ->check(CLI::Range(0LL, 1LL << 40));
+      ->check(CLI::Range(0LL, 1LL << 40).description(""));
   sub->add_option("--lock-ttl", o->lock.ttl_ms, "lock lifetime in ms (default 10000)")
-      ->check(CLI::Range(1LL, 86400000LL));
+      ->check(CLI::Range(1LL, 86400000LL).description(""));
   sub->add_option("--lock-wait", o->lock.wait_ms,
                   "longest wait in ms for an item's init lock (default 5000)")
-      ->check(CLI::Range(0LL, 86400000LL));
+      ->check(CLI::Range(0LL, 86400000LL).description(""));
   add_source_options(*sub, o->source, true, true);
   add_common_options(*sub, program.common);
   sub->callback([&program, o] {

@@ -59,13 +59,13 @@ void add_op_options(CLI::App& app, OpOptions& o) {
                  "initial stock")
       ->group(init);
   app.add_option("--ttl", o.ttl_s, "expiry in seconds of keys this call creates (default none)")
-      ->check(CLI::Range(0LL, 1LL << 40))
+      ->check(CLI::Range(0LL, 1LL << 40).description(""))
       ->group(init);
   app.add_option("--lock-ttl", o.lock.ttl_ms, "init lock lifetime in ms (default 10000)")
-      ->check(CLI::Range(1LL, 86400000LL))
+      ->check(CLI::Range(1LL, 86400000LL).description(""))
       ->group(init);
   app.add_option("--lock-wait", o.lock.wait_ms, "longest wait for the init lock in ms (default 5000)")
-      ->check(CLI::Range(0LL, 86400000LL))
+      ->check(CLI::Range(0LL, 86400000LL).description(""))
       ->group(init);
 }
 

@@ -15,7 +15,7 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   nlohmann::ordered_json j;
   j["op"] = item.op;
   j["sku"] = item.sku;
-  j["key"] = item.key;
+  j["key"] = item.key.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(item.key);
   if (item.has_qty) j["qty"] = item.qty ? nlohmann::ordered_json(*item.qty) : nullptr;
   j["status"] = status_name(item.status);
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;

@@ -1,0 +1,103 @@
+#include "core/outcome.h"
+
+#include <doctest/doctest.h>
+
+#include "core/rebuild_plan.h"
+
+using namespace stockctl;
+
+namespace {
+ItemResult item() {
+  ItemResult i;
+  i.op = "deduct";
+  i.sku = "42";
+  i.key = "stock:{42}";
+  i.qty = 2;
+  return i;
+}
+}  // namespace
+
+TEST_CASE("deduct answers map to statuses") {
+  ItemResult i = item();
+  apply_deduct_answer(i, 98, 98);
+  CHECK(i.status == Status::ok);
+  CHECK(i.stock == 98);
+  apply_deduct_answer(i, -2, 1);
+  CHECK(i.status == Status::insufficient);
+  CHECK(i.stock == 1);
+  apply_deduct_answer(i, -1, -1);
+  CHECK(i.status == Status::unlimited);
+  CHECK_FALSE(i.stock.has_value());
+  apply_deduct_answer(i, -3, -3);
+  CHECK(i.status == Status::uninitialized);
+  apply_deduct_answer(i, -7, -7);
+  CHECK(i.status == Status::error);
+}
+
+TEST_CASE("add answers map to statuses") {
+  ItemResult i = item();
+  apply_add_answer(i, 12, 12);
+  CHECK(i.status == Status::ok);
+  apply_add_answer(i, -1, -1);
+  CHECK(i.status == Status::unlimited);
+}
+
+TEST_CASE("stored values for get") {
+  ItemResult i = item();
+  apply_stored_value(i, std::nullopt);
+  CHECK(i.status == Status::missing);
+  apply_stored_value(i, std::string("-1"));
+  CHECK(i.status == Status::unlimited);
+  apply_stored_value(i, std::string("abc"));
+  CHECK(i.status == Status::error);
+  CHECK(i.error == "stored value 'abc' of stock:{42} is not a stock value; left unchanged");
+}
+
+TEST_CASE("script error replies become clear messages") {
+  ItemResult i = item();
+  apply_error_reply(i, "STOCKCTL_CORRUPT abc");
+  CHECK(i.error == "stored value 'abc' of stock:{42} is not a stock value; left unchanged");
+  apply_error_reply(i, "MOVED 3999 127.0.0.1:7002");
+  CHECK(i.error.find("use --cluster") != std::string::npos);
+  apply_error_reply(i, "OOM command not allowed when used memory > 'maxmemory'.");
+  CHECK(i.status == Status::error);
+  CHECK(i.error.rfind("redis error on stock:{42}: OOM", 0) == 0);
+}
+
+TEST_CASE("rebuild: a live value that differs is drift, and untouched") {
+  ItemResult i = item();
+  PutMode rebuild{true, false, false};
+  apply_put_verdict(i, "kept", std::string("10"), 7, rebuild);
+  CHECK(i.status == Status::drift);
+  CHECK(i.stock == 10);
+  CHECK(i.expected == 7);
+  apply_put_verdict(i, "kept", std::string("7"), 7, rebuild);
+  CHECK(i.status == Status::exists);
+  apply_put_verdict(i, "created", std::nullopt, 7, rebuild);
+  CHECK(i.status == Status::ok);
+  CHECK(i.stock == 7);
+  apply_put_verdict(i, "locked", std::nullopt, 7, rebuild);
+  CHECK(i.status == Status::busy);
+}
+
+TEST_CASE("rebuild --force and --dry-run") {
+  ItemResult i = item();
+  apply_put_verdict(i, "replaced", std::string("10"), 7, PutMode{true, true, false});
+  CHECK(i.status == Status::ok);
+  CHECK(i.stock == 7);
+  CHECK(put_script_mode(PutMode{true, true, true}) == "peek");
+  apply_put_verdict(i, "kept", std::string("10"), 7, PutMode{true, true, true});
+  CHECK(i.status == Status::ok);  // would overwrite
+  apply_put_verdict(i, "absent", std::nullopt, 7, PutMode{true, false, true});
+  CHECK(i.status == Status::ok);
+}
+
+TEST_CASE("init reports an existing key as exists with its stock, and corrupt as error") {
+  ItemResult i = item();
+  PutMode init{false, false, false};
+  apply_put_verdict(i, "kept", std::string("10"), 7, init);
+  CHECK(i.status == Status::exists);
+  CHECK(i.stock == 10);
+  apply_put_verdict(i, "kept", std::string("abc"), 7, init);
+  CHECK(i.status == Status::error);
+}

@@ -1,0 +1,82 @@
+#include "core/rows.h"
+
+#include <doctest/doctest.h>
+
+#include "source_helpers.h"
+
+using namespace stockctl;
+using stockctl::test::read_string;
+
+namespace {
+
+const KeyScheme kScheme;
+const SourceColumns kNames;
+
+std::string stock_row(const std::string& csv, StockRow& row) {
+  auto r = read_string(csv, Format::csv, stock_columns(kNames));
+  REQUIRE(r.records.size() == 1);
+  return interpret_stock_row(r.records[0], kNames, kScheme, row);
+}
+
+}  // namespace
+
+TEST_CASE("stock rows take the stock column") {
+  StockRow row;
+  CHECK(stock_row("sku,stock\n42,100\n", row).empty());
+  CHECK(row.sku == "42");
+  CHECK(row.value == 100);
+  CHECK(row.line == 2);
+}
+
+TEST_CASE("stock rows compute total - issued") {
+  StockRow row;
+  CHECK(stock_row("sku,total,issued\n42,100,30\n", row).empty());
+  CHECK(row.value == 70);
+}
+
+TEST_CASE("issued greater than total is invalid") {
+  StockRow row;
+  CHECK(stock_row("sku,total,issued\n42,10,11\n", row) ==
+        "'issued' (11) is greater than 'total' (10)");
+}
+
+TEST_CASE("NULL in a number column is invalid") {
+  StockRow row;
+  auto r = read_string("sku\ttotal\tissued\n42\t10\tNULL\n", Format::tsv, stock_columns(kNames));
+  CHECK(interpret_stock_row(r.records[0], kNames, kScheme, row) == "column 'issued' is NULL");
+}
+
+TEST_CASE("invalid SKUs and numbers name their column") {
+  StockRow row;
+  CHECK(stock_row("sku,stock\na{b,1\n", row).rfind("column 'sku': ", 0) == 0);
+  CHECK(stock_row("sku,stock\n42,-5\n", row).rfind("column 'stock': '-5' is not", 0) == 0);
+}
+
+TEST_CASE("headers must have the columns the command needs") {
+  CHECK(check_stock_header({true, true, false, false}, kNames).empty());
+  CHECK(check_stock_header({true, false, true, true}, kNames).empty());
+  CHECK(check_stock_header({true, false, true, false}, kNames) ==
+        "header has neither a 'stock' column nor 'total' and 'issued' columns");
+  CHECK(check_stock_header({false, true, false, false}, kNames) == "header has no 'sku' column");
+  CHECK(check_op_header({true, false, false}, kNames) == "header has no 'qty' column");
+}
+
+TEST_CASE("renamed columns are used") {
+  SourceColumns names;
+  names.sku = "item_id";
+  names.stock = "qty_left";
+  auto r = read_string("item_id,qty_left\nA,3\n", Format::csv, stock_columns(names));
+  StockRow row;
+  CHECK(interpret_stock_row(r.records[0], names, kScheme, row).empty());
+  CHECK(row.sku == "A");
+  CHECK(row.value == 3);
+}
+
+TEST_CASE("batch rows need a valid qty") {
+  auto r = read_string("sku,qty,request_id\nA,0,\nB,2,r1\n", Format::csv, op_columns(kNames));
+  OpRow row;
+  CHECK(interpret_op_row(r.records[0], kNames, kScheme, row).rfind("column 'qty': '0'", 0) == 0);
+  CHECK(interpret_op_row(r.records[1], kNames, kScheme, row).empty());
+  CHECK(row.qty == 2);
+  CHECK(row.request_id == "r1");
+}

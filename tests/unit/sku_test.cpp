@@ -1,0 +1,63 @@
+#include "core/sku.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace stockctl;
+
+namespace {
+const KeyScheme kTagged{"stock:", true};
+const KeyScheme kClassic{"redis_key:stock:", false};
+}  // namespace
+
+TEST_CASE("stock keys carry the SKU as a hash tag by default") {
+  CHECK(stock_key(kTagged, "42") == "stock:{42}");
+  CHECK(stock_key(KeyScheme{"inv:", true}, "a b") == "inv:{a b}");
+}
+
+TEST_CASE("--no-hashtag gives the classic StockService layout") {
+  CHECK(stock_key(kClassic, "42") == "redis_key:stock:42");
+}
+
+TEST_CASE("validate_sku rejects empty, long and control-character ids") {
+  CHECK(validate_sku("", kTagged) == "an item id (SKU) cannot be empty");
+  CHECK(validate_sku(std::string(512, 'x'), kTagged).empty());
+  CHECK(validate_sku(std::string(513, 'x'), kTagged) ==
+        "item id is 513 bytes long; at most 512 are allowed");
+  CHECK_FALSE(validate_sku("a\tb", kTagged).empty());
+  CHECK_FALSE(validate_sku(std::string("a\0b", 3), kTagged).empty());
+  CHECK_FALSE(validate_sku("a\x7f", kTagged).empty());
+  CHECK(validate_sku("caf\xc3\xa9 \"quoted\" x; touch pwned", kTagged).empty());
+}
+
+TEST_CASE("with hash tags a SKU may not contain braces") {
+  CHECK_FALSE(validate_sku("a{b", kTagged).empty());
+  CHECK_FALSE(validate_sku("a}b", kTagged).empty());
+}
+
+TEST_CASE("without hash tags a '}' needs a complete non-empty tag") {
+  CHECK(validate_sku("a{b", kClassic).empty());     // no '}' at all: whole key is hashed
+  CHECK(validate_sku("x{tag}y", kClassic).empty());  // a real tag
+  CHECK_FALSE(validate_sku("a}b", kClassic).empty());
+  CHECK_FALSE(validate_sku("a{}b}", kClassic).empty());  // empty tag, then a stray '}'
+}
+
+TEST_CASE("companion keys hash to the same slot as the stock key") {
+  for (const std::string& key :
+       {std::string("stock:{42}"), std::string("redis_key:stock:42"), std::string("p:a{b"),
+        std::string("x{tag}y")}) {
+    CAPTURE(key);
+    std::string lock = companion_key(key, ":lock");
+    CHECK(hash_tag(lock) == hash_tag(key));
+  }
+  CHECK(companion_key("stock:{42}", ":lock") == "stock:{42}:lock");
+  CHECK(companion_key("redis_key:stock:42", ":lock") == "{redis_key:stock:42}:lock");
+}
+
+TEST_CASE("hash_tag follows the Redis Cluster rules") {
+  CHECK(hash_tag("stock:{42}") == "42");
+  CHECK(hash_tag("{}x") == "{}x");
+  CHECK(hash_tag("a{b}{c}") == "b");
+  CHECK(hash_tag("plain") == "plain");
+}
