@@ -1,0 +1,256 @@
+"""Sources end to end: init --file, rebuild, and batch deduct/add, in every format."""
+
+import json
+import os
+import unittest
+
+from harness import ServerTest
+
+
+class InitFile(ServerTest):
+    def test_csv_creates_missing_and_reports_existing(self):
+        self.r("SET", "stock:{2}", "5")
+        path = self.write("s.csv", 'sku,stock\n1,10\n2,20\n"3,x",30\n4,unlimited\n')
+        report = os.path.join(self.tmp, "report.jsonl")
+        res = self.sc("init", "--file", path, "--report", report)
+        self.assertEqual(res.rc, 0, res)
+        summary = res.one
+        self.assertEqual(list(summary)[:4], ["op", "source", "rows", "counts"])
+        self.assertEqual((summary["op"], summary["rows"]), ("init", 4))
+        self.assertEqual((summary["counts"]["ok"], summary["counts"]["exists"]), (3, 1))
+        self.assertFalse(summary["dry_run"])
+        self.assertIn("elapsed_ms", summary)
+        with open(report) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual([l["sku"] for l in lines], ["1", "2", "3,x", "4"])
+        self.assertEqual([l["status"] for l in lines], ["ok", "exists", "ok", "ok"])
+        self.assertEqual(self.r("GET", "stock:{3,x}"), "30")
+        self.assertEqual(self.r("GET", "stock:{2}"), "5")
+        self.assertEqual(self.r("GET", "stock:{4}"), "-1")
+
+    def test_one_invalid_row_writes_nothing_and_names_file_and_line(self):
+        path = self.write("bad.csv", "sku,stock\n1,10\n2,1.5\n3,30\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(res.stdout, "")
+        self.assertIn("stockctl: error: %s:3: column 'stock': '1.5' is not a stock value" % path, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_duplicate_sku_is_invalid(self):
+        path = self.write("dup.csv", "sku,stock\nA,1\nB,2\nA,3\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("%s:4: duplicate SKU (first on line 2)" % path, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_skip_invalid_writes_the_valid_rows_and_reports_the_others(self):
+        path = self.write("mixed.csv", "sku,stock\n1,10\n2,-7\n3,30\n")
+        report = os.path.join(self.tmp, "mixed.jsonl")
+        res = self.sc("init", "--file", path, "--skip-invalid", "--report", report)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(res.one["counts"]["invalid"], 1)
+        self.assertEqual(res.one["counts"]["ok"], 2)
+        with open(report) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual(lines[1]["status"], "invalid")
+        self.assertIn("%s:3:" % path, lines[1]["error"])
+        self.assertEqual(self.r("DBSIZE"), 2)
+
+    def test_missing_column_is_named(self):
+        path = self.write("cols.csv", "sku,total\n1,10\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("%s:1: header has neither a 'stock' column nor 'total' and 'issued' columns" % path, res.stderr)
+
+    def test_tsv_as_mysql_batch_prints_it(self):
+        path = self.write("e.tsv", "sku\ttotal\tissued\nA\t10\t3\nB\\\\C\t5\t0\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("GET", "stock:{A}"), "7")
+        self.assertEqual(self.r("GET", "stock:{B\\C}"), "5")  # mysql escapes a backslash as \\
+
+    def test_tsv_escaped_tab_in_sku_is_a_control_character(self):
+        path = self.write("t.tsv", "sku\tstock\nB\\tC\t5\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:2: column 'sku': item id contains a control character" % path, res.stderr)
+
+    def test_tsv_null_is_invalid(self):
+        path = self.write("n.tsv", "sku\tstock\nA\tNULL\nB\t\\N\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("%s:2: column 'stock' is NULL" % path, res.stderr)
+        self.assertIn("%s:3: column 'stock' is NULL" % path, res.stderr)
+
+    def test_json_array_map_and_ndjson(self):
+        arr = self.write("a.json", '[{"sku": "A", "stock": 1}, {"sku": "B", "total": 9, "issued": 4}]')
+        amap = self.write("m.json", '{"C": 3, "D": "unlimited"}')
+        nd = self.write("n.ndjson", '{"sku": "E", "stock": 5}\n\n{"sku": "F", "stock": 6}\n')
+        for path in (arr, amap, nd):
+            self.assertEqual(self.sc("init", "--file", path).rc, 0, path)
+        got = [self.r("GET", "stock:{%s}" % s) for s in "ABCDEF"]
+        self.assertEqual(got, ["1", "5", "3", "-1", "5", "6"])
+
+    def test_standard_input_with_format(self):
+        res = self.sc("init", "--file", "-", "--format", "csv", input="sku,stock\nA,1\nB,2\n")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one["source"], "<stdin>")
+        self.assertEqual(self.r("MGET", "stock:{A}", "stock:{B}"), ["1", "2"])
+
+    def test_standard_input_invalid_row_writes_nothing(self):
+        res = self.sc("init", "--file", "-", "--format", "ndjson", input='{"sku":"A","stock":1}\n{"sku":"B","stock":-4}\n')
+        self.assertEqual(res.rc, 2)
+        self.assertIn("<stdin>:2:", res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_unknown_extension_needs_format(self):
+        path = self.write("data.txt", "sku,stock\nA,1\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("--format", res.stderr)
+        self.assertEqual(self.sc("init", "--file", path, "--format", "csv").rc, 0)
+
+    def test_missing_file_is_an_io_error(self):
+        res = self.sc("init", "--file", os.path.join(self.tmp, "absent.csv"))
+        self.assertEqual(res.rc, 1)
+        self.assertIn("cannot open", res.stderr)
+
+    def test_column_renames(self):
+        path = self.write("r.csv", "item,left\nA,4\n")
+        res = self.sc("init", "--file", path, "--sku-column", "item", "--stock-column", "left")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("GET", "stock:{A}"), "4")
+
+    def test_force(self):
+        self.r("SET", "stock:{A}", "1")
+        path = self.write("f.csv", "sku,stock\nA,9\n")
+        self.assertEqual(self.sc("init", "--file", path, "--force").one["counts"]["ok"], 1)
+        self.assertEqual(self.r("GET", "stock:{A}"), "9")
+
+    def test_many_rows_pass_through_the_pipeline_window(self):
+        rows = "".join("s%d,%d\n" % (i, i) for i in range(5000))
+        path = self.write("big.csv", "sku,stock\n" + rows)
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.one["counts"]["ok"], 5000)
+        self.assertEqual(self.r("DBSIZE"), 5000)
+        self.assertEqual(self.r("GET", "stock:{s4999}"), "4999")
+
+
+class Rebuild(ServerTest):
+    def export(self):
+        return self.write("export.csv", "sku,total,issued\nA,100,30\nB,50,50\nC,10,1\n")
+
+    def test_missing_keys_are_created_live_keys_untouched_drift_reported(self):
+        self.r("SET", "stock:{B}", "0")   # equal to the export
+        self.r("SET", "stock:{C}", "4")   # differs: drift
+        report = os.path.join(self.tmp, "rb.jsonl")
+        res = self.sc("rebuild", "--file", self.export(), "--report", report)
+        self.assertEqual(res.rc, 0, res)
+        c = res.one["counts"]
+        self.assertEqual((c["ok"], c["exists"], c["drift"]), (1, 1, 1))
+        self.assertEqual(self.r("MGET", "stock:{A}", "stock:{B}", "stock:{C}"), ["70", "0", "4"])
+        with open(report) as f:
+            drift = [json.loads(l) for l in f][2]
+        self.assertEqual((drift["status"], drift["stock"], drift["expected"]), ("drift", 4, 9))
+
+    def test_fail_on_drift_exits_6(self):
+        self.r("SET", "stock:{C}", "4")
+        res = self.sc("rebuild", "--file", self.export(), "--fail-on-drift")
+        self.assertEqual(res.rc, 6, res)
+
+    def test_force_overwrites_live_keys(self):
+        self.r("SET", "stock:{C}", "4")
+        res = self.sc("rebuild", "--file", self.export(), "--force")
+        self.assertEqual(res.rc, 0)
+        self.assertEqual(self.r("GET", "stock:{C}"), "9")
+
+    def test_dry_run_writes_nothing(self):
+        self.r("SET", "stock:{C}", "4")
+        res = self.sc("rebuild", "--file", self.export(), "--dry-run")
+        self.assertEqual(res.rc, 0)
+        self.assertTrue(res.one["dry_run"])
+        self.assertEqual((res.one["counts"]["ok"], res.one["counts"]["drift"]), (2, 1))
+        self.assertEqual(self.r("DBSIZE"), 1)
+
+    def test_second_rebuild_on_the_same_prefix_is_busy(self):
+        self.r("SET", "stockctl:rebuild-lock:stock:", "someone-else", "PX", "60000")
+        res = self.sc("rebuild", "--file", self.export())
+        self.assertEqual(res.rc, 5, res)
+        self.assertEqual(res.one["status"], "busy")
+        self.assertEqual(self.r("DBSIZE"), 1)
+        self.assertEqual(self.r("GET", "stockctl:rebuild-lock:stock:"), "someone-else")
+        other = self.sc("rebuild", "--file", self.export(), "--prefix", "other:")
+        self.assertEqual(other.rc, 0, "the lock is per prefix")
+
+    def test_run_lock_is_released(self):
+        self.sc("rebuild", "--file", self.export())
+        self.assertIsNone(self.r("GET", "stockctl:rebuild-lock:stock:"))
+
+    def test_item_under_init_lock_is_left_to_its_holder(self):
+        self.r("SET", "stock:{A}:lock", "holder", "PX", "60000")
+        res = self.sc("rebuild", "--file", self.export(), "--lock-wait", "200")
+        self.assertEqual(res.rc, 5, res)
+        self.assertEqual(res.one["counts"]["busy"], 1)
+        self.assertIsNone(self.r("GET", "stock:{A}"))
+        self.assertEqual(self.r("GET", "stock:{B}"), "0")
+
+    def test_issued_greater_than_total_is_invalid(self):
+        path = self.write("x.csv", "sku,total,issued\nA,1,2\n")
+        res = self.sc("rebuild", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("%s:2: 'issued' (2) is greater than 'total' (1)" % path, res.stderr)
+
+    def test_corrupt_live_value_is_an_error(self):
+        self.r("SET", "stock:{A}", "junk")
+        res = self.sc("rebuild", "--file", self.export())
+        self.assertEqual(res.rc, 1)
+        self.assertEqual(self.r("GET", "stock:{A}"), "junk")
+
+
+class BatchOps(ServerTest):
+    def test_deduct_file_reports_each_row_in_order(self):
+        self.r("MSET", "stock:{1}", "10", "stock:{2}", "20", "stock:{4}", "-1")
+        path = self.write("d.csv", "sku,qty\n1,2\n2,100\n9,1\n4,3\n1,1\n")
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual([(l["sku"], l["status"], l["stock"]) for l in res.lines],
+                         [("1", "ok", 8), ("2", "insufficient", 20), ("9", "uninitialized", None),
+                          ("4", "unlimited", None), ("1", "ok", 7)])
+
+    def test_add_file_from_stdin(self):
+        self.r("SET", "stock:{1}", "1")
+        res = self.sc("add", "--file", "-", "--format", "ndjson", input='{"sku":"1","qty":2}\n{"sku":"2","qty":5}\n')
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("MGET", "stock:{1}", "stock:{2}"), ["3", "5"])
+
+    def test_deduct_file_with_init_source_initializes_missing_items(self):
+        path = self.write("d.csv", "sku,qty\nA,1\nA,1\nB,2\n")
+        res = self.sc("deduct", "--file", path, "--init-value", "5")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["stock"] for l in res.lines], [4, 3, 3])
+
+    def test_invalid_batch_row_writes_nothing(self):
+        self.r("SET", "stock:{1}", "10")
+        path = self.write("d.csv", "sku,qty\n1,2\n1,0\n")
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("%s:3: column 'qty'" % path, res.stderr)
+        self.assertEqual(self.r("GET", "stock:{1}"), "10")
+
+    def test_request_id_column_is_refused_until_supported(self):
+        self.r("SET", "stock:{1}", "10")
+        path = self.write("d.csv", "sku,qty,request_id\n1,2,r-1\n")
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertEqual(self.r("GET", "stock:{1}"), "10")
+
+    def test_big_batch_keeps_order_across_windows(self):
+        self.r("SET", "stock:{hot}", "3000")
+        path = self.write("many.csv", "sku,qty\n" + "hot,1\n" * 2500)
+        res = self.sc("deduct", "--file", path)
+        stocks = [l["stock"] for l in res.lines]
+        self.assertEqual(stocks, list(range(2999, 499, -1)))
+
+
+if __name__ == "__main__":
+    unittest.main()

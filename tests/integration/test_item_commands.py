@@ -1,0 +1,251 @@
+"""Every status and exit code of get, deduct, add and init for single items."""
+
+import unittest
+
+from harness import ServerTest, keyslot
+
+
+class Get(ServerTest):
+    def test_ok_prints_the_stock(self):
+        self.r("SET", "stock:{42}", "998")
+        res = self.sc("get", "42")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.stdout, '{"op":"get","sku":"42","key":"stock:{42}","status":"ok","stock":998}\n')
+
+    def test_missing_exits_4(self):
+        res = self.sc("get", "nope")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual(res.one["status"], "missing")
+        self.assertIsNone(res.one["stock"])
+
+    def test_unlimited_has_null_stock(self):
+        self.r("SET", "stock:{u}", "-1")
+        res = self.sc("get", "u")
+        self.assertEqual(res.rc, 0)
+        self.assertEqual((res.one["status"], res.one["stock"]), ("unlimited", None))
+
+    def test_corrupt_value_is_an_error_and_untouched(self):
+        self.r("SET", "stock:{c}", "abc")
+        res = self.sc("get", "c")
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(res.one["status"], "error")
+        self.assertIn("'abc'", res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{c}"), "abc")
+
+    def test_several_items_in_input_order_most_serious_exit(self):
+        self.r("SET", "stock:{a}", "1")
+        self.r("SET", "stock:{c}", "3")
+        res = self.sc("get", "a", "b", "c")
+        self.assertEqual([l["sku"] for l in res.lines], ["a", "b", "c"])
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "missing", "ok"])
+        self.assertEqual(res.rc, 4)
+
+    def test_invalid_sku_is_rejected_before_redis(self):
+        res = self.sc("get", "ok", "bad{sku}")
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(res.one["status"], "invalid")
+        self.assertIn("item 'bad{sku}'", res.stderr)
+
+
+class Deduct(ServerTest):
+    def test_ok_returns_remaining(self):
+        self.r("SET", "stock:{42}", "1000")
+        res = self.sc("deduct", "42", "2")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.stdout, '{"op":"deduct","sku":"42","key":"stock:{42}","qty":2,"status":"ok","stock":998}\n')
+        self.assertEqual(self.r("GET", "stock:{42}"), "998")
+
+    def test_exact_stock_can_be_taken_to_zero(self):
+        self.r("SET", "stock:{z}", "5")
+        self.assertEqual(self.sc("deduct", "z", "5").one["stock"], 0)
+        res = self.sc("deduct", "z", "1")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (3, "insufficient", 0))
+
+    def test_insufficient_changes_nothing_and_carries_current_stock(self):
+        self.r("SET", "stock:{42}", "3")
+        res = self.sc("deduct", "42", "4")
+        self.assertEqual(res.rc, 3, res)
+        self.assertEqual((res.one["status"], res.one["stock"]), ("insufficient", 3))
+        self.assertEqual(self.r("GET", "stock:{42}"), "3")
+
+    def test_unlimited_never_changes(self):
+        self.r("SET", "stock:{u}", "-1")
+        res = self.sc("deduct", "u", "1000000")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "unlimited", None))
+        self.assertEqual(self.r("GET", "stock:{u}"), "-1")
+
+    def test_missing_without_init_source_is_uninitialized(self):
+        res = self.sc("deduct", "m", "1")
+        self.assertEqual((res.rc, res.one["status"]), (4, "uninitialized"))
+        self.assertIsNone(self.r("GET", "stock:{m}"))
+
+    def test_init_value_creates_then_deducts(self):
+        res = self.sc("deduct", "m", "1", "--init-value", "10")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 9))
+        self.assertEqual(self.r("GET", "stock:{m}"), "9")
+        self.assertIsNone(self.r("GET", "stock:{m}:lock"), "the init lock is released")
+        self.assertEqual(self.r("TTL", "stock:{m}"), -1)
+
+    def test_init_value_never_overwrites_an_existing_key(self):
+        self.r("SET", "stock:{m}", "3")
+        res = self.sc("deduct", "m", "1", "--init-value", "100")
+        self.assertEqual(res.one["stock"], 2)
+
+    def test_init_insufficient_still_creates_the_key(self):
+        res = self.sc("deduct", "m", "11", "--init-value", "10")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (3, "insufficient", 10))
+        self.assertEqual(self.r("GET", "stock:{m}"), "10")
+
+    def test_ttl_applies_to_keys_this_call_creates(self):
+        self.sc("deduct", "t", "1", "--init-value", "10", "--ttl", "300")
+        self.assertTrue(0 < self.r("TTL", "stock:{t}") <= 300)
+
+    def test_init_from_file(self):
+        path = self.write("init.csv", "sku,total,issued\nA,10,4\nB,5,0\n")
+        res = self.sc("deduct", "A", "2", "--init-from", path)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4), res)
+        res = self.sc("deduct", "C", "2", "--init-from", path)
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"))
+        self.assertIn("no row for item 'C'", res.one["error"])
+        self.assertIsNone(self.r("GET", "stock:{C}"))
+
+    def test_init_cmd_gets_sku_in_environment(self):
+        res = self.sc("deduct", "x; touch pwned", "1", "--init-cmd", 'test "$STOCKCTL_SKU" = "x; touch pwned" && echo 7')
+        self.assertEqual((res.rc, res.one["stock"]), (0, 6), res)
+
+    def test_failing_init_cmd_creates_nothing(self):
+        res = self.sc("deduct", "f", "1", "--init-cmd", "echo 12abc")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("nothing was created", res.one["error"])
+        self.assertIsNone(self.r("GET", "stock:{f}"))
+        res = self.sc("deduct", "f", "1", "--init-cmd", "exit 9")
+        self.assertIn("exit status 9", res.one["error"])
+        self.assertIsNone(self.r("GET", "stock:{f}"))
+        self.assertIsNone(self.r("GET", "stock:{f}:lock"))
+
+    def test_init_cmd_outliving_the_lock_is_stopped(self):
+        res = self.sc("deduct", "s", "1", "--lock-ttl", "700", "--init-cmd", "sleep 20; echo 5")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("still running", res.one["error"])
+        self.assertIsNone(self.r("GET", "stock:{s}"))
+
+    def test_invalid_qty_is_exit_2_and_touches_nothing(self):
+        self.r("SET", "stock:{q}", "10")
+        for qty in ("0", "-3", "1.5", "9007199254740992", "x"):
+            res = self.sc("deduct", "q", qty)
+            self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), (qty, res))
+            self.assertIsNone(res.one["qty"])
+        self.assertEqual(self.r("GET", "stock:{q}"), "10")
+
+    def test_corrupt_stored_value_is_left_as_it_was(self):
+        self.r("SET", "stock:{c}", "abc")
+        res = self.sc("deduct", "c", "1")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"))
+        self.assertIn("'abc'", res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{c}"), "abc")
+        for corrupt in ("-5", "1.5", "007", "99999999999999999"):
+            self.r("SET", "stock:{c}", corrupt)
+            self.assertEqual(self.sc("deduct", "c", "1").rc, 1, corrupt)
+            self.assertEqual(self.r("GET", "stock:{c}"), corrupt)
+
+    def test_largest_values_are_exact(self):
+        self.r("SET", "stock:{big}", "9007199254740991")
+        res = self.sc("deduct", "big", "9007199254740990")
+        self.assertEqual(res.one["stock"], 1)
+
+
+class Add(ServerTest):
+    def test_adds_to_existing(self):
+        self.r("SET", "stock:{a}", "5")
+        res = self.sc("add", "a", "3")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 8))
+
+    def test_missing_key_is_created_with_qty(self):
+        res = self.sc("add", "new", "4")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4))
+        self.assertEqual(self.r("GET", "stock:{new}"), "4")
+        self.assertIsNone(self.r("GET", "stock:{new}:lock"))
+
+    def test_missing_key_with_init_source_gets_init_plus_qty(self):
+        res = self.sc("add", "new", "4", "--init-value", "10")
+        self.assertEqual(res.one["stock"], 14)
+
+    def test_unlimited_stays_unlimited(self):
+        self.r("SET", "stock:{u}", "-1")
+        res = self.sc("add", "u", "4")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "unlimited", None))
+        self.assertEqual(self.r("GET", "stock:{u}"), "-1")
+
+    def test_overflow_past_2_53_is_refused(self):
+        self.r("SET", "stock:{a}", "9007199254740990")
+        res = self.sc("add", "a", "2")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertEqual(self.r("GET", "stock:{a}"), "9007199254740990")
+        self.assertEqual(self.sc("add", "a", "1").one["stock"], 9007199254740991)
+
+    def test_corrupt_is_untouched(self):
+        self.r("SET", "stock:{c}", "abc")
+        self.assertEqual(self.sc("add", "c", "1").rc, 1)
+        self.assertEqual(self.r("GET", "stock:{c}"), "abc")
+
+
+class Init(ServerTest):
+    def test_creates_missing(self):
+        res = self.sc("init", "42", "100")
+        self.assertEqual(res.rc, 0)
+        self.assertEqual(res.stdout, '{"op":"init","sku":"42","key":"stock:{42}","status":"ok","stock":100}\n')
+
+    def test_existing_is_reported_with_its_stock_and_left_alone(self):
+        self.r("SET", "stock:{42}", "7")
+        res = self.sc("init", "42", "100")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "exists", 7))
+        self.assertEqual(self.r("GET", "stock:{42}"), "7")
+
+    def test_force_overwrites(self):
+        self.r("SET", "stock:{42}", "7")
+        res = self.sc("init", "42", "100", "--force")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 100))
+        self.assertEqual(self.r("GET", "stock:{42}"), "100")
+
+    def test_negative_one_and_unlimited_mean_unlimited(self):
+        self.assertEqual(self.sc("init", "a", "-1").one["status"], "ok")
+        self.assertEqual(self.r("GET", "stock:{a}"), "-1")
+        self.sc("init", "b", "unlimited")
+        self.assertEqual(self.r("GET", "stock:{b}"), "-1")
+
+    def test_invalid_values(self):
+        for value in ("-2", "1.5", "lots", "9007199254740992"):
+            res = self.sc("init", "v", value)
+            self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), value)
+        self.assertIsNone(self.r("GET", "stock:{v}"))
+
+    def test_ttl(self):
+        self.sc("init", "t", "5", "--ttl", "100")
+        self.assertTrue(0 < self.r("TTL", "stock:{t}") <= 100)
+
+
+class KeyLayout(ServerTest):
+    def test_prefix(self):
+        self.sc("init", "42", "5", "--prefix", "inv:")
+        self.assertEqual(self.r("GET", "inv:{42}"), "5")
+
+    def test_no_hashtag_and_its_lock_share_a_slot(self):
+        res = self.sc("deduct", "42", "1", "--prefix", "redis_key:stock:", "--no-hashtag", "--init-value", "5")
+        self.assertEqual(res.one["key"], "redis_key:stock:42")
+        self.assertEqual(self.r("GET", "redis_key:stock:42"), "4")
+        self.assertEqual(keyslot("redis_key:stock:42"), keyslot("{redis_key:stock:42}:lock"))
+        self.assertEqual(keyslot("123456789"), 12739)  # the Redis Cluster spec's check value
+
+    def test_no_hashtag_rejects_a_stray_brace(self):
+        res = self.sc("get", "a}b", "--no-hashtag")
+        self.assertEqual(res.rc, 2)
+
+    def test_unicode_quotes_and_spaces_in_skus(self):
+        sku = 'caf\u00e9 "x" y'
+        self.assertEqual(self.sc("init", sku, "3").rc, 0)
+        res = self.sc("get", sku)
+        self.assertEqual((res.one["sku"], res.one["stock"]), (sku, 3))
+
+
+if __name__ == "__main__":
+    unittest.main()
