@@ -1,0 +1,103 @@
+"""The init lock: foreign tokens are never deleted, waits are bounded and re-check the key."""
+
+import hashlib
+import os
+import time
+import unittest
+
+from harness import ROOT, Resp, RespError, ServerTest, spawn
+
+
+def script_source(name):
+    with open(os.path.join(ROOT, "lua", name)) as f:
+        return f.read()
+
+
+def script_sha(name):
+    return hashlib.sha1(script_source(name).encode()).hexdigest()
+
+
+class InitLock(ServerTest):
+    def test_foreign_lock_gives_busy_and_survives(self):
+        self.r("SET", "stock:{x}:lock", "foreign-token", "PX", "60000")
+        started = time.monotonic()
+        res = self.sc("deduct", "x", "1", "--init-value", "5", "--lock-wait", "300")
+        self.assertEqual(res.rc, 5, res)
+        self.assertEqual(res.one["status"], "busy")
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertEqual(self.r("GET", "stock:{x}:lock"), "foreign-token")
+        self.assertIsNone(self.r("GET", "stock:{x}"))
+
+    def test_expired_foreign_lock_is_taken_over(self):
+        self.r("SET", "stock:{x}:lock", "foreign-token", "PX", "300")
+        res = self.sc("deduct", "x", "1", "--init-value", "5", "--lock-wait", "5000")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4), res)
+
+    def test_waiter_rechecks_the_key_while_the_lock_is_held(self):
+        self.r("SET", "stock:{x}:lock", "foreign-token", "PX", "60000")
+        mon = Resp(self.server.port)
+        mon.send("MONITOR")
+        self.assertEqual(mon.read(), "OK")
+        proc = spawn("deduct", "x", "1", "--init-value", "5", "--lock-wait", "20000",
+                     "--url", self.server.url)
+        try:
+            # Wait until the process has tried the lock and found it held, then create the key
+            # as the lock holder would.
+            while True:
+                line = mon.read()
+                if '"SET" "stock:{x}:lock"' in line:
+                    break
+            self.r("SET", "stock:{x}", "10")
+            out, err = proc.communicate(timeout=30)
+        finally:
+            mon.close()
+            if proc.poll() is None:
+                proc.kill()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertIn('"stock":9', out)
+        self.assertEqual(self.r("GET", "stock:{x}:lock"), "foreign-token")
+
+    def test_unlock_script_deletes_only_its_own_token(self):
+        self.r("SCRIPT", "LOAD", script_source("unlock-1.lua"))
+        self.r("SET", "l", "theirs")
+        self.assertEqual(self.r("EVALSHA", script_sha("unlock-1.lua"), 1, "l", "mine"), 0)
+        self.assertEqual(self.r("GET", "l"), "theirs")
+        self.assertEqual(self.r("EVALSHA", script_sha("unlock-1.lua"), 1, "l", "theirs"), 1)
+        self.assertIsNone(self.r("GET", "l"))
+
+
+class Scripts(ServerTest):
+    def test_noscript_after_flush_is_recovered_silently(self):
+        self.r("SET", "stock:{s}", "10")
+        self.assertEqual(self.sc("deduct", "s", "1").rc, 0)
+        self.r("SCRIPT", "FLUSH")
+        self.assertEqual(self.r("SCRIPT", "EXISTS", script_sha("deduct-1.lua")), [0])
+        res = self.sc("deduct", "s", "1")
+        self.assertEqual((res.rc, res.one["stock"], res.stderr), (0, 8, ""))
+        self.assertEqual(self.r("SCRIPT", "EXISTS", script_sha("deduct-1.lua")), [1],
+                         "the embedded SHA1 is the one Redis computes")
+
+    def test_noscript_in_a_batch(self):
+        self.r("SET", "stock:{s}", "100")
+        self.r("SCRIPT", "FLUSH")
+        path = self.write("b.csv", "sku,qty\n" + "s,1\n" * 10)
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["stock"] for l in res.lines], list(range(99, 89, -1)))
+
+    def test_script_rejects_bad_arguments_from_any_caller(self):
+        self.r("SET", "k", "5")
+        src = script_source("deduct-1.lua")
+        for qty in ("0", "-1", "1.5", "abc", "007"):
+            with self.assertRaises(RespError) as e:
+                self.r("EVAL", src, 1, "k", qty, "", "0")
+            self.assertIn("STOCKCTL_INVALID", str(e.exception))
+        self.assertEqual(self.r("GET", "k"), "5")
+        self.r("SET", "k", "abc")
+        with self.assertRaises(RespError) as e:
+            self.r("EVAL", src, 1, "k", "1", "", "0")
+        self.assertIn("STOCKCTL_CORRUPT abc", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
