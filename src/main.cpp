@@ -29,7 +29,7 @@ std::string first_word(const CLI::App& app, int argc, char** argv) {
       opt = app.get_option(arg);
     } catch (const CLI::OptionNotFound&) {
     }
-    if (opt != nullptr && opt->get_type_size() != 0) ++i;  // skip its value
+    if (opt != nullptr && opt->get_expected_max() > 0) ++i;  // skip its value
   }
   return {};
 }
@@ -56,6 +56,7 @@ std::string unknown_command_message(const CLI::App& app, const std::string& word
   for (const CLI::App* sub : app.get_subcommands({})) {
     const std::string& name = sub->get_name();
     if (name == word) return {};
+    if (sub->get_group().empty()) continue;  // hidden
     names += (names.empty() ? "" : ", ") + name;
     if (std::size_t d = edit_distance(word, name); d < best_distance) {
       best_distance = d;
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   setup_add(app, program);
   setup_init(app, program);
   setup_rebuild(app, program);
+  setup_complete(app, program);
   name_option_values(app);
   try {
     app.parse(argc, argv);

@@ -69,7 +69,7 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
   const char* src = "Source";
   app.add_option("-f,--file", o.file, "read items from FILE (- = standard input)")->group(src);
   app.add_option("--format", o.format, "csv, tsv, json, ndjson (default: from the file name)")
-      ->check(CLI::IsMember({"csv", "tsv", "json", "ndjson", "jsonl"}))
+      ->check(CLI::IsMember({"csv", "tsv", "json", "ndjson", "jsonl"}).description(""))
       ->group(src);
   app.add_option("--sku-column", o.columns.sku, "column holding the item id (default sku)")
       ->group(src);

@@ -21,5 +21,8 @@ void setup_deduct(CLI::App& app, Program& program);
 void setup_add(CLI::App& app, Program& program);
 void setup_init(CLI::App& app, Program& program);
 void setup_rebuild(CLI::App& app, Program& program);
+/// The hidden `__complete [SUBCOMMAND]` entry point the shell completions call: prints one
+/// subcommand or long option per line ("--name=TYPE" for options that take a value).
+void setup_complete(CLI::App& app, Program& program);
 
 }  // namespace stockctl
