@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <iostream>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
 #include "commands/program.h"
+#include "output/metrics.h"
 #include "version.h"
 
 namespace {
@@ -67,6 +70,24 @@ std::string unknown_command_message(const CLI::App& app, const std::string& word
   return fmt::format("unknown command '{}' (commands: {})", word, names);
 }
 
+// Runs the chosen subcommand; the one place where errors become exit statuses.
+stockctl::ExitCode run_guarded(stockctl::Program& program) {
+  using namespace stockctl;
+  try {
+    ExitCode code = program.run();
+    std::cout.flush();
+    return code;
+  } catch (const StockctlError& e) {
+    std::cout.flush();
+    print_error(e.what());
+    return e.code();
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    print_error(e.what());
+    return ExitCode::failure;
+  }
+}
+
 std::string version_text() {
   return fmt::format("stockctl {} ({})", stockctl::kVersion, stockctl::kGitRevision);
 }
@@ -86,6 +107,7 @@ int main(int argc, char** argv) {
   setup_add(app, program);
   setup_init(app, program);
   setup_rebuild(app, program);
+  setup_help(app, program);
   setup_complete(app, program);
   name_option_values(app);
   try {
@@ -100,17 +122,23 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "Run 'stockctl --help' for usage.\n");
     return static_cast<int>(ExitCode::invalid_input);
   }
-  try {
-    ExitCode code = program.run();
-    std::cout.flush();
-    return static_cast<int>(code);
-  } catch (const StockctlError& e) {
-    std::cout.flush();
-    print_error(e.what());
-    return static_cast<int>(e.code());
-  } catch (const std::exception& e) {
-    std::cout.flush();
-    print_error(e.what());
-    return static_cast<int>(ExitCode::failure);
+  set_verbosity(program.common.quiet     ? Verbosity::quiet
+                : program.common.verbose ? Verbosity::verbose
+                                         : Verbosity::normal);
+  for (const CLI::App* sub : app.get_subcommands()) program.op = sub->get_name();
+  const auto started = std::chrono::steady_clock::now();
+  ExitCode code = run_guarded(program);
+  if (!program.common.metrics_file.empty()) {
+    RunMetrics metrics{program.op, program.stats,
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                           .count(),
+                       static_cast<int>(code), std::time(nullptr)};
+    try {
+      write_metrics_file(program.common.metrics_file, metrics);
+    } catch (const StockctlError& e) {
+      print_error(e.what());
+      code = most_serious(code, e.code());
+    }
   }
+  return static_cast<int>(code);
 }

@@ -57,12 +57,20 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--timeout", o.timeout_ms, "timeout per command in ms (default 5000)")
       ->check(CLI::Range(1LL, 3600000LL).description(""))
       ->group(conn);
-  const char* keys = "Keys and output";
+  const char* keys = "Keys";
+  const char* output = "Output";
   app.add_option("--prefix", o.prefix, "key prefix (default stock:)")->group(keys);
   app.add_flag("--no-hashtag", o.no_hashtag,
                "keys are <prefix>SKU, without {} (the classic StockService layout)")
       ->group(keys);
-  app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(keys);
+  app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(output);
+  app.add_flag("-q,--quiet", o.quiet, "no progress and no warnings on standard error")
+      ->group(output);
+  app.add_flag("-v,--verbose", o.verbose, "say what is being done on standard error")
+      ->group(output);
+  app.add_option("--metrics-file", o.metrics_file,
+                 "write the run's figures in Prometheus text format (node_exporter textfile)")
+      ->group(output);
 }
 
 void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report) {
@@ -101,7 +109,7 @@ void name_option_values(CLI::App& app) {
       {"--stock-column", "NAME"}, {"--total-column", "NAME"}, {"--issued-column", "NAME"},
       {"--qty-column", "NAME"},  {"--report", "FILE"},       {"--init-value", "N"},
       {"--init-from", "FILE"},   {"--init-cmd", "CMD"},      {"--ttl", "SECONDS"},
-      {"--lock-ttl", "MS"},      {"--lock-wait", "MS"}};
+      {"--lock-ttl", "MS"},      {"--lock-wait", "MS"},      {"--metrics-file", "FILE"}};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) opt->type_name("");
     for (const std::string& name : opt->get_lnames()) {

@@ -19,6 +19,9 @@ struct CommonOptions {
   std::string prefix = "stock:";
   bool no_hashtag = false;
   bool pretty = false;
+  bool quiet = false;
+  bool verbose = false;
+  std::string metrics_file;
 };
 
 /// Options of commands that read a source file.

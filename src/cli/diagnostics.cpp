@@ -5,11 +5,22 @@
 #include <cstdio>
 
 namespace stockctl {
+namespace {
+Verbosity g_verbosity = Verbosity::normal;
+}  // namespace
+
+void set_verbosity(Verbosity v) { g_verbosity = v; }
+
+Verbosity verbosity() { return g_verbosity; }
 
 void print_error(std::string_view message) { fmt::print(stderr, "stockctl: error: {}\n", message); }
 
 void print_warning(std::string_view message) {
-  fmt::print(stderr, "stockctl: warning: {}\n", message);
+  if (g_verbosity != Verbosity::quiet) fmt::print(stderr, "stockctl: warning: {}\n", message);
+}
+
+void print_info(std::string_view message) {
+  if (g_verbosity == Verbosity::verbose) fmt::print(stderr, "stockctl: {}\n", message);
 }
 
 }  // namespace stockctl

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <unordered_map>
 #include <vector>
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "output/progress.h"
 
 namespace stockctl {
 namespace batch_detail {
@@ -55,7 +57,10 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
   Validation v;
   std::size_t printed = 0;
   std::vector<std::uint64_t> hashes;
+  Progress progress(fmt::format("validating {}", source.name()), 0);
+  const auto started = std::chrono::steady_clock::now();
   RecordHandler handler{reader.header, [&](Record& record) {
+                          progress.advance(1);
                           if (record.fatal) {
                             throw InputError(fmt::format("{}:{}: {}", source.name(), record.line,
                                                          record.error));
@@ -90,6 +95,11 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
       report_invalid(source, line, fmt::format("duplicate SKU (first on line {})", first), printed);
     }
   }
+  print_info(fmt::format("{}: {} rows read, {} invalid, in {} ms", source.name(), v.rows,
+                         v.invalid,
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - started)
+                             .count()));
   if (printed > kMaxPrinted) {
     print_error(fmt::format("{}: {} more invalid rows not shown", source.name(),
                             printed - kMaxPrinted));

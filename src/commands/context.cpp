@@ -1,21 +1,34 @@
 #include "commands/context.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
+
+#include "cli/diagnostics.h"
 
 #include "redis/standalone_client.h"
 
 namespace stockctl {
 
-Context::Context(const CommonOptions& options)
-    : options_(options), scheme_(key_scheme(options)), out_(std::cout, options.pretty) {}
+Context::Context(Program& program)
+    : options_(program.common),
+      stats_(program.stats),
+      scheme_(key_scheme(program.common)),
+      out_(std::cout, program.common.pretty) {}
 
 Client& Context::redis() {
-  if (!client_) client_ = std::make_unique<StandaloneClient>(connect_options(options_));
+  if (!client_) {
+    ConnectOptions options = connect_options(options_);
+    client_ = std::make_unique<StandaloneClient>(options);
+    print_info(fmt::format("connected to {} (db {}{})", describe_endpoint(options.url),
+                           options.url.db, options.user ? ", user " + *options.user : ""));
+  }
   return *client_;
 }
 
 void Context::emit(const ItemResult& item, ExitFold& fold) {
   out_.write(item_json(item));
+  stats_.add(item.status);
   fold.add(item.status);
 }
 

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/common_options.h"
+#include "commands/program.h"
 #include "cli/exit_code.h"
 #include "output/json_writer.h"
 #include "redis/client.h"
@@ -13,18 +14,22 @@ namespace stockctl {
 /// writer and (once asked for) the Redis client.
 class Context {
  public:
-  explicit Context(const CommonOptions& options);
+  explicit Context(Program& program);
 
   const KeyScheme& scheme() const { return scheme_; }
   JsonWriter& out() { return out_; }
   /// The client, connecting on first use. Throws ConnectionError or InputError.
   Client& redis();
 
-  /// Prints one item and folds its status into the exit code.
+  /// Prints one item, counts it, and folds its status into the exit code.
   void emit(const ItemResult& item, ExitFold& fold);
+  /// Counts an item that is reported elsewhere (init --file and rebuild write a summary).
+  void count(const ItemResult& item) { stats_.add(item.status); }
+  const RunStats& stats() const { return stats_; }
 
  private:
   const CommonOptions& options_;
+  RunStats& stats_;
   KeyScheme scheme_;
   JsonWriter out_;
   std::unique_ptr<Client> client_;

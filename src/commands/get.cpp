@@ -40,8 +40,8 @@ void read_window(Context& ctx, std::vector<ItemResult>& items) {
   }
 }
 
-ExitCode run_get(const CommonOptions& common, const GetOptions& options) {
-  Context ctx(common);
+ExitCode run_get(Program& program, const GetOptions& options) {
+  Context ctx(program);
   std::vector<ItemResult> items;
   for (const std::string& sku : options.skus) items.push_back(get_item(ctx, sku));
   ExitFold fold;
@@ -73,7 +73,7 @@ void setup_get(CLI::App& app, Program& program) {
   sub->add_option("SKU", options->skus, "item ids")->required();
   add_common_options(*sub, program.common);
   sub->callback([&program, options] {
-    program.run = [&program, options] { return run_get(program.common, *options); };
+    program.run = [&program, options] { return run_get(program, *options); };
   });
 }
 

@@ -48,8 +48,8 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
   return fold.code();
 }
 
-ExitCode run_init(const CommonOptions& common, const InitOptions& o) {
-  Context ctx(common);
+ExitCode run_init(Program& program, const InitOptions& o) {
+  Context ctx(program);
   if (o.source.file.empty()) return run_init_single(ctx, o);
   if (!o.sku.empty() || !o.value.empty()) throw InputError("init: give SKU VALUE or --file, not both");
   StockFileRun run{"init", o.source, PutMode{false, o.force, false}, o.ttl_s, LockTiming{}, false};
@@ -70,7 +70,7 @@ void setup_init(CLI::App& app, Program& program) {
   add_source_options(*sub, o->source, true, true);
   add_common_options(*sub, program.common);
   sub->callback([&program, o] {
-    program.run = [&program, o] { return run_init(program.common, *o); };
+    program.run = [&program, o] { return run_init(program, *o); };
   });
 }
 

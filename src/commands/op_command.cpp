@@ -6,6 +6,7 @@
 #include "cli/errors.h"
 #include "commands/batch.h"
 #include "core/quantity.h"
+#include "output/progress.h"
 
 namespace stockctl {
 namespace {
@@ -73,7 +74,9 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
       nullptr};
 }
 
-void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, ExitFold& fold) {
+void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, ExitFold& fold,
+           Progress& progress) {
+  progress.advance(window.size());
   std::vector<ItemResult> pending;
   for (const ItemResult& item : window) {
     if (item.qty) pending.push_back(item);
@@ -99,6 +102,7 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   std::vector<ItemResult> window;
   // Connect only now that the whole source is known to be valid.
   OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
+  Progress progress(name, validation.rows);
   for_each_row<OpRow>(source, reader, validation, [&](const OpRow& row, const std::string& problem) {
     ItemResult item = new_item(name, ctx.scheme(), row.sku);
     if (problem.empty()) {
@@ -107,18 +111,18 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
       set_error(item, Status::invalid, fmt::format("{}:{}: {}", source.name(), row.line, problem));
     }
     window.push_back(std::move(item));
-    if (window.size() >= kWindow) flush(ctx, runner, window, fold);
+    if (window.size() >= kWindow) flush(ctx, runner, window, fold, progress);
   });
-  flush(ctx, runner, window, fold);
+  flush(ctx, runner, window, fold, progress);
   return fold.code();
 }
 
-ExitCode run_op_command(const CommonOptions& common, OpCommandOptions& o, OpRunner::Op op,
+ExitCode run_op_command(Program& program, OpCommandOptions& o, OpRunner::Op op,
                         const std::string& name) {
   validate_init_source(o.op.init);
   o.op.init.format = o.source.format;
   o.op.init.columns = o.source.columns;
-  Context ctx(common);
+  Context ctx(program);
   if (o.source.file.empty()) return run_single(ctx, op, name, o);
   return run_batch(ctx, op, name, o);
 }
@@ -135,7 +139,7 @@ void setup_op_command(CLI::App& app, Program& program, OpRunner::Op op, const st
   add_source_options(*sub, o->source, false, false);
   add_common_options(*sub, program.common);
   sub->callback([&program, o, op, name] {
-    program.run = [&program, o, op, name] { return run_op_command(program.common, *o, op, name); };
+    program.run = [&program, o, op, name] { return run_op_command(program, *o, op, name); };
   });
 }
 

@@ -6,12 +6,15 @@
 
 #include "cli/common_options.h"
 #include "cli/exit_code.h"
+#include "output/run_stats.h"
 
 namespace stockctl {
 
 /// The parsed command line: common options and what the chosen subcommand will run.
 struct Program {
   CommonOptions common;
+  std::string op;  ///< the chosen subcommand, for metrics
+  RunStats stats;  ///< what the run did, item by item
   std::function<ExitCode()> run;
 };
 
@@ -21,6 +24,8 @@ void setup_deduct(CLI::App& app, Program& program);
 void setup_add(CLI::App& app, Program& program);
 void setup_init(CLI::App& app, Program& program);
 void setup_rebuild(CLI::App& app, Program& program);
+/// `help [SUBCOMMAND]`: prints the same text as `--help`.
+void setup_help(CLI::App& app, Program& program);
 /// The hidden `__complete [SUBCOMMAND]` entry point the shell completions call: prints one
 /// subcommand or long option per line ("--name=TYPE" for options that take a value).
 void setup_complete(CLI::App& app, Program& program);

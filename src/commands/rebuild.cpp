@@ -60,9 +60,9 @@ class RunLock {
   bool held_ = false;
 };
 
-ExitCode run_rebuild(const CommonOptions& common, const RebuildOptions& o) {
+ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   if (o.source.file.empty()) throw InputError("rebuild needs --file FILE");
-  Context ctx(common);
+  Context ctx(program);
   StockFileRun run{"rebuild", o.source, PutMode{true, o.force, o.dry_run}, o.ttl_s, o.lock,
                    o.fail_on_drift};
   if (o.dry_run) return run_stock_file(ctx, run);
@@ -106,7 +106,7 @@ void setup_rebuild(CLI::App& app, Program& program) {
   add_source_options(*sub, o->source, true, true);
   add_common_options(*sub, program.common);
   sub->callback([&program, o] {
-    program.run = [&program, o] { return run_rebuild(program.common, *o); };
+    program.run = [&program, o] { return run_rebuild(program, *o); };
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "commands/batch.h"
 #include "commands/put_runner.h"
+#include "output/progress.h"
 
 namespace stockctl {
 namespace {
@@ -45,10 +46,15 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   FileRunLog log(run.source.report, run.fail_on_drift);
   PutRunner runner(ctx.redis(), run.mode, run.ttl_s, run.lock);
   std::vector<PutItem> window;
+  Progress progress(run.op, validation.rows);
   auto flush = [&] {
+    progress.advance(window.size());
     if (each_window) each_window();
     runner.run(window);
-    for (const PutItem& item : window) log.add(item.result);
+    for (const PutItem& item : window) {
+      log.add(item.result);
+      ctx.count(item.result);
+    }
     window.clear();
   };
   for_each_row<StockRow>(source, reader, validation,

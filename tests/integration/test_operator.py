@@ -1,0 +1,121 @@
+"""What an operator meets at a shell and in cron: help, quiet/verbose, progress, metrics."""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+import unittest
+
+from harness import STOCKCTL, ServerTest, run
+
+
+class Help(unittest.TestCase):
+    def test_help_subcommand_matches_dash_dash_help(self):
+        for sub in ("get", "deduct", "add", "init", "rebuild"):
+            self.assertEqual(run("help", sub).stdout, run(sub, "--help").stdout, sub)
+        self.assertEqual(run("help").stdout, run("--help").stdout)
+
+    def test_help_for_an_unknown_command(self):
+        res = run("help", "frob")
+        self.assertEqual(res.rc, 2)
+        self.assertIn("no such command 'frob'", res.stderr)
+
+
+class Verbosity(ServerTest):
+    def test_verbose_says_where_it_connected(self):
+        path = self.write("v.csv", "sku,stock\nA,1\n")
+        res = self.sc("init", "--file", path, "--verbose")
+        self.assertIn("stockctl: connected to 127.0.0.1:%d (db 0)" % self.server.port, res.stderr)
+        self.assertIn("%s: 1 rows read, 0 invalid" % path, res.stderr)
+        self.assertEqual(self.sc("init", "--file", path).stderr, "")
+
+    def test_quiet_drops_warnings_but_not_errors(self):
+        url = "redis://:pw@127.0.0.1:%d" % self.server.port
+        self.assertIn("warning", run("get", "x", "--url", url).stderr)
+        res = run("get", "x", "--url", url, "--quiet")
+        self.assertNotIn("warning", res.stderr)
+        self.assertIn("error", res.stderr)  # the server has no password: AUTH fails
+
+
+class Metrics(ServerTest):
+    def test_metrics_file_for_node_exporter(self):
+        self.r("SET", "stock:{B}", "1")
+        path = self.write("export.csv", "sku,stock\nA,5\nB,9\n")
+        prom = os.path.join(self.tmp, "stockctl.prom")
+        res = self.sc("rebuild", "--file", path, "--metrics-file", prom)
+        self.assertEqual(res.rc, 0, res)
+        with open(prom) as f:
+            text = f.read()
+        self.assertIn('stockctl_items{op="rebuild",status="ok"} 1\n', text)
+        self.assertIn('stockctl_drift_items{op="rebuild"} 1\n', text)
+        self.assertIn('stockctl_last_exit_code{op="rebuild"} 0\n', text)
+        self.assertRegex(text, r'stockctl_run_duration_seconds\{op="rebuild"\} \d+\.\d{3}\n')
+        success = re.search(r'stockctl_last_success_timestamp_seconds\{op="rebuild"\} (\d+)', text)
+        self.assertTrue(success)
+        self.assertLessEqual(abs(int(success.group(1)) - time.time()), 60)
+        self.assertEqual(os.listdir(self.tmp).count("stockctl.prom"), 1)
+        self.assertFalse([n for n in os.listdir(self.tmp) if n.endswith(".tmp")])
+
+        # A failed run keeps the last success of the earlier one.
+        bad = self.sc("rebuild", "--file", path, "--fail-on-drift", "--metrics-file", prom)
+        self.assertEqual(bad.rc, 6)
+        with open(prom) as f:
+            text2 = f.read()
+        self.assertIn('stockctl_last_exit_code{op="rebuild"} 6\n', text2)
+        self.assertIn(success.group(0), text2)
+
+    def test_unwritable_metrics_file_is_an_error(self):
+        res = self.sc("get", "x", "--metrics-file", "/nonexistent-dir/x.prom")
+        self.assertEqual(res.rc, 1)
+        self.assertIn("cannot write metrics file", res.stderr)
+
+
+class Progress(ServerTest):
+    ROWS = 300000
+
+    def big_file(self):
+        path = os.path.join(self.tmp, "big.csv")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.write("sku,stock\n")
+                f.writelines("item-%d,%d\n" % (i, i % 100) for i in range(self.ROWS))
+        return path
+
+    def test_no_progress_when_stderr_is_not_a_terminal(self):
+        res = self.sc("init", "--file", self.big_file())
+        self.assertEqual(res.rc, 0)
+        self.assertEqual(res.stderr, "")
+
+    @unittest.skipUnless(shutil.which("tmux"), "tmux is not installed")
+    def test_progress_on_a_terminal(self):
+        session = "stockctl-progress-%d" % os.getpid()
+        out = os.path.join(self.tmp, "out.json")
+        cmd = "%s init --file %s --url %s > %s; echo DONE-$?" % (STOCKCTL, self.big_file(), self.server.url, out)
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "200", "-y", "20", cmd + "; sleep 60"],
+                       check=True)
+        try:
+            seen_progress = False
+            deadline = time.monotonic() + 120
+            screen = ""
+            while time.monotonic() < deadline:
+                screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                        capture_output=True, text=True).stdout
+                if re.search(r"init: \d+/%d rows \(\d+%%\), \d+ rows/s, \d+s left" % self.ROWS, screen) or \
+                        re.search(r"validating .*: \d+ rows, \d+ rows/s", screen):
+                    seen_progress = True
+                if "DONE-" in screen:
+                    break
+                time.sleep(0.05)  # screen polling, bounded by the deadline
+            self.assertIn("DONE-0", screen)
+            self.assertTrue(seen_progress, screen)
+            # The progress line is erased when the work ends.
+            self.assertNotIn("rows/s", screen.split("DONE-0")[0].splitlines()[-1] if screen.split("DONE-0")[0].splitlines() else "")
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        with open(out) as f:
+            self.assertIn('"ok":%d' % self.ROWS, f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
