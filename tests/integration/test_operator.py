@@ -7,7 +7,7 @@ import subprocess
 import time
 import unittest
 
-from harness import STOCKCTL, ServerTest, run
+from harness import ROOT, STOCKCTL, ServerTest, run
 
 
 class Help(unittest.TestCase):
@@ -119,3 +119,21 @@ class Progress(ServerTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Examples(ServerTest):
+    def test_ci_smoke_script_passes(self):
+        env = dict(os.environ, STOCKCTL=STOCKCTL, STOCKCTL_URL=self.server.url)
+        proc = subprocess.run(["sh", os.path.join(ROOT, "examples", "ci-smoke.sh")],
+                              capture_output=True, text=True, env=env)
+        self.assertEqual((proc.returncode, proc.stdout), (0, "ci-smoke: ok\n"), proc.stderr)
+
+    def test_ci_smoke_script_catches_an_oversell(self):
+        # A fake stockctl whose deduct always succeeds must make the smoke test fail.
+        fake = self.write("fake-stockctl", '#!/bin/sh\ncase "$*" in *deduct*) echo \'{"status":"ok","stock":0}\';; *) echo \'{"stock":1}\';; esac\n')
+        os.chmod(fake, 0o755)
+        env = dict(os.environ, STOCKCTL=fake)
+        proc = subprocess.run(["sh", os.path.join(ROOT, "examples", "ci-smoke.sh")],
+                              capture_output=True, text=True, env=env)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("oversold", proc.stderr)
