@@ -78,17 +78,18 @@ std::string parse_host_port(std::string_view hp, RedisUrl& url) {
 }
 
 std::string parse_tcp(std::string_view rest, RedisUrl& url) {
+  // The user info ends at the last '@', so a password may hold '/', '?' or '@' without being
+  // mistaken for the path; nothing before that '@' ever appears in a message.
+  auto at = rest.rfind('@');
+  if (at != std::string_view::npos) {
+    if (std::string e = parse_userinfo(rest.substr(0, at), url); !e.empty()) return e;
+    rest = rest.substr(at + 1);
+  }
   auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
   if (slash != std::string_view::npos && slash + 1 < rest.size()) {
     if (std::string e = parse_db(rest.substr(slash + 1), url.db); !e.empty()) return e;
   }
-  auto at = authority.rfind('@');
-  if (at != std::string_view::npos) {
-    if (std::string e = parse_userinfo(authority.substr(0, at), url); !e.empty()) return e;
-    authority = authority.substr(at + 1);
-  }
-  return parse_host_port(authority, url);
+  return parse_host_port(rest.substr(0, slash), url);
 }
 
 std::string parse_unix(std::string_view rest, RedisUrl& url) {

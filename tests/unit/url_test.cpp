@@ -55,3 +55,14 @@ TEST_CASE("bad URLs are refused without echoing the password") {
   CHECK(e == "bad percent-escape in the password");
   CHECK(e.find("hunter2") == std::string::npos);
 }
+
+TEST_CASE("a password may contain '/', '?' and '@' and never leaks into errors") {
+  RedisUrl u;
+  REQUIRE(parse_redis_url("redis://:pa/ss?x@y@host:7000/4", u).empty());
+  CHECK(u.password == "pa/ss?x@y");
+  CHECK(u.host == "host");
+  CHECK(u.port == 7000);
+  CHECK(u.db == 4);
+  std::string e = parse_redis_url("redis://:pa/ss@host/x", u);
+  CHECK(e == "database 'x' is not a number");
+}
