@@ -55,6 +55,7 @@ void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     pause_ms = std::min<long long>(pause_ms * 2, 100);
     std::vector<Call> calls;
+    calls.reserve(locked.size());
     for (PutItem* item : locked) calls.push_back(call_for(*item));
     std::vector<CallResult> results = client_.run(calls);
     std::vector<PutItem*> still;

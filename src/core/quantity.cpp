@@ -71,10 +71,10 @@ ParsedNumber parse_count(std::string_view text) {
   return parse_non_negative(text, "a count (an integer from 0 to 9007199254740991)");
 }
 
-std::optional<std::int64_t> parse_stored_value(std::string_view s) {
-  if (s == "-1") return kUnlimited;
-  if (s.size() > 1 && s.front() == '0') return std::nullopt;
-  return parse_digits(s);
+std::optional<std::int64_t> parse_stored_value(std::string_view text) {
+  if (text == "-1") return kUnlimited;
+  if (text.size() > 1 && text.front() == '0') return std::nullopt;
+  return parse_digits(text);
 }
 
 ParsedNumber parse_bounded(std::string_view text, std::int64_t max) {

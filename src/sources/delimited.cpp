@@ -138,6 +138,7 @@ void split_tabs(const std::string& line, std::vector<std::string>& out) {
 
 std::vector<bool> present_columns(const std::vector<int>& index) {
   std::vector<bool> present;
+  present.reserve(index.size());
   for (int i : index) present.push_back(i >= 0);
   return present;
 }

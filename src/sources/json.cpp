@@ -208,7 +208,7 @@ class RowSax : public json::json_sax_t {
     return false;
   }
 
-  static std::string strip_prefix(std::string what) {
+  static std::string strip_prefix(const std::string& what) {
     // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." -> after ": "
     auto pos = what.find(": ");
     return pos == std::string::npos ? what : what.substr(pos + 2);
