@@ -129,10 +129,10 @@ int main(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
   ExitCode code = run_guarded(program);
   if (!program.common.metrics_file.empty()) {
-    RunMetrics metrics{program.op, program.stats,
-                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
-                           .count(),
-                       static_cast<int>(code), std::time(nullptr)};
+    RunMetrics metrics{
+        program.op, program.stats,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+        static_cast<int>(code), std::time(nullptr)};
     try {
       write_metrics_file(program.common.metrics_file, metrics);
     } catch (const StockctlError& e) {

@@ -26,9 +26,10 @@ std::string read_password_file(const std::string& path) {
     throw InputError(fmt::format("--password-file {}: {}", path, std::strerror(errno)));
   }
   if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-    throw InputError(fmt::format("--password-file {} can be read by others (mode {:04o}); run "
-                                 "chmod 600 {}",
-                                 path, st.st_mode & 07777, path));
+    throw InputError(
+        fmt::format("--password-file {} can be read by others (mode {:04o}); run "
+                    "chmod 600 {}",
+                    path, st.st_mode & 07777, path));
   }
   std::ifstream in(path);
   std::string password;
@@ -102,14 +103,27 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
 }
 
 void name_option_values(CLI::App& app) {
-  static const std::map<std::string, std::string> kValueNames = {
-      {"--url", "URL"},          {"--user", "NAME"},         {"--password-file", "FILE"},
-      {"--connect-timeout", "MS"}, {"--timeout", "MS"},      {"--prefix", "PREFIX"},
-      {"--file", "FILE"},        {"--format", "FORMAT"},     {"--sku-column", "NAME"},
-      {"--stock-column", "NAME"}, {"--total-column", "NAME"}, {"--issued-column", "NAME"},
-      {"--qty-column", "NAME"},  {"--report", "FILE"},       {"--init-value", "N"},
-      {"--init-from", "FILE"},   {"--init-cmd", "CMD"},      {"--ttl", "SECONDS"},
-      {"--lock-ttl", "MS"},      {"--lock-wait", "MS"},      {"--metrics-file", "FILE"}};
+  static const std::map<std::string, std::string> kValueNames = {{"--url", "URL"},
+                                                                 {"--user", "NAME"},
+                                                                 {"--password-file", "FILE"},
+                                                                 {"--connect-timeout", "MS"},
+                                                                 {"--timeout", "MS"},
+                                                                 {"--prefix", "PREFIX"},
+                                                                 {"--file", "FILE"},
+                                                                 {"--format", "FORMAT"},
+                                                                 {"--sku-column", "NAME"},
+                                                                 {"--stock-column", "NAME"},
+                                                                 {"--total-column", "NAME"},
+                                                                 {"--issued-column", "NAME"},
+                                                                 {"--qty-column", "NAME"},
+                                                                 {"--report", "FILE"},
+                                                                 {"--init-value", "N"},
+                                                                 {"--init-from", "FILE"},
+                                                                 {"--init-cmd", "CMD"},
+                                                                 {"--ttl", "SECONDS"},
+                                                                 {"--lock-ttl", "MS"},
+                                                                 {"--lock-wait", "MS"},
+                                                                 {"--metrics-file", "FILE"}};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) opt->type_name("");
     for (const std::string& name : opt->get_lnames()) {
@@ -139,8 +153,9 @@ ConnectOptions connect_options(const CommonOptions& o) {
   } else if (c.url.password) {
     c.password = c.url.password;
     if (on_command_line) {
-      print_warning("a password on the command line may be seen by other users (ps); use "
-                    "--password-file or STOCKCTL_PASSWORD");
+      print_warning(
+          "a password on the command line may be seen by other users (ps); use "
+          "--password-file or STOCKCTL_PASSWORD");
     }
   } else if (!env("STOCKCTL_PASSWORD").empty()) {
     c.password = env("STOCKCTL_PASSWORD");
@@ -148,9 +163,10 @@ ConnectOptions connect_options(const CommonOptions& o) {
     c.password = env("REDISCLI_AUTH");
   }
   if (c.user && !c.password) {
-    throw InputError(fmt::format("user '{}' needs a password: give it in the URL, "
-                                 "--password-file or STOCKCTL_PASSWORD",
-                                 *c.user));
+    throw InputError(
+        fmt::format("user '{}' needs a password: give it in the URL, "
+                    "--password-file or STOCKCTL_PASSWORD",
+                    *c.user));
   }
   return c;
 }

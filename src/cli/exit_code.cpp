@@ -5,13 +5,20 @@ namespace {
 
 int rank(ExitCode code) {
   switch (code) {
-    case ExitCode::failure: return 6;
-    case ExitCode::invalid_input: return 5;
-    case ExitCode::busy: return 4;
-    case ExitCode::uninitialized: return 3;
-    case ExitCode::insufficient: return 2;
-    case ExitCode::drift: return 1;
-    case ExitCode::ok: return 0;
+    case ExitCode::failure:
+      return 6;
+    case ExitCode::invalid_input:
+      return 5;
+    case ExitCode::busy:
+      return 4;
+    case ExitCode::uninitialized:
+      return 3;
+    case ExitCode::insufficient:
+      return 2;
+    case ExitCode::drift:
+      return 1;
+    case ExitCode::ok:
+      return 0;
   }
   return 6;
 }
@@ -22,15 +29,22 @@ ExitCode exit_code_for(Status status, bool fail_on_drift) {
   switch (status) {
     case Status::ok:
     case Status::unlimited:
-    case Status::exists: return ExitCode::ok;
-    case Status::insufficient: return ExitCode::insufficient;
+    case Status::exists:
+      return ExitCode::ok;
+    case Status::insufficient:
+      return ExitCode::insufficient;
     case Status::uninitialized:
-    case Status::missing: return ExitCode::uninitialized;
-    case Status::drift: return fail_on_drift ? ExitCode::drift : ExitCode::ok;
-    case Status::busy: return ExitCode::busy;
+    case Status::missing:
+      return ExitCode::uninitialized;
+    case Status::drift:
+      return fail_on_drift ? ExitCode::drift : ExitCode::ok;
+    case Status::busy:
+      return ExitCode::busy;
     case Status::conflict:
-    case Status::invalid: return ExitCode::invalid_input;
-    case Status::error: return ExitCode::failure;
+    case Status::invalid:
+      return ExitCode::invalid_input;
+    case Status::error:
+      return ExitCode::failure;
   }
   return ExitCode::failure;
 }

@@ -34,17 +34,18 @@ std::unordered_map<std::size_t, std::size_t> confirm_duplicates(
     Source& source, const RowReader<Row>& reader, const std::vector<std::uint64_t>& repeated) {
   std::unordered_map<std::string, std::size_t> first_line;
   std::unordered_map<std::size_t, std::size_t> duplicates;
-  RecordHandler handler{reader.header, [&](Record& record) {
-                          Row row;
-                          if (!reader.interpret(record, row).empty()) return true;
-                          const std::string& sku = reader.sku(row);
-                          if (!std::binary_search(repeated.begin(), repeated.end(), sku_hash(sku))) {
-                            return true;
-                          }
-                          auto [it, fresh] = first_line.emplace(sku, record.line);
-                          if (!fresh) duplicates.emplace(record.line, it->second);
-                          return true;
-                        }};
+  RecordHandler handler{
+      reader.header, [&](Record& record) {
+        Row row;
+        if (!reader.interpret(record, row).empty()) return true;
+        const std::string& sku = reader.sku(row);
+        if (!std::binary_search(repeated.begin(), repeated.end(), sku_hash(sku))) {
+          return true;
+        }
+        auto [it, fresh] = first_line.emplace(sku, record.line);
+        if (!fresh) duplicates.emplace(record.line, it->second);
+        return true;
+      }};
   source.read(reader.wanted, handler);
   return duplicates;
 }
@@ -59,23 +60,23 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
   std::vector<std::uint64_t> hashes;
   Progress progress(fmt::format("validating {}", source.name()), 0);
   const auto started = std::chrono::steady_clock::now();
-  RecordHandler handler{reader.header, [&](Record& record) {
-                          progress.advance(1);
-                          if (record.fatal) {
-                            throw InputError(fmt::format("{}:{}: {}", source.name(), record.line,
-                                                         record.error));
-                          }
-                          ++v.rows;
-                          Row row;
-                          std::string problem = reader.interpret(record, row);
-                          if (!problem.empty()) {
-                            ++v.invalid;
-                            report_invalid(source, record.line, problem, printed);
-                          } else if (reader.sku) {
-                            hashes.push_back(sku_hash(reader.sku(row)));
-                          }
-                          return true;
-                        }};
+  RecordHandler handler{
+      reader.header, [&](Record& record) {
+        progress.advance(1);
+        if (record.fatal) {
+          throw InputError(fmt::format("{}:{}: {}", source.name(), record.line, record.error));
+        }
+        ++v.rows;
+        Row row;
+        std::string problem = reader.interpret(record, row);
+        if (!problem.empty()) {
+          ++v.invalid;
+          report_invalid(source, record.line, problem, printed);
+        } else if (reader.sku) {
+          hashes.push_back(sku_hash(reader.sku(row)));
+        }
+        return true;
+      }};
   source.read(reader.wanted, handler);
   std::sort(hashes.begin(), hashes.end());
   std::vector<std::uint64_t> repeated;
@@ -95,19 +96,19 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
       report_invalid(source, line, fmt::format("duplicate SKU (first on line {})", first), printed);
     }
   }
-  print_info(fmt::format("{}: {} rows read, {} invalid, in {} ms", source.name(), v.rows,
-                         v.invalid,
+  print_info(fmt::format("{}: {} rows read, {} invalid, in {} ms", source.name(), v.rows, v.invalid,
                          std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::steady_clock::now() - started)
                              .count()));
   if (printed > kMaxPrinted) {
-    print_error(fmt::format("{}: {} more invalid rows not shown", source.name(),
-                            printed - kMaxPrinted));
+    print_error(
+        fmt::format("{}: {} more invalid rows not shown", source.name(), printed - kMaxPrinted));
   }
   if (v.invalid > 0 && !skip_invalid) {
-    throw InputError(fmt::format("{}: {} of {} rows are invalid; nothing was written (use "
-                                 "--skip-invalid to write the valid rows)",
-                                 source.name(), v.invalid, v.rows));
+    throw InputError(
+        fmt::format("{}: {} of {} rows are invalid; nothing was written (use "
+                    "--skip-invalid to write the valid rows)",
+                    source.name(), v.invalid, v.rows));
   }
   return v;
 }

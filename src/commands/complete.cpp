@@ -46,9 +46,7 @@ void setup_complete(CLI::App& app, Program& program) {
   CLI::App* sub = app.add_subcommand("__complete", "list subcommands, or a subcommand's options");
   sub->group("");  // hidden from --help
   sub->add_option("SUBCOMMAND", o->subcommand);
-  sub->callback([&app, &program, o] {
-    program.run = [&app, o] { return run_complete(app, *o); };
-  });
+  sub->callback([&app, &program, o] { program.run = [&app, o] { return run_complete(app, *o); }; });
 }
 
 }  // namespace stockctl

@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "cli/common_options.h"
-#include "commands/program.h"
 #include "cli/exit_code.h"
+#include "commands/program.h"
 #include "output/json_writer.h"
 #include "redis/client.h"
 

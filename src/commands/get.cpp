@@ -58,8 +58,9 @@ ExitCode run_get(Program& program, const GetOptions& options) {
     return fold.code();
   }
   for (std::size_t start = 0; start < items.size(); start += kWindow) {
-    std::vector<ItemResult> window(items.begin() + static_cast<long>(start),
-                                   items.begin() + static_cast<long>(std::min(items.size(), start + kWindow)));
+    std::vector<ItemResult> window(
+        items.begin() + static_cast<long>(start),
+        items.begin() + static_cast<long>(std::min(items.size(), start + kWindow)));
     read_window(ctx, window);
     for (const ItemResult& item : window) ctx.emit(item, fold);
   }

@@ -32,9 +32,8 @@ void setup_help(CLI::App& app, Program& program) {
   auto name = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("help", "show help for stockctl or one of its commands");
   sub->add_option("SUBCOMMAND", *name, "the command to explain");
-  sub->callback([&app, &program, name] {
-    program.run = [&app, name] { return run_help(app, *name); };
-  });
+  sub->callback(
+      [&app, &program, name] { program.run = [&app, name] { return run_help(app, *name); }; });
 }
 
 }  // namespace stockctl

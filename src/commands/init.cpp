@@ -22,7 +22,8 @@ struct InitOptions {
 };
 
 ExitCode run_init_single(Context& ctx, const InitOptions& o) {
-  if (o.sku.empty() && o.value.empty()) throw InputError("init needs SKU and VALUE, or --file FILE");
+  if (o.sku.empty() && o.value.empty())
+    throw InputError("init needs SKU and VALUE, or --file FILE");
   if (o.value.empty()) throw InputError(fmt::format("init {}: VALUE is missing", o.sku));
   PutItem item;
   item.result.op = "init";
@@ -51,7 +52,8 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
 ExitCode run_init(Program& program, const InitOptions& o) {
   Context ctx(program);
   if (o.source.file.empty()) return run_init_single(ctx, o);
-  if (!o.sku.empty() || !o.value.empty()) throw InputError("init: give SKU VALUE or --file, not both");
+  if (!o.sku.empty() || !o.value.empty())
+    throw InputError("init: give SKU VALUE or --file, not both");
   StockFileRun run{"init", o.source, PutMode{false, o.force, false}, o.ttl_s, LockTiming{}, false};
   return run_stock_file(ctx, run);
 }
@@ -69,9 +71,7 @@ void setup_init(CLI::App& app, Program& program) {
       ->check(CLI::Range(0LL, 1LL << 40).description(""));
   add_source_options(*sub, o->source, true, true);
   add_common_options(*sub, program.common);
-  sub->callback([&program, o] {
-    program.run = [&program, o] { return run_init(program, *o); };
-  });
+  sub->callback([&program, o] { program.run = [&program, o] { return run_init(program, *o); }; });
 }
 
 }  // namespace stockctl

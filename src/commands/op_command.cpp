@@ -93,9 +93,10 @@ void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, Exit
 
 ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                    const OpCommandOptions& o) {
-  if (!o.sku.empty() || !o.qty.empty()) throw InputError(fmt::format("{}: give SKU QTY or --file, not both", name));
-  Source source(o.source.file, o.source.format.empty() ? std::nullopt
-                                                         : parse_format(o.source.format));
+  if (!o.sku.empty() || !o.qty.empty())
+    throw InputError(fmt::format("{}: give SKU QTY or --file, not both", name));
+  Source source(o.source.file,
+                o.source.format.empty() ? std::nullopt : parse_format(o.source.format));
   RowReader<OpRow> reader = op_reader(o.source.columns, ctx.scheme());
   Validation validation = validate_source(source, reader, o.source.skip_invalid);
   ExitFold fold;
@@ -103,16 +104,18 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   // Connect only now that the whole source is known to be valid.
   OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
   Progress progress(name, validation.rows);
-  for_each_row<OpRow>(source, reader, validation, [&](const OpRow& row, const std::string& problem) {
-    ItemResult item = new_item(name, ctx.scheme(), row.sku);
-    if (problem.empty()) {
-      item.qty = row.qty;
-    } else {
-      set_error(item, Status::invalid, fmt::format("{}:{}: {}", source.name(), row.line, problem));
-    }
-    window.push_back(std::move(item));
-    if (window.size() >= kWindow) flush(ctx, runner, window, fold, progress);
-  });
+  for_each_row<OpRow>(source, reader, validation,
+                      [&](const OpRow& row, const std::string& problem) {
+                        ItemResult item = new_item(name, ctx.scheme(), row.sku);
+                        if (problem.empty()) {
+                          item.qty = row.qty;
+                        } else {
+                          set_error(item, Status::invalid,
+                                    fmt::format("{}:{}: {}", source.name(), row.line, problem));
+                        }
+                        window.push_back(std::move(item));
+                        if (window.size() >= kWindow) flush(ctx, runner, window, fold, progress);
+                      });
   flush(ctx, runner, window, fold, progress);
   return fold.code();
 }

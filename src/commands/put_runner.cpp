@@ -21,8 +21,9 @@ void PutRunner::apply(PutItem& item, const CallResult& result) const {
   const Reply& reply = result.reply;
   if (reply.is_error()) return apply_error_reply(r, reply.str);
   if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
-    return set_error(r, Status::error,
-                     fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
+    return set_error(
+        r, Status::error,
+        fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
   }
   apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
 }

@@ -38,12 +38,12 @@ class RunLock {
   }
   void renew() {
     if (!held_) {
-      Reply r = client_.call(
-          Call{nullptr, {"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}});
+      Reply r =
+          client_.call(Call{nullptr, {"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}});
       if (r.is_error()) throw StockctlError(ExitCode::failure, fmt::format("{}: {}", key_, r.str));
       if (r.is_nil()) {
-        throw RebuildBusy(fmt::format("another rebuild is running on this prefix (lock {} is held)",
-                                      key_));
+        throw RebuildBusy(
+            fmt::format("another rebuild is running on this prefix (lock {} is held)", key_));
       }
       held_ = true;
     } else if (!extend_lock(client_, key_, token_, ttl_ms_)) {
@@ -63,16 +63,16 @@ class RunLock {
 ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   if (o.source.file.empty()) throw InputError("rebuild needs --file FILE");
   Context ctx(program);
-  StockFileRun run{"rebuild", o.source, PutMode{true, o.force, o.dry_run}, o.ttl_s, o.lock,
-                   o.fail_on_drift};
+  StockFileRun run{"rebuild", o.source, PutMode{true, o.force, o.dry_run},
+                   o.ttl_s,   o.lock,   o.fail_on_drift};
   if (o.dry_run) return run_stock_file(ctx, run);
   // The lock must outlive a window even on a slow server; it is renewed before every window.
   long long run_lock_ttl = std::max<long long>(o.lock.ttl_ms, 30000);
   std::unique_ptr<RunLock> lock;
   try {
     return run_stock_file(ctx, run, [&] {
-      if (!lock) lock = std::make_unique<RunLock>(ctx.redis(), rebuild_lock_key(ctx.scheme()),
-                                                  run_lock_ttl);
+      if (!lock)
+        lock = std::make_unique<RunLock>(ctx.redis(), rebuild_lock_key(ctx.scheme()), run_lock_ttl);
       lock->renew();
     });
   } catch (const RebuildBusy& e) {
@@ -95,7 +95,8 @@ void setup_rebuild(CLI::App& app, Program& program) {
       "rebuild", "recover after cache loss: re-create missing keys from a database export");
   sub->add_flag("--force", o->force, "overwrite live keys too");
   sub->add_flag("--dry-run", o->dry_run, "write nothing; report what would happen");
-  sub->add_flag("--fail-on-drift", o->fail_on_drift, "exit 6 when a live key differs from the export");
+  sub->add_flag("--fail-on-drift", o->fail_on_drift,
+                "exit 6 when a live key differs from the export");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
       ->check(CLI::Range(0LL, 1LL << 40).description(""));
   sub->add_option("--lock-ttl", o->lock.ttl_ms, "lock lifetime in ms (default 10000)")
@@ -105,9 +106,8 @@ void setup_rebuild(CLI::App& app, Program& program) {
       ->check(CLI::Range(0LL, 86400000LL).description(""));
   add_source_options(*sub, o->source, true, true);
   add_common_options(*sub, program.common);
-  sub->callback([&program, o] {
-    program.run = [&program, o] { return run_rebuild(program, *o); };
-  });
+  sub->callback(
+      [&program, o] { program.run = [&program, o] { return run_rebuild(program, *o); }; });
 }
 
 }  // namespace stockctl

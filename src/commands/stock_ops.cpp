@@ -30,8 +30,8 @@ ParsedNumber stock_from_file(const InitSource& init, const std::string& sku,
       [&](const std::vector<bool>& present) { return check_stock_header(present, init.columns); },
       [&](Record& record) {
         if (record.fatal) {
-          found.error = fmt::format("--init-from {}:{}: {}", source.name(), record.line,
-                                    record.error);
+          found.error =
+              fmt::format("--init-from {}:{}: {}", source.name(), record.line, record.error);
           return false;
         }
         StockRow row;
@@ -52,7 +52,8 @@ void add_op_options(CLI::App& app, OpOptions& o) {
   const char* init = "Initialization of a missing key";
   app.add_option("--init-value", o.init.value, "initial stock of a missing key (or unlimited)")
       ->group(init);
-  app.add_option("--init-from", o.init.file, "take a missing key's initial stock from its row in FILE")
+  app.add_option("--init-from", o.init.file,
+                 "take a missing key's initial stock from its row in FILE")
       ->group(init);
   app.add_option("--init-cmd", o.init.command,
                  "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "
@@ -64,7 +65,8 @@ void add_op_options(CLI::App& app, OpOptions& o) {
   app.add_option("--lock-ttl", o.lock.ttl_ms, "init lock lifetime in ms (default 10000)")
       ->check(CLI::Range(1LL, 86400000LL).description(""))
       ->group(init);
-  app.add_option("--lock-wait", o.lock.wait_ms, "longest wait for the init lock in ms (default 5000)")
+  app.add_option("--lock-wait", o.lock.wait_ms,
+                 "longest wait for the init lock in ms (default 5000)")
       ->check(CLI::Range(0LL, 86400000LL).description(""))
       ->group(init);
 }
@@ -98,9 +100,9 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
   if (r.is_error()) return apply_error_reply(item, r.str);
   if (r.type != Reply::Type::array || r.elements.size() != 2 ||
       r.elements[0].type != Reply::Type::integer || r.elements[1].type != Reply::Type::integer) {
-    return set_error(item, Status::error,
-                     fmt::format("unexpected reply from the {} script: {}", item.op,
-                                 describe_reply(r)));
+    return set_error(
+        item, Status::error,
+        fmt::format("unexpected reply from the {} script: {}", item.op, describe_reply(r)));
   }
   if (op_ == Op::deduct) {
     apply_deduct_answer(item, r.elements[0].integer, r.elements[1].integer);
@@ -143,7 +145,8 @@ void OpRunner::initialize(ItemResult& item) {
       return;
     }
     // Measured after SET NX returned, so slightly late; kLockMargin covers that round trip.
-    auto lock_expiry = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.lock.ttl_ms);
+    auto lock_expiry =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.lock.ttl_ms);
     LockRelease release(client_, lock_key, token);
     initialize_locked(item, lock_expiry);
   } catch (const StockctlError& e) {

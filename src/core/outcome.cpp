@@ -8,17 +8,28 @@ namespace stockctl {
 
 std::string_view status_name(Status status) {
   switch (status) {
-    case Status::ok: return "ok";
-    case Status::unlimited: return "unlimited";
-    case Status::insufficient: return "insufficient";
-    case Status::uninitialized: return "uninitialized";
-    case Status::missing: return "missing";
-    case Status::exists: return "exists";
-    case Status::drift: return "drift";
-    case Status::busy: return "busy";
-    case Status::conflict: return "conflict";
-    case Status::invalid: return "invalid";
-    case Status::error: return "error";
+    case Status::ok:
+      return "ok";
+    case Status::unlimited:
+      return "unlimited";
+    case Status::insufficient:
+      return "insufficient";
+    case Status::uninitialized:
+      return "uninitialized";
+    case Status::missing:
+      return "missing";
+    case Status::exists:
+      return "exists";
+    case Status::drift:
+      return "drift";
+    case Status::busy:
+      return "busy";
+    case Status::conflict:
+      return "conflict";
+    case Status::invalid:
+      return "invalid";
+    case Status::error:
+      return "error";
   }
   return "error";
 }
@@ -97,9 +108,9 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
               fmt::format("adding {} to {} (stock {}) would pass {}; nothing changed",
                           item.qty.value_or(0), item.key, rest, kMaxStock));
   } else if (code == "MOVED" || code == "ASK") {
-    set_error(item, Status::error,
-              fmt::format("the server answered '{}': it is a Redis Cluster node; use --cluster",
-                          text));
+    set_error(
+        item, Status::error,
+        fmt::format("the server answered '{}': it is a Redis Cluster node; use --cluster", text));
   } else {
     set_error(item, Status::error, fmt::format("redis error on {}: {}", item.key, text));
   }

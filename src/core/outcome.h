@@ -23,9 +23,9 @@ enum class Status {
 };
 
 inline constexpr Status kAllStatuses[] = {
-    Status::ok,   Status::unlimited, Status::insufficient, Status::uninitialized,
-    Status::missing, Status::exists, Status::drift,        Status::busy,
-    Status::conflict, Status::invalid, Status::error};
+    Status::ok,       Status::unlimited, Status::insufficient, Status::uninitialized,
+    Status::missing,  Status::exists,    Status::drift,        Status::busy,
+    Status::conflict, Status::invalid,   Status::error};
 
 /// The contract's name of a status ("ok", "insufficient", ...).
 std::string_view status_name(Status status);

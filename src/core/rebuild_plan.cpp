@@ -60,8 +60,8 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
   } else if (verdict == "kept" && previous) {
     kept(item, stored.value_or(kUnlimited - 1), value, mode);
   } else {
-    set_error(item, Status::error, fmt::format("unexpected answer '{}' from the put script",
-                                               verdict));
+    set_error(item, Status::error,
+              fmt::format("unexpected answer '{}' from the put script", verdict));
   }
 }
 

@@ -47,8 +47,8 @@ WantedColumns op_columns(const SourceColumns& n) { return {n.sku, n.qty, n.reque
 std::string check_stock_header(const std::vector<bool>& present, const SourceColumns& n) {
   if (!present[kSku]) return fmt::format("header has no '{}' column", n.sku);
   if (present[kStock] || (present[kTotal] && present[kIssued])) return {};
-  return fmt::format("header has neither a '{}' column nor '{}' and '{}' columns", n.stock,
-                     n.total, n.issued);
+  return fmt::format("header has neither a '{}' column nor '{}' and '{}' columns", n.stock, n.total,
+                     n.issued);
 }
 
 std::string check_op_header(const std::vector<bool>& present, const SourceColumns& n) {

@@ -40,9 +40,10 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
   // Without our own braces the key must not carry a '}' that could split its companions' slot.
   std::string key = stock_key(scheme, sku);
   if (key.find('}') != std::string::npos && !has_hash_tag(key)) {
-    return fmt::format("key '{}' contains '}}' but no complete hash tag, so its companion keys "
-                       "could not share its cluster slot",
-                       key);
+    return fmt::format(
+        "key '{}' contains '}}' but no complete hash tag, so its companion keys "
+        "could not share its cluster slot",
+        key);
   }
   return {};
 }

@@ -32,8 +32,8 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
   std::minstd_rand jitter(std::random_device{}());
   long long pause_ms = 5;
   for (;;) {
-    Reply r = client.call(
-        Call{nullptr, {"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}});
+    Reply r =
+        client.call(Call{nullptr, {"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}});
     if (r.is_error()) {
       throw StockctlError(ExitCode::failure, fmt::format("cannot take lock {}: {}", key, r.str));
     }
@@ -42,8 +42,8 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     if (left.count() <= 0) return LockWait::timed_out;
     // Back off with jitter so that waiting processes do not retry in lockstep.
-    long long sleep_ms = std::min<long long>(pause_ms + static_cast<long long>(jitter() % 5),
-                                             left.count());
+    long long sleep_ms =
+        std::min<long long>(pause_ms + static_cast<long long>(jitter() % 5), left.count());
     std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
     pause_ms = std::min<long long>(pause_ms * 2, 100);
   }

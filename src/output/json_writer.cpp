@@ -64,8 +64,8 @@ ReportFile::~ReportFile() {
 }
 
 void ReportFile::write(const ItemResult& item) {
-  std::string line = item_json(item).dump(-1, ' ', false,
-                                          nlohmann::ordered_json::error_handler_t::replace);
+  std::string line =
+      item_json(item).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   line.push_back('\n');
   std::fwrite(line.data(), 1, line.size(), file_);
 }

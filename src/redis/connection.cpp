@@ -18,12 +18,24 @@ timeval to_timeval(long long ms) {
 Reply convert(const redisReply* r) {
   Reply out;
   switch (r->type) {
-    case REDIS_REPLY_STRING: out.type = Reply::Type::string; break;
-    case REDIS_REPLY_STATUS: out.type = Reply::Type::status; break;
-    case REDIS_REPLY_ERROR: out.type = Reply::Type::error; break;
-    case REDIS_REPLY_INTEGER: out.type = Reply::Type::integer; break;
-    case REDIS_REPLY_ARRAY: out.type = Reply::Type::array; break;
-    default: out.type = Reply::Type::nil; break;
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::string;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::status;
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::error;
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::array;
+      break;
+    default:
+      out.type = Reply::Type::nil;
+      break;
   }
   out.integer = r->integer;
   if (r->str) out.str.assign(r->str, r->len);
@@ -64,8 +76,8 @@ Connection::Connection(const ConnectOptions& options)
   if (url.db != 0) {
     Reply r = command({"SELECT", std::to_string(url.db)});
     if (r.is_error()) {
-      throw ConnectionError(fmt::format("cannot select database {} at {}: {}", url.db, where_,
-                                        r.str));
+      throw ConnectionError(
+          fmt::format("cannot select database {} at {}: {}", url.db, where_, r.str));
     }
   }
 }
@@ -81,8 +93,8 @@ void Connection::append(const std::vector<std::string>& argv) {
     ptrs.push_back(a.data());
     lens.push_back(a.size());
   }
-  if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(),
-                             lens.data()) != REDIS_OK) {
+  if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
+      REDIS_OK) {
     throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
   }
 }

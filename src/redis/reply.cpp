@@ -16,12 +16,18 @@ std::optional<std::string> Reply::string_or_nil() const {
 
 std::string describe_reply(const Reply& reply) {
   switch (reply.type) {
-    case Reply::Type::error: return reply.str;
-    case Reply::Type::string: return fmt::format("string '{}'", reply.str);
-    case Reply::Type::status: return fmt::format("status '{}'", reply.str);
-    case Reply::Type::integer: return fmt::format("integer {}", reply.integer);
-    case Reply::Type::array: return fmt::format("array of {}", reply.elements.size());
-    case Reply::Type::nil: return "nil";
+    case Reply::Type::error:
+      return reply.str;
+    case Reply::Type::string:
+      return fmt::format("string '{}'", reply.str);
+    case Reply::Type::status:
+      return fmt::format("status '{}'", reply.str);
+    case Reply::Type::integer:
+      return fmt::format("integer {}", reply.integer);
+    case Reply::Type::array:
+      return fmt::format("array of {}", reply.elements.size());
+    case Reply::Type::nil:
+      return "nil";
   }
   return "unknown reply";
 }

@@ -67,8 +67,8 @@ void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
     if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
   }
   send(loads);
-  print_info(fmt::format("the server had no copy of {} script(s) (NOSCRIPT); loaded them",
-                         loads.size()));
+  print_info(
+      fmt::format("the server had no copy of {} script(s) (NOSCRIPT); loaded them", loads.size()));
   std::vector<CallResult> retried = send(again);
   for (std::size_t k = 0; k < again.size(); ++k) results[where[k]] = std::move(retried[k]);
 }

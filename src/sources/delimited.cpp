@@ -114,12 +114,24 @@ std::string unescape_tsv(std::string_view raw) {
     }
     char next = raw[++i];
     switch (next) {
-      case 't': out.push_back('\t'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case '0': out.push_back('\0'); break;
-      case 'b': out.push_back('\b'); break;
-      default: out.push_back(next); break;  // "\\" and any other escaped character
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case '0':
+        out.push_back('\0');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      default:
+        out.push_back(next);
+        break;  // "\\" and any other escaped character
     }
   }
   return out;

@@ -21,8 +21,7 @@ constexpr int kMapValue = -2;
 int wanted_index(const WantedColumns& wanted, std::string_view name) {
   for (std::size_t i = 0; i < wanted.size(); ++i) {
     const std::string& w = wanted[i];
-    if (w.size() == name.size() &&
-        std::equal(w.begin(), w.end(), name.begin(), [](char a, char b) {
+    if (w.size() == name.size() && std::equal(w.begin(), w.end(), name.begin(), [](char a, char b) {
           return std::tolower(static_cast<unsigned char>(a)) ==
                  std::tolower(static_cast<unsigned char>(b));
         })) {
@@ -43,7 +42,8 @@ class LineCountingIterator {
   using reference = const char&;
 
   LineCountingIterator() = default;
-  LineCountingIterator(std::streambuf* buf, std::size_t* newlines) : buf_(buf), newlines_(newlines) {
+  LineCountingIterator(std::streambuf* buf, std::size_t* newlines)
+      : buf_(buf), newlines_(newlines) {
     fetch();
   }
   const char& operator*() const { return current_; }

@@ -17,7 +17,8 @@ namespace stockctl {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // A read-only streambuf over a C FILE*, so the spool file can be parsed like any stream.
@@ -83,10 +84,14 @@ std::optional<Format> format_from_extension(const std::string& path) {
 void read_records(std::istream& in, Format format, const WantedColumns& wanted,
                   const RecordHandler& handler) {
   switch (format) {
-    case Format::csv: return read_csv(in, wanted, handler);
-    case Format::tsv: return read_tsv(in, wanted, handler);
-    case Format::json: return read_json(in, wanted, handler);
-    case Format::ndjson: return read_ndjson(in, wanted, handler);
+    case Format::csv:
+      return read_csv(in, wanted, handler);
+    case Format::tsv:
+      return read_tsv(in, wanted, handler);
+    case Format::json:
+      return read_json(in, wanted, handler);
+    case Format::ndjson:
+      return read_ndjson(in, wanted, handler);
   }
 }
 
@@ -94,9 +99,10 @@ Source::Source(std::string path, std::optional<Format> format)
     : path_(std::move(path)), name_(path_ == "-" ? "<stdin>" : path_) {
   if (!format) format = format_from_extension(path_);
   if (!format) {
-    throw InputError(fmt::format("{}: cannot tell the format from the name; use --format "
-                                 "csv|tsv|json|ndjson",
-                                 name_));
+    throw InputError(
+        fmt::format("{}: cannot tell the format from the name; use --format "
+                    "csv|tsv|json|ndjson",
+                    name_));
   }
   format_ = *format;
   if (path_ != "-") {
@@ -125,8 +131,9 @@ void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
     return;
   }
   spool_ = std::tmpfile();
-  if (!spool_) throw IoError(fmt::format("cannot create a temporary file for standard input: {}",
-                                         std::strerror(errno)));
+  if (!spool_)
+    throw IoError(
+        fmt::format("cannot create a temporary file for standard input: {}", std::strerror(errno)));
   TeeBuf tee(std::cin.rdbuf(), spool_);
   std::istream in(&tee);
   read_records(in, format_, wanted, handler);
@@ -134,8 +141,8 @@ void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
   while (in.get() != std::char_traits<char>::eof()) {
   }
   if (tee.failed() || std::fflush(spool_) != 0) {
-    throw IoError(fmt::format("cannot spool standard input to a temporary file: {}",
-                              std::strerror(errno)));
+    throw IoError(
+        fmt::format("cannot spool standard input to a temporary file: {}", std::strerror(errno)));
   }
   stdin_read_ = true;
 }

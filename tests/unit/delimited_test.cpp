@@ -26,7 +26,10 @@ TEST_CASE("csv: RFC 4180 quoting, doubled quotes and line breaks inside quotes")
 }
 
 TEST_CASE("csv: CRLF line ends, a BOM, and columns found by name in any order and case") {
-  auto r = read_string("\xEF\xBB\xBF" "Stock,extra,SKU\r\n5,x,42\r\n", Format::csv);
+  auto r = read_string(
+      "\xEF\xBB\xBF"
+      "Stock,extra,SKU\r\n5,x,42\r\n",
+      Format::csv);
   REQUIRE(r.records.size() == 1);
   CHECK(r.header == std::vector<bool>{true, true});
   CHECK(r.records[0].fields[0].text == "42");

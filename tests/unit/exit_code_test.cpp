@@ -23,8 +23,8 @@ TEST_CASE("drift fails only with --fail-on-drift") {
 }
 
 TEST_CASE("the most serious code wins, in the order 1, 2, 5, 4, 3, 0") {
-  const ExitCode order[] = {ExitCode::failure, ExitCode::invalid_input, ExitCode::busy,
-                            ExitCode::uninitialized, ExitCode::insufficient, ExitCode::ok};
+  const ExitCode order[] = {ExitCode::failure,       ExitCode::invalid_input, ExitCode::busy,
+                            ExitCode::uninitialized, ExitCode::insufficient,  ExitCode::ok};
   for (std::size_t i = 0; i < 6; ++i) {
     for (std::size_t j = i; j < 6; ++j) {
       CHECK(most_serious(order[i], order[j]) == order[i]);

@@ -8,8 +8,9 @@ using namespace stockctl;
 using stockctl::test::read_string;
 
 TEST_CASE("json: an array of objects, each row on the line its object starts") {
-  auto r = read_string("[\n  {\"sku\": \"42\", \"stock\": 100},\n  {\"sku\": 43,\n   \"stock\": \"7\"}\n]",
-                       Format::json);
+  auto r = read_string(
+      "[\n  {\"sku\": \"42\", \"stock\": 100},\n  {\"sku\": 43,\n   \"stock\": \"7\"}\n]",
+      Format::json);
   REQUIRE(r.records.size() == 2);
   CHECK(r.records[0].line == 2);
   CHECK(r.records[0].fields[0].text == "42");
@@ -61,7 +62,8 @@ TEST_CASE("json: a syntax error is fatal and gives its line") {
 }
 
 TEST_CASE("json: deep nesting is refused, not recursed into") {
-  std::string deep = "[{\"sku\": \"a\", \"stock\": " + std::string(100, '[') + std::string(100, ']') + "}]";
+  std::string deep =
+      "[{\"sku\": \"a\", \"stock\": " + std::string(100, '[') + std::string(100, ']') + "}]";
   auto r = read_string(deep, Format::json);
   REQUIRE_FALSE(r.records.empty());
   CHECK(r.records.back().fatal);
@@ -69,7 +71,8 @@ TEST_CASE("json: deep nesting is refused, not recursed into") {
 }
 
 TEST_CASE("ndjson: one object per line, blank lines skipped, bad lines named") {
-  auto r = read_string("{\"sku\":\"a\",\"stock\":1}\n\n{oops\n[1]\n{\"sku\":\"b\"}\n", Format::ndjson);
+  auto r =
+      read_string("{\"sku\":\"a\",\"stock\":1}\n\n{oops\n[1]\n{\"sku\":\"b\"}\n", Format::ndjson);
   REQUIRE(r.records.size() == 4);
   CHECK(r.records[0].line == 1);
   CHECK(r.records[1].line == 3);

@@ -37,16 +37,15 @@ TEST_CASE("with hash tags a SKU may not contain braces") {
 }
 
 TEST_CASE("without hash tags a '}' needs a complete non-empty tag") {
-  CHECK(validate_sku("a{b", kClassic).empty());     // no '}' at all: whole key is hashed
+  CHECK(validate_sku("a{b", kClassic).empty());      // no '}' at all: whole key is hashed
   CHECK(validate_sku("x{tag}y", kClassic).empty());  // a real tag
   CHECK_FALSE(validate_sku("a}b", kClassic).empty());
   CHECK_FALSE(validate_sku("a{}b}", kClassic).empty());  // empty tag, then a stray '}'
 }
 
 TEST_CASE("companion keys hash to the same slot as the stock key") {
-  for (const std::string& key :
-       {std::string("stock:{42}"), std::string("redis_key:stock:42"), std::string("p:a{b"),
-        std::string("x{tag}y")}) {
+  for (const std::string& key : {std::string("stock:{42}"), std::string("redis_key:stock:42"),
+                                 std::string("p:a{b"), std::string("x{tag}y")}) {
     CAPTURE(key);
     std::string lock = companion_key(key, ":lock");
     CHECK(hash_tag(lock) == hash_tag(key));
