@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -106,6 +108,10 @@ Source::Source(std::string path, std::optional<Format> format)
   }
   format_ = *format;
   if (path_ != "-") {
+    struct stat st {};
+    if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      throw IoError(fmt::format("cannot read {}: it is a directory", name_));
+    }
     std::ifstream probe(path_);
     if (!probe) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
   }

@@ -207,9 +207,16 @@ def run(*args, input=None, env=None, timeout=60):
     return Result(proc)
 
 
-def spawn(*args, env=None, **kw):
-    return subprocess.Popen([STOCKCTL, *map(str, args)], stdout=subprocess.PIPE,
+def spawn(*args, env=None, stdout=subprocess.PIPE, **kw):
+    return subprocess.Popen([STOCKCTL, *map(str, args)], stdout=stdout,
                             stderr=subprocess.PIPE, text=True, env=env or clean_env(), **kw)
+
+
+def spawn_to_file(path, *args, env=None):
+    """Starts stockctl with its (possibly large) standard output going to `path`, so that a
+    test waiting on something else never blocks it on a full pipe."""
+    with open(path, "w") as out:
+        return spawn(*args, env=env, stdout=out)
 
 
 class ServerTest(unittest.TestCase):

@@ -1,0 +1,185 @@
+"""Faults against real servers: nothing is lost silently, every item is reported once."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import RedisServer, Resp, ServerTest, clean_env, run, spawn_to_file
+
+ITEMS = 200
+PER_ITEM = 1000
+
+
+def wait_for_calls(server, command, at_least, seconds=60):
+    """Polls INFO commandstats until the server has run `command` at least `at_least` times."""
+    c = server.client()
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for line in c("INFO", "commandstats").splitlines():
+                if line.startswith("cmdstat_%s:calls=" % command):
+                    if int(line.split("calls=")[1].split(",")[0]) >= at_least:
+                        return
+            time.sleep(0.01)  # polling the server's own counter, bounded by the deadline
+        raise AssertionError("the server never saw %d %s calls" % (at_least, command))
+    finally:
+        c.close()
+
+
+class ServerKilledMidBatch(unittest.TestCase):
+    def test_every_item_is_reported_and_redis_matches_the_report(self):
+        server = RedisServer(persist=True)
+        tmp = server.dir
+        try:
+            c = server.client()
+            for i in range(ITEMS):
+                c("SET", "stock:{k%d}" % i, str(PER_ITEM))
+            c.close()
+            rows = ITEMS * PER_ITEM
+            path = os.path.join(tmp, "batch.csv")
+            with open(path, "w") as f:
+                f.write("sku,qty\n")
+                f.writelines("k%d,1\n" % (n % ITEMS) for n in range(rows))
+            out_path = os.path.join(tmp, "out.jsonl")
+            proc = spawn_to_file(out_path, "deduct", "--file", path, "--url", server.url,
+                                 "--connect-timeout", "300")
+            wait_for_calls(server, "evalsha", 5000)
+            server.kill(signal.SIGKILL)
+            _, err = proc.communicate(timeout=300)
+            with open(out_path) as f:
+                out = f.read()
+            self.assertEqual(proc.returncode, 1, err[-2000:])
+            results = [json.loads(l) for l in out.splitlines()]
+            self.assertEqual(len(results), rows, "every item is reported exactly once")
+            ok, unknown = {}, {}
+            for r in results:
+                if r["status"] == "ok":
+                    ok[r["sku"]] = ok.get(r["sku"], 0) + 1
+                else:
+                    self.assertEqual(r["status"], "error", r)
+                    self.assertRegex(r["error"], r"^(outcome unknown|not applied): ")
+                    if r["error"].startswith("outcome unknown"):
+                        unknown[r["sku"]] = unknown.get(r["sku"], 0) + 1
+            self.assertGreater(sum(ok.values()), 0)
+            self.assertLess(sum(ok.values()), rows)
+
+            server.start(same_port=True)  # reloads the append-only file
+            c = server.client()
+            for i in range(ITEMS):
+                sku = "k%d" % i
+                stock = int(c("GET", "stock:{%s}" % sku))
+                high = PER_ITEM - ok.get(sku, 0)
+                low = high - unknown.get(sku, 0)
+                self.assertTrue(low <= stock <= high, (sku, stock, low, high))
+            c.close()
+        finally:
+            server.stop()
+
+
+class RestartedServer(unittest.TestCase):
+    def test_scripts_flushed_by_a_restart_are_reloaded(self):
+        server = RedisServer(persist=True)
+        try:
+            self.assertEqual(run("init", "r", "5", "--url", server.url).rc, 0)
+            self.assertEqual(run("deduct", "r", "1", "--url", server.url).one["stock"], 4)
+            server.kill(signal.SIGTERM)
+            server.start(same_port=True)
+            res = run("deduct", "r", "1", "--url", server.url)
+            self.assertEqual((res.rc, res.one["stock"], res.stderr), (0, 3, ""))
+        finally:
+            server.stop()
+
+
+class OutOfMemory(ServerTest):
+    server_args = ("--maxmemory", "3mb", "--maxmemory-policy", "noeviction")
+
+    def test_oom_is_reported_per_item_and_nothing_is_half_applied(self):
+        rows = 60000
+        path = self.write("many.csv", "sku,stock\n" + "".join("item-%06d,%d\n" % (i, i % 50 + 1) for i in range(rows)))
+        report = os.path.join(self.tmp, "oom.jsonl")
+        res = self.sc("init", "--file", path, "--report", report)
+        self.assertEqual(res.rc, 1, res.stderr[-500:])
+        self.assertIn("OOM", res.stderr)
+        summary = res.one
+        self.assertEqual(summary["rows"], rows)
+        with open(report) as f:
+            items = [json.loads(l) for l in f]
+        self.assertEqual(len(items), rows)
+        ok = [i for i in items if i["status"] == "ok"]
+        failed = [i for i in items if i["status"] == "error"]
+        self.assertEqual(len(ok) + len(failed), rows)
+        self.assertTrue(ok and failed)
+        self.assertTrue(all("OOM" in i["error"] for i in failed))
+        self.assertEqual(self.r("DBSIZE"), len(ok), "exactly the items reported ok exist")
+        for i in failed[:50]:
+            self.assertIsNone(self.r("GET", i["key"]))
+
+    def test_deduct_under_oom_changes_nothing(self):
+        self.r("SET", "stock:{d}", "10")
+        self.r("CONFIG", "SET", "maxmemory", "1")
+        try:
+            res = self.sc("deduct", "d", "1")
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn("OOM", res.one["error"])
+            self.assertEqual(self.r("GET", "stock:{d}"), "10")
+        finally:
+            self.r("CONFIG", "SET", "maxmemory", "3mb")
+
+
+class PasswordChanged(ServerTest):
+    server_kwargs = {"password": "old-pw"}
+
+    def test_password_changed_mid_run(self):
+        self.r("SET", "stock:{p}", str(10 ** 6))
+        rows = 300000
+        path = self.write("p.csv", "sku,qty\n" + "p,1\n" * rows)
+        out_path = os.path.join(self.tmp, "p.jsonl")
+        proc = spawn_to_file(out_path, "deduct", "--file", path, "--url", self.server.url,
+                             env=clean_env(STOCKCTL_PASSWORD="old-pw"))
+        wait_for_calls(self.server, "evalsha", 5000)
+        self.r("CONFIG", "SET", "requirepass", "new-pw")
+        self.r("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        _, err = proc.communicate(timeout=300)
+        with open(out_path) as f:
+            out = f.read()
+        self.assertEqual(proc.returncode, 1)
+        results = [json.loads(l) for l in out.splitlines()]
+        self.assertEqual(len(results), rows)
+        done = sum(r["status"] == "ok" for r in results)
+        unknown = sum(r["status"] == "error" and r["error"].startswith("outcome unknown") for r in results)
+        self.assertTrue(any("authentication failed" in r.get("error", "") for r in results))
+        self.assertNotIn("old-pw", out + err)
+        self.r.close()
+        self.r = Resp(self.server.port)
+        self.r("AUTH", "new-pw")
+        stock = int(self.r("GET", "stock:{p}"))
+        self.assertTrue(10 ** 6 - done - unknown <= stock <= 10 ** 6 - done)
+        self.r("CONFIG", "SET", "requirepass", "old-pw")
+
+
+class Files(ServerTest):
+    def test_report_in_a_missing_directory_fails_before_any_write(self):
+        path = self.write("s.csv", "sku,stock\nA,1\n")
+        res = self.sc("init", "--file", path, "--report", "/nonexistent-dir/r.jsonl")
+        self.assertEqual(res.rc, 1)
+        self.assertIn("cannot write report", res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_source_that_is_a_directory(self):
+        res = self.sc("init", "--file", self.tmp + "/", "--format", "csv")
+        self.assertEqual(res.rc, 1)
+        self.assertIn("is a directory", res.stderr)
+
+    def test_report_is_not_left_half_written(self):
+        path = self.write("bad.csv", "sku,stock\nA,1\nB,x\n")
+        report = os.path.join(self.tmp, "never.jsonl")
+        self.assertEqual(self.sc("init", "--file", path, "--report", report).rc, 2)
+        self.assertFalse(os.path.exists(report))
+        self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp." in n])
+
+
+if __name__ == "__main__":
+    unittest.main()
