@@ -58,6 +58,19 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--timeout", o.timeout_ms, "timeout per command in ms (default 5000)")
       ->check(CLI::Range(1LL, 3600000LL).description(""))
       ->group(conn);
+  const char* retries = "Retries";
+  app.add_option("--retry-timeout", o.retry_timeout_ms,
+                 "keep retrying what is safe to retry for this long, in ms (default 10000)")
+      ->check(CLI::Range(0LL, 3600000LL).description(""))
+      ->group(retries);
+  app.add_option("--wait-replicas", o.wait_replicas,
+                 "after writing, wait until N replicas acknowledged (Redis WAIT)")
+      ->check(CLI::Range(0, 100).description(""))
+      ->group(retries);
+  app.add_option("--wait-timeout", o.wait_timeout_ms,
+                 "how long --wait-replicas waits, in ms (default 1000)")
+      ->check(CLI::Range(1LL, 3600000LL).description(""))
+      ->group(retries);
   const char* keys = "Keys";
   const char* output = "Output";
   app.add_option("--prefix", o.prefix, "key prefix (default stock:)")->group(keys);
@@ -123,7 +136,12 @@ void name_option_values(CLI::App& app) {
                                                                  {"--ttl", "SECONDS"},
                                                                  {"--lock-ttl", "MS"},
                                                                  {"--lock-wait", "MS"},
-                                                                 {"--metrics-file", "FILE"}};
+                                                                 {"--metrics-file", "FILE"},
+                                                                 {"--request-id", "ID"},
+                                                                 {"--request-ttl", "SECONDS"},
+                                                                 {"--retry-timeout", "MS"},
+                                                                 {"--wait-replicas", "N"},
+                                                                 {"--wait-timeout", "MS"}};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) opt->type_name("");
     for (const std::string& name : opt->get_lnames()) {
@@ -169,6 +187,10 @@ ConnectOptions connect_options(const CommonOptions& o) {
                     *c.user));
   }
   return c;
+}
+
+ClientOptions client_options(const CommonOptions& o) {
+  return ClientOptions{o.retry_timeout_ms, o.wait_replicas, o.wait_timeout_ms};
 }
 
 KeyScheme key_scheme(const CommonOptions& o) { return KeyScheme{o.prefix, !o.no_hashtag}; }

@@ -5,6 +5,7 @@
 
 #include "core/rows.h"
 #include "core/sku.h"
+#include "redis/client.h"
 #include "redis/connection.h"
 
 namespace stockctl {
@@ -16,6 +17,9 @@ struct CommonOptions {
   std::string password_file;
   long long connect_timeout_ms = 2000;
   long long timeout_ms = 5000;
+  long long retry_timeout_ms = 10000;
+  int wait_replicas = 0;
+  long long wait_timeout_ms = 1000;
   std::string prefix = "stock:";
   bool no_hashtag = false;
   bool pretty = false;
@@ -48,6 +52,9 @@ void name_option_values(CLI::App& app);
 /// --password-file, the URL, STOCKCTL_PASSWORD or REDISCLI_AUTH. Warns when a password stands on
 /// the command line. Throws InputError for a bad URL or an unsafe password file.
 ConnectOptions connect_options(const CommonOptions& options);
+
+/// How the client retries and waits for replicas.
+ClientOptions client_options(const CommonOptions& options);
 
 /// The key layout the options ask for.
 KeyScheme key_scheme(const CommonOptions& options);

@@ -19,7 +19,7 @@ Context::Context(Program& program)
 Client& Context::redis() {
   if (!client_) {
     ConnectOptions options = connect_options(options_);
-    client_ = std::make_unique<StandaloneClient>(options);
+    client_ = std::make_unique<StandaloneClient>(options, client_options(options_));
     print_info(fmt::format("connected to {} (db {}{})", describe_endpoint(options.url),
                            options.url.db, options.user ? ", user " + *options.user : ""));
   }

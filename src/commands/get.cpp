@@ -27,7 +27,7 @@ ItemResult get_item(const Context& ctx, const std::string& sku) {
 void read_window(Context& ctx, std::vector<ItemResult>& items) {
   std::vector<Call> calls;
   calls.reserve(items.size());
-  for (const ItemResult& item : items) calls.push_back(Call{nullptr, {"GET", item.key}});
+  for (const ItemResult& item : items) calls.push_back(Call{nullptr, {"GET", item.key}, true});
   std::vector<CallResult> results = ctx.redis().run(calls);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const CallResult& r = results[i];

@@ -41,11 +41,14 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
   }
   if (o.qty.empty()) throw InputError(fmt::format("{} {}: QTY is missing", name, o.sku));
   ItemResult item = new_item(name, ctx.scheme(), o.sku);
+  item.request_id = o.op.request_id;
   ParsedNumber qty = parse_qty(o.qty);
   ExitFold fold;
   // Invalid input is reported before Redis is touched.
   if (std::string problem = validate_sku(item.sku, ctx.scheme()); !problem.empty()) {
     set_error(item, Status::invalid, problem);
+  } else if (!o.op.request_id.empty() && !validate_request_id(o.op.request_id).empty()) {
+    set_error(item, Status::invalid, validate_request_id(o.op.request_id));
   } else if (!qty.ok()) {
     set_error(item, Status::invalid, fmt::format("QTY {}", qty.error));
   } else {
@@ -64,10 +67,10 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
       [&columns](const std::vector<bool>& present) { return check_op_header(present, columns); },
       [&columns, &scheme](const Record& record, OpRow& row) {
         std::string problem = interpret_op_row(record, columns, scheme, row);
-        // Idempotent request ids are not built yet; applying such a row without honouring its
-        // id could apply it twice on a retry, so it is refused rather than silently ignored.
         if (problem.empty() && !row.request_id.empty()) {
-          problem = "request_id is not supported by this version of stockctl";
+          problem = validate_request_id(row.request_id);
+          if (!problem.empty())
+            problem = fmt::format("column '{}': {}", columns.request_id, problem);
         }
         return problem;
       },
@@ -107,6 +110,7 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   for_each_row<OpRow>(source, reader, validation,
                       [&](const OpRow& row, const std::string& problem) {
                         ItemResult item = new_item(name, ctx.scheme(), row.sku);
+                        item.request_id = row.request_id;
                         if (problem.empty()) {
                           item.qty = row.qty;
                         } else {

@@ -5,14 +5,18 @@
 #include <thread>
 
 #include "cli/diagnostics.h"
+#include "commands/durability.h"
 #include "scripts/registry.h"
 
 namespace stockctl {
 
 Call PutRunner::call_for(const PutItem& item) const {
+  // Storing a given value is idempotent: sending it again can at most turn "created" into "kept".
   return Call{&put_script(),
               {item.result.key, companion_key(item.result.key, ":lock"), std::to_string(item.value),
-               std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"}};
+               std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"},
+              true,
+              !mode_.dry_run};
 }
 
 void PutRunner::apply(PutItem& item, const CallResult& result) const {
@@ -26,6 +30,7 @@ void PutRunner::apply(PutItem& item, const CallResult& result) const {
         fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
   }
   apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
+  if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 
 void PutRunner::run(std::vector<PutItem>& items) {

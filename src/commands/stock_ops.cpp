@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/errors.h"
+#include "commands/durability.h"
 #include "core/quantity.h"
 #include "proc/init_cmd.h"
 #include "redis/errors.h"
@@ -59,6 +60,13 @@ void add_op_options(CLI::App& app, OpOptions& o) {
                  "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "
                  "initial stock")
       ->group(init);
+  app.add_option("--request-id", o.request_id,
+                 "apply at most once per item and ID; a repeat returns the first answer")
+      ->group("Retries");
+  app.add_option("--request-ttl", o.request_ttl_s,
+                 "how long a request id is remembered, in seconds (default 86400)")
+      ->check(CLI::Range(1LL, 1LL << 32).description(""))
+      ->group("Retries");
   app.add_option("--ttl", o.ttl_s, "expiry in seconds of keys this call creates (default none)")
       ->check(CLI::Range(0LL, 1LL << 40).description(""))
       ->group(init);
@@ -87,7 +95,13 @@ OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeySch
 
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
   const Script& script = op_ == Op::deduct ? deduct_script() : add_script();
-  return Call{&script, {item.key, std::to_string(*item.qty), init, std::to_string(options_.ttl_s)}};
+  Call call{&script,
+            {item.key, companion_key(item.key, ":req:" + item.request_id),
+             std::to_string(*item.qty), init, std::to_string(options_.ttl_s), item.request_id,
+             std::to_string(options_.request_ttl_s)},
+            !item.request_id.empty(),
+            true};
+  return call;
 }
 
 void OpRunner::apply(ItemResult& item, const CallResult& result) const {
@@ -98,7 +112,7 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
   }
   const Reply& r = result.reply;
   if (r.is_error()) return apply_error_reply(item, r.str);
-  if (r.type != Reply::Type::array || r.elements.size() != 2 ||
+  if (r.type != Reply::Type::array || r.elements.size() != 3 ||
       r.elements[0].type != Reply::Type::integer || r.elements[1].type != Reply::Type::integer) {
     return set_error(
         item, Status::error,
@@ -109,6 +123,9 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
   } else {
     apply_add_answer(item, r.elements[0].integer, r.elements[1].integer);
   }
+  item.replayed = r.elements[2].integer == 1;
+  if (item.status == Status::ok && !item.replayed)
+    check_durability(item, result, client_.options());
 }
 
 void OpRunner::run(std::vector<ItemResult>& items) {

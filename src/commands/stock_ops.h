@@ -32,6 +32,8 @@ struct OpOptions {
   InitSource init;
   long long ttl_s = 0;
   LockTiming lock;
+  std::string request_id;           ///< --request-id (single item)
+  long long request_ttl_s = 86400;  ///< --request-ttl
 };
 
 /// Declares the init source, --ttl and lock options of deduct and add.

@@ -99,7 +99,11 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   std::string code = text.substr(0, text.find(' '));
   std::string rest = text.size() > code.size() ? text.substr(code.size() + 1) : std::string();
   item.stock.reset();
-  if (code == "STOCKCTL_CORRUPT") {
+  if (code == "STOCKCTL_CONFLICT") {
+    set_error(item, Status::conflict,
+              fmt::format("request id '{}' was already used on {} for '{}'; nothing changed",
+                          item.request_id, item.key, rest));
+  } else if (code == "STOCKCTL_CORRUPT") {
     set_error(item, Status::error,
               fmt::format("stored value '{}' of {} is not a stock value; left unchanged", rest,
                           item.key));

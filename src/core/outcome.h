@@ -41,6 +41,8 @@ struct ItemResult {
   std::optional<std::int64_t> stock;     ///< current stock after the call; null when unknown
   std::optional<std::int64_t> expected;  ///< rebuild: the export's value, on drift
   std::string error;                     ///< why, for invalid and error
+  std::string request_id;                ///< deduct/add: applied at most once per item and id
+  bool replayed = false;                 ///< the answer is the first one recorded for the id
 };
 
 /// Classifies the deduct script's answer (-3, -2, -1, remaining) with the stock it returned.

@@ -58,6 +58,13 @@ std::string companion_key(std::string_view key, std::string_view suffix) {
   return fmt::format("{{{}}}{}", key, suffix);
 }
 
+std::string validate_request_id(std::string_view id) {
+  if (id.empty()) return "a request id cannot be empty";
+  if (id.size() > 256) return fmt::format("request id is {} bytes long; at most 256", id.size());
+  if (has_control_character(id)) return "request id contains a control character";
+  return {};
+}
+
 std::string rebuild_lock_key(const KeyScheme& scheme) {
   return fmt::format("stockctl:rebuild-lock:{}", scheme.prefix);
 }

@@ -28,6 +28,9 @@ std::string companion_key(std::string_view stock_key, std::string_view suffix);
 /// The part of `key` Redis Cluster hashes: the first non-empty {...} tag, else the whole key.
 std::string_view hash_tag(std::string_view key);
 
+/// Returns why `id` cannot be a request id (empty, over 256 bytes, control characters), or "".
+std::string validate_request_id(std::string_view id);
+
 /// The key of the run-wide rebuild lock for one prefix.
 std::string rebuild_lock_key(const KeyScheme& scheme);
 

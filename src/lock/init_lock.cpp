@@ -51,7 +51,7 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
 
 void release_lock(Client& client, const std::string& key, const std::string& token) noexcept {
   try {
-    client.run({Call{&unlock_script(), {key, token}}});
+    client.run({Call{&unlock_script(), {key, token}, true}});
   } catch (...) {
     // The lock expires after its TTL; nothing more to do.
   }
@@ -59,7 +59,7 @@ void release_lock(Client& client, const std::string& key, const std::string& tok
 
 bool extend_lock(Client& client, const std::string& key, const std::string& token,
                  long long ttl_ms) {
-  Reply r = client.call(Call{&extend_script(), {key, token, std::to_string(ttl_ms)}});
+  Reply r = client.call(Call{&extend_script(), {key, token, std::to_string(ttl_ms)}, true});
   return r.type == Reply::Type::integer && r.integer == 1;
 }
 

@@ -20,6 +20,7 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   j["status"] = status_name(item.status);
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;
   if (item.expected) j["expected"] = *item.expected;
+  if (item.replayed) j["replayed"] = true;
   if (!item.error.empty()) j["error"] = item.error;
   return j;
 }

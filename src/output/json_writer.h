@@ -23,7 +23,8 @@ struct Summary {
   std::string error;
 };
 
-/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [expected], [error].
+/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [expected],
+/// [replayed], [error].
 nlohmann::ordered_json item_json(const ItemResult& item);
 
 /// A summary as an ordered JSON object: op, source, rows, counts, dry_run, elapsed_ms.

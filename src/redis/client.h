@@ -13,6 +13,8 @@ namespace stockctl {
 struct Call {
   const Script* script = nullptr;
   std::vector<std::string> args;
+  bool idempotent = false;  ///< safe to send again when its outcome is unknown
+  bool writes = false;      ///< counts for --wait-replicas
 };
 
 /// What became of one call.
@@ -24,23 +26,50 @@ struct CallResult {
   };
   State state = State::not_sent;
   Reply reply;
-  std::string error;  ///< why there is no reply
+  std::string error;        ///< why there is no reply
+  int replicas_acked = -1;  ///< with --wait-replicas: replicas that acknowledged this write
+};
+
+/// How a client retries and waits for replicas.
+struct ClientOptions {
+  long long retry_timeout_ms = 10000;  ///< how long to keep retrying what is safe to retry
+  int wait_replicas = 0;               ///< WAIT for this many replicas after writes
+  long long wait_timeout_ms = 1000;
 };
 
 /// The seam every command talks to Redis through: a standalone server today; a cluster router
 /// can stand behind the same interface.
 class Client {
  public:
+  explicit Client(ClientOptions options) : options_(options) {}
   virtual ~Client() = default;
 
-  /// Sends `calls` as one pipeline and returns one result per call, in order. Never throws for a
-  /// connection that breaks midway: the calls left without a reply are marked unknown or
-  /// not_sent. Scripts missing on the server (NOSCRIPT) are loaded and their calls re-sent.
-  virtual std::vector<CallResult> run(const std::vector<Call>& calls) = 0;
+  /// Sends `calls` pipelined and returns one result per call, in order. Never throws for a
+  /// connection that breaks midway: calls left without a reply are marked unknown or not_sent.
+  /// Retries, for up to retry_timeout_ms, what is safe to retry: calls never sent, calls whose
+  /// outcome is unknown but that are idempotent (a request id makes a deduction so), and
+  /// replies that say nothing was applied (TRYAGAIN, CLUSTERDOWN, LOADING, READONLY,
+  /// MASTERDOWN). After a whole retry period fails, later runs stop waiting until one succeeds.
+  std::vector<CallResult> run(const std::vector<Call>& calls);
 
   /// Runs one call and returns its reply (possibly an error reply). Throws ConnectionError when
   /// no reply came.
   Reply call(const Call& call);
+
+  const ClientOptions& options() const { return options_; }
+
+ protected:
+  /// One attempt: sends the calls (following redirects, reloading scripts) and reports each.
+  virtual std::vector<CallResult> send(const std::vector<Call>& calls) = 0;
+  /// Called before a retry: reconnect, rediscover the cluster. Must not throw.
+  virtual void recover() noexcept {}
+
+ private:
+  ClientOptions options_;
+  bool down_ = false;
 };
+
+/// Whether a call may be sent again after this result without risking a double application.
+bool retryable(const Call& call, const CallResult& result);
 
 }  // namespace stockctl

@@ -2,22 +2,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/diagnostics.h"
 #include "redis/errors.h"
 #include "scripts/registry.h"
 
 namespace stockctl {
 
-StandaloneClient::StandaloneClient(ConnectOptions options)
-    : options_(std::move(options)), conn_(std::make_unique<Connection>(options_)) {}
+StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options)
+    : Client(client_options),
+      options_(std::move(options)),
+      conn_(std::make_unique<Connection>(options_)) {}
 
-std::vector<CallResult> StandaloneClient::run(const std::vector<Call>& calls) {
-  std::vector<CallResult> results = send(calls);
+std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
+  std::vector<CallResult> results = send_raw(calls);
   reload_missing_scripts(calls, results);
   return results;
 }
 
-std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
+std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& calls) {
   std::vector<CallResult> results(calls.size());
   if (!conn_) {
     // Nothing of this batch was sent yet, so reconnecting cannot apply anything twice.
@@ -28,12 +32,26 @@ std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
       return results;
     }
   }
+  const int replicas = options().wait_replicas;
+  const bool wait = replicas > 0 &&
+                    std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.writes; });
   std::size_t i = 0;
   try {
     for (const Call& c : calls) conn_->append(script_argv(c));
+    // WAIT counts the replicas that have every write this connection made so far.
+    if (wait) {
+      conn_->append({"WAIT", std::to_string(replicas), std::to_string(options().wait_timeout_ms)});
+    }
     for (; i < calls.size(); ++i) {
       results[i].reply = conn_->read();
       results[i].state = CallResult::State::replied;
+    }
+    if (wait) {
+      Reply acked = conn_->read();
+      int count = acked.type == Reply::Type::integer ? static_cast<int>(acked.integer) : 0;
+      for (std::size_t k = 0; k < calls.size(); ++k) {
+        if (calls[k].writes) results[k].replicas_acked = count;
+      }
     }
   } catch (const ConnectionError& e) {
     conn_.reset();
@@ -66,10 +84,10 @@ void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
     for (const Call& l : loads) seen = seen || l.args[2] == c.script->body;
     if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
   }
-  send(loads);
+  send_raw(loads);
   print_info(
       fmt::format("the server had no copy of {} script(s) (NOSCRIPT); loaded them", loads.size()));
-  std::vector<CallResult> retried = send(again);
+  std::vector<CallResult> retried = send_raw(again);
   for (std::size_t k = 0; k < again.size(); ++k) results[where[k]] = std::move(retried[k]);
 }
 

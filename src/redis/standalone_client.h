@@ -11,11 +11,13 @@ namespace stockctl {
 /// after the connection breaks, the next run() reconnects once before giving up.
 class StandaloneClient : public Client {
  public:
-  explicit StandaloneClient(ConnectOptions options);
-  std::vector<CallResult> run(const std::vector<Call>& calls) override;
+  StandaloneClient(ConnectOptions options, ClientOptions client_options);
+
+ protected:
+  std::vector<CallResult> send(const std::vector<Call>& calls) override;
 
  private:
-  std::vector<CallResult> send(const std::vector<Call>& calls);
+  std::vector<CallResult> send_raw(const std::vector<Call>& calls);
   void reload_missing_scripts(const std::vector<Call>& calls, std::vector<CallResult>& results);
 
   ConnectOptions options_;

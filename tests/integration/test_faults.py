@@ -45,7 +45,7 @@ class ServerKilledMidBatch(unittest.TestCase):
                 f.writelines("k%d,1\n" % (n % ITEMS) for n in range(rows))
             out_path = os.path.join(tmp, "out.jsonl")
             proc = spawn_to_file(out_path, "deduct", "--file", path, "--url", server.url,
-                                 "--connect-timeout", "300")
+                                 "--connect-timeout", "300", "--retry-timeout", "1000")
             wait_for_calls(server, "evalsha", 5000)
             server.kill(signal.SIGKILL)
             _, err = proc.communicate(timeout=300)
@@ -138,7 +138,7 @@ class PasswordChanged(ServerTest):
         path = self.write("p.csv", "sku,qty\n" + "p,1\n" * rows)
         out_path = os.path.join(self.tmp, "p.jsonl")
         proc = spawn_to_file(out_path, "deduct", "--file", path, "--url", self.server.url,
-                             env=clean_env(STOCKCTL_PASSWORD="old-pw"))
+                             "--retry-timeout", "1000", env=clean_env(STOCKCTL_PASSWORD="old-pw"))
         wait_for_calls(self.server, "evalsha", 5000)
         self.r("CONFIG", "SET", "requirepass", "new-pw")
         self.r("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")

@@ -237,12 +237,15 @@ class BatchOps(ServerTest):
         self.assertIn("%s:3: column 'qty'" % path, res.stderr)
         self.assertEqual(self.r("GET", "stock:{1}"), "10")
 
-    def test_request_id_column_is_refused_until_supported(self):
+    def test_request_id_column_makes_a_rerun_change_nothing(self):
         self.r("SET", "stock:{1}", "10")
-        path = self.write("d.csv", "sku,qty,request_id\n1,2,r-1\n")
-        res = self.sc("deduct", "--file", path)
-        self.assertEqual(res.rc, 2)
-        self.assertEqual(self.r("GET", "stock:{1}"), "10")
+        path = self.write("d.csv", "sku,qty,request_id\n1,2,order-1\n1,3,order-2\n1,1,\n")
+        first = self.sc("deduct", "--file", path)
+        self.assertEqual([l["stock"] for l in first.lines], [8, 5, 4])
+        again = self.sc("deduct", "--file", path)
+        self.assertEqual([(l["stock"], l.get("replayed", False)) for l in again.lines],
+                         [(8, True), (5, True), (3, False)])
+        self.assertEqual(self.r("GET", "stock:{1}"), "3")
 
     def test_big_batch_keeps_order_across_windows(self):
         self.r("SET", "stock:{hot}", "3000")

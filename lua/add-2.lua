@@ -1,16 +1,21 @@
 -- add: give QTY units back to one item's stock, atomically; unlimited stays unlimited.
 --
 -- KEYS[1]  the item's stock key
+-- KEYS[2]  the item's request ledger key for ARGV[4] (same hash slot); unused without an id
 -- ARGV[1]  qty: canonical decimal integer, 1 .. 2^53-1
 -- ARGV[2]  initial stock to create a missing key with, before adding (canonical, -1 = unlimited);
 --          "" = do not create
 -- ARGV[3]  expiry in seconds for a key this call creates; "0" = none
+-- ARGV[4]  request id; "" = none. With an id the operation is applied at most once: a repeat
+--          returns the first answer with replayed = 1, a repeat with another op or QTY is refused
+-- ARGV[5]  how long the ledger remembers an id, in seconds
 --
--- Returns {answer, stock}:
+-- Returns {answer, stock, replayed}:
 --   -3     not initialized: the key is missing and no initial stock was given
 --   -1     unlimited: the stored value is -1 (and stays so)
 --   n >= 0 the stock after the addition (stock = n)
 -- Error replies, after which nothing has changed:
+--   STOCKCTL_CONFLICT <record>  the request id was used for another op or QTY on this item
 --   STOCKCTL_CORRUPT <value>   the stored value is not -1 or a canonical integer 0 .. 2^53-1
 --   STOCKCTL_OVERFLOW <stock>  the sum would pass 2^53-1, where Lua numbers stop being exact
 --   STOCKCTL_INVALID <what>    an argument is not what this header says
@@ -26,16 +31,41 @@ local function parse_stock(s)
   return n
 end
 
+-- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
+-- script, in the same slot as the stock, so both survive or are lost together.
+local function replay(op)
+  if ARGV[4] == nil or ARGV[4] == '' then return nil end
+  local rec = redis.call('GET', KEYS[2])
+  if not rec then return nil end
+  local rop, rqty, code, stock = string.match(rec, '^(%a+) (%d+) (%-?%d+) (%-?%d+)$')
+  if rop ~= op or rqty ~= ARGV[1] then
+    return redis.error_reply('STOCKCTL_CONFLICT ' .. rec)
+  end
+  return {tonumber(code), tonumber(stock), 1}
+end
+
+-- Answers (and records, for a request id) the outcome. "Not initialized" is not recorded:
+-- nothing was applied, and a retry that brings an init source must be able to proceed.
+local function answer(op, code, stock)
+  if ARGV[4] ~= nil and ARGV[4] ~= '' and code ~= -3 then
+    local rec = string.format('%s %s %d %d', op, ARGV[1], code, stock)
+    redis.call('SET', KEYS[2], rec, 'EX', ARGV[5])
+  end
+  return {code, stock, 0}
+end
+
 local qty = parse_stock(ARGV[1])
 if not qty or qty < 1 then
   return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(ARGV[1]))
 end
+local replayed = replay('add')
+if replayed then return replayed end
 
 local raw = redis.call('GET', KEYS[1])
 local creating = false
 if not raw then
   raw = ARGV[2]
-  if raw == nil or raw == '' then return {-3, -3} end
+  if raw == nil or raw == '' then return answer('add', -3, -3) end
   if not parse_stock(raw) then
     return redis.error_reply('STOCKCTL_INVALID initial stock ' .. raw)
   end
@@ -57,6 +87,6 @@ if creating then
     redis.call('SET', KEYS[1], raw)
   end
 end
-if stock == -1 then return {-1, -1} end
+if stock == -1 then return answer('add', -1, -1) end
 local now = redis.call('INCRBY', KEYS[1], ARGV[1])
-return {now, now}
+return answer('add', now, now)

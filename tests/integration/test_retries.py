@@ -1,0 +1,137 @@
+"""Idempotent requests, retries of unknown outcomes, and --wait-replicas, on a standalone server."""
+
+import json
+import time
+import unittest
+
+from harness import RedisServer, ServerTest, spawn
+
+
+class RequestIds(ServerTest):
+    def test_a_repeat_returns_the_first_answer_and_changes_nothing(self):
+        self.r("SET", "stock:{a}", "10")
+        first = self.sc("deduct", "a", "3", "--request-id", "order-77")
+        self.assertEqual((first.rc, first.one["stock"]), (0, 7))
+        self.assertNotIn("replayed", first.one)
+        self.r("SET", "stock:{a}", "100")  # whatever happens meanwhile
+        again = self.sc("deduct", "a", "3", "--request-id", "order-77")
+        self.assertEqual((again.rc, again.one["status"], again.one["stock"], again.one["replayed"]),
+                         (0, "ok", 7, True))
+        self.assertEqual(self.r("GET", "stock:{a}"), "100")
+
+    def test_another_op_or_qty_with_the_same_id_is_a_conflict(self):
+        self.r("SET", "stock:{a}", "10")
+        self.sc("deduct", "a", "3", "--request-id", "r1")
+        for args in (("deduct", "a", "4"), ("add", "a", "3")):
+            res = self.sc(*args, "--request-id", "r1")
+            self.assertEqual((res.rc, res.one["status"]), (2, "conflict"), args)
+            self.assertIn("request id 'r1' was already used", res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{a}"), "7")
+
+    def test_ids_are_per_item(self):
+        self.r("MSET", "stock:{a}", "10", "stock:{b}", "10")
+        self.sc("deduct", "a", "1", "--request-id", "same")
+        res = self.sc("deduct", "b", "1", "--request-id", "same")
+        self.assertNotIn("replayed", res.one)
+        self.assertEqual(self.r("MGET", "stock:{a}", "stock:{b}"), ["9", "9"])
+
+    def test_insufficient_is_replayed_too(self):
+        self.r("SET", "stock:{a}", "1")
+        self.assertEqual(self.sc("deduct", "a", "2", "--request-id", "x").rc, 3)
+        self.r("SET", "stock:{a}", "50")
+        res = self.sc("deduct", "a", "2", "--request-id", "x")
+        self.assertEqual((res.rc, res.one["status"], res.one["replayed"]), (3, "insufficient", True))
+        self.assertEqual(self.r("GET", "stock:{a}"), "50")
+
+    def test_uninitialized_is_not_recorded_so_a_retry_with_init_proceeds(self):
+        self.assertEqual(self.sc("deduct", "n", "1", "--request-id", "y").rc, 4)
+        res = self.sc("deduct", "n", "1", "--request-id", "y", "--init-value", "5")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4))
+        self.assertTrue(self.sc("deduct", "n", "1", "--request-id", "y").one["replayed"])
+
+    def test_request_ttl_bounds_the_ledger(self):
+        self.r("SET", "stock:{a}", "5")
+        self.sc("add", "a", "1", "--request-id", "z", "--request-ttl", "120")
+        ttl = self.r("TTL", "stock:{a}:req:z")
+        self.assertTrue(0 < ttl <= 120, ttl)
+
+    def test_same_id_from_8_processes_deducts_once(self):
+        self.r("SET", "stock:{c}", "100")
+        procs = [spawn("deduct", "c", "5", "--request-id", "dup", "--url", self.server.url)
+                 for _ in range(8)]
+        answers = []
+        for p in procs:
+            out, err = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, err)
+            answers.append(json.loads(out))
+        self.assertEqual({a["stock"] for a in answers}, {95})
+        self.assertEqual(sum(not a.get("replayed", False) for a in answers), 1)
+        self.assertEqual(self.r("GET", "stock:{c}"), "95")
+
+    def test_invalid_request_id(self):
+        res = self.sc("deduct", "a", "1", "--request-id", "bad\tid")
+        self.assertEqual((res.rc, res.one["status"]), (2, "invalid"))
+
+
+class UnknownOutcome(ServerTest):
+    def blocked_deduct(self, *extra):
+        """Starts a deduction that the server holds (CLIENT PAUSE WRITE), then drops its
+        connection before it runs: the client sees a dropped connection, outcome unknown."""
+        self.r("SET", "stock:{u}", "10")
+        self.r("CLIENT", "PAUSE", "1500", "WRITE")
+        proc = spawn("deduct", "u", "1", "--url", self.server.url, *extra)
+        deadline = time.monotonic() + 30
+        while "cmd=evalsha" not in self.r("CLIENT", "LIST"):
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.01)  # polling the server's client list, bounded by the deadline
+        self.r("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        out, err = proc.communicate(timeout=60)
+        return proc.returncode, json.loads(out), err
+
+    def test_with_a_request_id_it_is_retried_and_applied_once(self):
+        rc, item, err = self.blocked_deduct("--request-id", "drop-1")
+        self.assertEqual((rc, item["status"], item["stock"]), (0, "ok", 9), err)
+        self.assertEqual(self.r("GET", "stock:{u}"), "9")
+
+    def test_without_one_it_is_reported_unknown_and_never_retried(self):
+        rc, item, err = self.blocked_deduct()
+        self.assertEqual((rc, item["status"]), (1, "error"))
+        self.assertTrue(item["error"].startswith("outcome unknown:"), item)
+        self.r("CLIENT", "UNPAUSE")
+        self.assertEqual(self.r("GET", "stock:{u}"), "10", "it was not sent again")
+
+
+class WaitReplicas(ServerTest):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.replica = RedisServer("--replicaof", "127.0.0.1", str(cls.server.port))
+        c = cls.replica.client()
+        deadline = time.monotonic() + 30
+        while "master_link_status:up" not in c("INFO", "replication"):
+            assert time.monotonic() < deadline, "the replica never synced"
+            time.sleep(0.02)  # waiting for the replication link, bounded by the deadline
+        c.close()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.replica.stop()
+        super().tearDownClass()
+
+    def test_acknowledged_by_the_replica(self):
+        res = self.sc("init", "w", "5", "--wait-replicas", "1")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        res = self.sc("deduct", "w", "1", "--wait-replicas", "1")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4), res)
+
+    def test_not_acknowledged_in_time_is_an_error_that_says_so(self):
+        self.r("SET", "stock:{w}", "5")
+        res = self.sc("deduct", "w", "1", "--wait-replicas", "2", "--wait-timeout", "200")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("applied on the primary (stock 4), but its durability is not confirmed: "
+                      "1 of 2 replicas acknowledged within 200 ms", res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{w}"), "4")
+
+
+if __name__ == "__main__":
+    unittest.main()
