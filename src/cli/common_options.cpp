@@ -49,6 +49,9 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                  "(env STOCKCTL_URL, REDIS_URL; default redis://127.0.0.1:6379)")
       ->group(conn);
   app.add_option("--user", o.user, "ACL user name")->group(conn);
+  app.add_flag("--cluster", o.cluster,
+               "the URL names any node of a Redis Cluster: discover slots, follow redirects")
+      ->group(conn);
   app.add_option("--password-file", o.password_file,
                  "read the password from this file (must not be readable by others)")
       ->group(conn);

@@ -22,6 +22,7 @@ struct CommonOptions {
   long long wait_timeout_ms = 1000;
   std::string prefix = "stock:";
   bool no_hashtag = false;
+  bool cluster = false;
   bool pretty = false;
   bool quiet = false;
   bool verbose = false;

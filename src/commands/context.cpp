@@ -6,6 +6,7 @@
 
 #include "cli/diagnostics.h"
 
+#include "redis/cluster/router.h"
 #include "redis/standalone_client.h"
 
 namespace stockctl {
@@ -19,7 +20,11 @@ Context::Context(Program& program)
 Client& Context::redis() {
   if (!client_) {
     ConnectOptions options = connect_options(options_);
-    client_ = std::make_unique<StandaloneClient>(options, client_options(options_));
+    if (options_.cluster) {
+      client_ = std::make_unique<ClusterClient>(options, client_options(options_));
+    } else {
+      client_ = std::make_unique<StandaloneClient>(options, client_options(options_));
+    }
     print_info(fmt::format("connected to {} (db {}{})", describe_endpoint(options.url),
                            options.url.db, options.user ? ", user " + *options.user : ""));
   }
