@@ -4,6 +4,7 @@ Every server is started by this module and stopped by it (by the exact process i
 nothing here relies on a service running on the machine.
 """
 
+import atexit
 import json
 import os
 import shutil
@@ -96,7 +97,8 @@ class Resp:
 class RedisServer:
     """One private redis-server on a free loopback port (and optionally a unix socket)."""
 
-    def __init__(self, *extra, password=None, unix=False, persist=False):
+    def __init__(self, *extra, password=None, unix=False, persist=False, port_picker=None):
+        self.port_picker = port_picker or free_port
         self.dir = tempfile.mkdtemp(prefix="stockctl-redis-")
         self.password = password
         self.unix = os.path.join(self.dir, "redis.sock") if unix else None
@@ -122,7 +124,7 @@ class RedisServer:
     def start(self, same_port=False):
         for _ in range(5):
             if not same_port or self.port is None:
-                self.port = free_port()
+                self.port = self.port_picker()
             self.proc = subprocess.Popen(self.args(), stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
             if self._wait_ready():
@@ -174,6 +176,159 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def free_cluster_port():
+    """A port whose cluster bus port (port + 10000) is free too."""
+    for _ in range(100):
+        port = free_port()
+        if port + 10000 > 65535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+class RedisCluster:
+    """A real Redis Cluster on loopback: 3 primaries and 3 replicas, joined with
+    `redis-cli --cluster create`, with a short node timeout so that failovers take seconds."""
+
+    def __init__(self, primaries=3, replicas_per_primary=1):
+        self.nodes = []
+        count = primaries * (1 + replicas_per_primary)
+        for _ in range(count):
+            node = RedisServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                               "--cluster-node-timeout", "1000",
+                               "--cluster-replica-validity-factor", "0",
+                               "--repl-diskless-sync-delay", "0",
+                               port_picker=free_cluster_port)
+            self.nodes.append(node)
+        addresses = ["127.0.0.1:%d" % n.port for n in self.nodes]
+        subprocess.run(["redis-cli", "--cluster", "create", *addresses, "--cluster-replicas",
+                        str(replicas_per_primary), "--cluster-yes"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.wait_ok()
+
+    def wait_ok(self, seconds=60):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                if all(self._ok(n) for n in self.nodes if n.proc.poll() is None):
+                    return
+            except (OSError, RespError):
+                pass
+            time.sleep(0.05)  # waiting for cluster_state:ok, bounded by the deadline
+        raise RuntimeError("the cluster never reached cluster_state:ok")
+
+    @staticmethod
+    def _ok(node):
+        c = node.client()
+        try:
+            info = c("CLUSTER", "INFO")
+            slots = c("CLUSTER", "SLOTS")
+            replication = c("INFO", "replication")
+            # A replica counts only once its link is up: it can only take over with the data.
+            synced = "role:slave" not in replication or "master_link_status:up" in replication
+            return ("cluster_state:ok" in info and synced and
+                    sum(r[1] - r[0] + 1 for r in slots) == 16384)
+        finally:
+            c.close()
+
+    @property
+    def url(self):
+        return self.nodes[0].url
+
+    def live(self):
+        return [n for n in self.nodes if n.proc.poll() is None]
+
+    def primaries(self):
+        """{port: node} of the live primaries."""
+        out = {}
+        for n in self.live():
+            c = n.client()
+            try:
+                if "role:master" in c("INFO", "replication"):
+                    out[n.port] = n
+            finally:
+                c.close()
+        return out
+
+    def client(self):
+        return ClusterResp(self)
+
+    def stop(self):
+        for n in self.nodes:
+            n.stop()
+
+
+class ClusterResp:
+    """A small cluster-aware client for tests: routes by slot, follows MOVED, and spreads the
+    key-less commands tests use (FLUSHALL, DBSIZE, SCRIPT FLUSH, MSET/MGET) over the primaries."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.conns = {}
+        self.refresh()
+
+    def refresh(self):
+        for n in self.cluster.live():
+            try:
+                c = self._conn(n.port)
+                self.slots = {}
+                for start, end, primary, *_ in c("CLUSTER", "SLOTS"):
+                    for slot in range(start, end + 1):
+                        self.slots[slot] = primary[1]
+                return
+            except (OSError, RespError):
+                self.conns.pop(n.port, None)
+        raise RuntimeError("no live cluster node")
+
+    def _conn(self, port):
+        if port not in self.conns:
+            self.conns[port] = Resp(port)
+        return self.conns[port]
+
+    def node_port(self, key):
+        return self.slots[keyslot(key)]
+
+    def primaries(self):
+        return sorted(set(self.slots.values()))
+
+    def close(self):
+        for c in self.conns.values():
+            c.close()
+        self.conns = {}
+
+    def __call__(self, *args):
+        name = str(args[0]).upper()
+        if name in ("FLUSHALL", "SCRIPT", "CONFIG") and not (name == "SCRIPT" and str(args[1]).upper() == "LOAD"):
+            return [self._conn(p)(*args) for p in self.primaries()][0]
+        if name == "DBSIZE":
+            return sum(self._conn(p)("DBSIZE") for p in self.primaries())
+        if name == "MSET":
+            for k, v in zip(args[1::2], args[2::2]):
+                self("SET", k, v)
+            return "OK"
+        if name == "MGET":
+            return [self("GET", k) for k in args[1:]]
+        if name in ("EVAL", "EVALSHA"):
+            key = args[3]
+        elif name == "SCRIPT":
+            return [self._conn(p)(*args) for p in self.primaries()][0]
+        else:
+            key = args[1]
+        for _ in range(5):
+            try:
+                return self._conn(self.node_port(str(key)))(*args)
+            except RespError as e:
+                if not str(e).startswith("MOVED"):
+                    raise
+                self.refresh()
+        raise RuntimeError("too many redirects")
+
+
 class Result:
     def __init__(self, proc):
         self.rc = proc.returncode
@@ -219,20 +374,41 @@ def spawn_to_file(path, *args, env=None):
         return spawn(*args, env=env, stdout=out)
 
 
+# STOCKCTL_TARGET=cluster runs the same tests against a real Redis Cluster (one per process).
+TARGET = os.environ.get("STOCKCTL_TARGET", "standalone")
+_shared_cluster = None
+
+
+def shared_cluster():
+    global _shared_cluster
+    if _shared_cluster is None:
+        _shared_cluster = RedisCluster()
+        atexit.register(_shared_cluster.stop)
+    return _shared_cluster
+
+
+def standalone_only(test):
+    """For tests of one server's own behaviour (its config, its client list, its replica)."""
+    return unittest.skipIf(TARGET == "cluster", "standalone server only")(test)
+
+
 class ServerTest(unittest.TestCase):
-    """Tests sharing one private server for the module; each test starts from an empty db."""
+    """Tests sharing one private server (or, with STOCKCTL_TARGET=cluster, one cluster) for the
+    class; each test starts from an empty database."""
 
     server_args = ()
     server_kwargs = {}
 
     @classmethod
     def setUpClass(cls):
-        cls.server = RedisServer(*cls.server_args, **cls.server_kwargs)
+        cls.cluster = TARGET == "cluster" and not cls.server_args and not cls.server_kwargs
+        cls.server = shared_cluster() if cls.cluster else RedisServer(*cls.server_args, **cls.server_kwargs)
         cls.tmp = tempfile.mkdtemp(prefix="stockctl-test-")
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.stop()
+        if not cls.cluster:
+            cls.server.stop()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def setUp(self):
@@ -242,9 +418,12 @@ class ServerTest(unittest.TestCase):
     def tearDown(self):
         self.r.close()
 
+    def target_args(self):
+        return ("--url", self.server.url) + (("--cluster",) if self.cluster else ())
+
     def sc(self, *args, **kw):
-        """Runs stockctl against this test's server."""
-        return run(*args, "--url", self.server.url, **kw)
+        """Runs stockctl against this test's server or cluster."""
+        return run(*args, *self.target_args(), **kw)
 
     def write(self, name, text):
         path = os.path.join(self.tmp, name)

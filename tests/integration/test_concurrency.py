@@ -14,7 +14,7 @@ class Concurrency(ServerTest):
         self.r("SET", "stock:{hot}", str(initial))
         # Each process deducts one unit at a time, in a batch of its own: 128 attempts for 50 units.
         path = self.write("hot.csv", "sku,qty\n" + "hot,1\n" * per_process)
-        procs = [spawn("deduct", "--file", path, "--url", self.server.url) for _ in range(PROCESSES)]
+        procs = [spawn("deduct", "--file", path, *self.target_args()) for _ in range(PROCESSES)]
         lines = []
         for p in procs:
             out, err = p.communicate(timeout=120)
@@ -35,7 +35,7 @@ class Concurrency(ServerTest):
         if os.path.exists(counter):
             os.remove(counter)
         cmd = "echo run >> %s; echo 100" % counter
-        procs = [spawn("deduct", "fresh", "1", "--init-cmd", cmd, "--url", self.server.url)
+        procs = [spawn("deduct", "fresh", "1", "--init-cmd", cmd, *self.target_args())
                  for _ in range(PROCESSES)]
         import json
         stocks = []
@@ -50,7 +50,7 @@ class Concurrency(ServerTest):
         self.assertIsNone(self.r("GET", "stock:{fresh}:lock"))
 
     def test_concurrent_adds_all_count(self):
-        procs = [spawn("add", "restock", "3", "--url", self.server.url) for _ in range(PROCESSES)]
+        procs = [spawn("add", "restock", "3", *self.target_args()) for _ in range(PROCESSES)]
         for p in procs:
             out, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, 0, err)

@@ -4,7 +4,7 @@ import json
 import time
 import unittest
 
-from harness import RedisServer, ServerTest, spawn
+from harness import RedisServer, ServerTest, spawn, standalone_only
 
 
 class RequestIds(ServerTest):
@@ -57,7 +57,7 @@ class RequestIds(ServerTest):
 
     def test_same_id_from_8_processes_deducts_once(self):
         self.r("SET", "stock:{c}", "100")
-        procs = [spawn("deduct", "c", "5", "--request-id", "dup", "--url", self.server.url)
+        procs = [spawn("deduct", "c", "5", "--request-id", "dup", *self.target_args())
                  for _ in range(8)]
         answers = []
         for p in procs:
@@ -73,13 +73,14 @@ class RequestIds(ServerTest):
         self.assertEqual((res.rc, res.one["status"]), (2, "invalid"))
 
 
+@standalone_only
 class UnknownOutcome(ServerTest):
     def blocked_deduct(self, *extra):
         """Starts a deduction that the server holds (CLIENT PAUSE WRITE), then drops its
         connection before it runs: the client sees a dropped connection, outcome unknown."""
         self.r("SET", "stock:{u}", "10")
         self.r("CLIENT", "PAUSE", "1500", "WRITE")
-        proc = spawn("deduct", "u", "1", "--url", self.server.url, *extra)
+        proc = spawn("deduct", "u", "1", *self.target_args(), *extra)
         deadline = time.monotonic() + 30
         while "cmd=evalsha" not in self.r("CLIENT", "LIST"):
             self.assertLess(time.monotonic(), deadline)
@@ -101,6 +102,7 @@ class UnknownOutcome(ServerTest):
         self.assertEqual(self.r("GET", "stock:{u}"), "10", "it was not sent again")
 
 
+@standalone_only
 class WaitReplicas(ServerTest):
     @classmethod
     def setUpClass(cls):

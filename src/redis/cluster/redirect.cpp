@@ -14,7 +14,8 @@ std::optional<std::pair<std::string, int>> parse_address(std::string_view addres
   ParsedNumber port = parse_bounded(address.substr(colon + 1), 65535);
   if (!port.ok() || port.value == 0 || colon + 1 == address.size()) return std::nullopt;
   std::string host(address.substr(0, colon));
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   return std::make_pair(host, static_cast<int>(port.value));
 }
 

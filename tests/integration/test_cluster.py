@@ -1,0 +1,168 @@
+"""Redis Cluster only: items spread over every primary, redirects, resharding and failover."""
+
+import json
+import os
+import signal
+import time
+import unittest
+
+from harness import (TARGET, RedisCluster, ServerTest, keyslot, run, spawn_to_file)
+
+
+def node_id(node):
+    c = node.client()
+    try:
+        return c("CLUSTER", "MYID")
+    finally:
+        c.close()
+
+
+def calls_on(node, command):
+    c = node.client()
+    try:
+        for line in c("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_%s:calls=" % command):
+                return int(line.split("calls=")[1].split(",")[0])
+        return 0
+    finally:
+        c.close()
+
+
+def wait_until(predicate, seconds=60):
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.01)  # polling real server state, bounded by the deadline
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class Spread(ServerTest):
+    def test_bulk_commands_touch_every_primary(self):
+        skus = ["item-%d" % i for i in range(300)]
+        ports = {self.r.node_port("stock:{%s}" % s) for s in skus}
+        self.assertEqual(len(ports), 3, "the items hash to all three primaries")
+        path = self.write("s.csv", "sku,stock\n" + "".join("%s,10\n" % s for s in skus))
+        self.assertEqual(self.sc("init", "--file", path).one["counts"]["ok"], 300)
+        for port in self.r.primaries():
+            self.assertGreater(self.r._conn(port)("DBSIZE"), 50, port)
+        batch = self.write("d.csv", "sku,qty\n" + "".join("%s,3\n" % s for s in skus))
+        res = self.sc("deduct", "--file", batch)
+        self.assertEqual(res.rc, 0)
+        self.assertEqual([l["sku"] for l in res.lines], skus, "output keeps input order")
+        self.assertTrue(all(l["stock"] == 7 for l in res.lines))
+        got = self.sc("get", *skus[:50])
+        self.assertEqual([l["stock"] for l in got.lines], [7] * 50)
+        export = self.write("e.csv", "sku,total,issued\n" + "".join("%s,10,3\n" % s for s in skus))
+        self.r("DEL", "stock:{item-5}")
+        rb = self.sc("rebuild", "--file", export)
+        self.assertEqual((rb.one["counts"]["ok"], rb.one["counts"]["exists"]), (1, 299))
+
+    def test_moved_without_cluster_suggests_it(self):
+        key = "stock:{m}"
+        other = [p for p in self.r.primaries() if p != self.r.node_port(key)][0]
+        res = run("get", "m", "--url", "redis://127.0.0.1:%d" % other)
+        self.assertEqual(res.rc, 1)
+        self.assertIn("use --cluster", res.one["error"])
+
+    def test_reshard_a_slot_while_a_batch_runs(self):
+        sku = "hot"
+        key = "stock:{%s}" % sku
+        slot = keyslot(key)
+        rows = 3000
+        self.r("SET", key, str(rows + 100))
+        primaries = self.server.primaries()
+        src = primaries[self.r.node_port(key)]
+        dst = [n for p, n in primaries.items() if p != src.port][0]
+        path = self.write("hot.csv", "sku,qty,request_id\n" + "".join("%s,1,r-%d\n" % (sku, i) for i in range(rows)))
+        out = os.path.join(self.tmp, "hot.jsonl")
+        before = calls_on(src, "evalsha")
+        proc = spawn_to_file(out, "deduct", "--file", path, *self.target_args())
+        wait_until(lambda: calls_on(src, "evalsha") > before + 200)
+        self.assertIsNone(proc.poll(), "the batch is still running when the slot starts moving")
+        s, d = src.client(), dst.client()
+        try:
+            d("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(src))
+            s("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(dst))
+            while True:
+                keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
+                if not keys:
+                    break
+                s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
+            for node in primaries.values():
+                c = node.client()
+                c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
+                c.close()
+        finally:
+            s.close()
+            d.close()
+        _, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 0, err[-2000:])
+        lines = read_lines(out)
+        self.assertEqual(len(lines), rows, "every item reported once")
+        self.assertTrue(all(l["status"] == "ok" for l in lines))
+        self.assertEqual(sorted(l["stock"] for l in lines), list(range(100, rows + 100)))
+        self.r.refresh()
+        self.assertEqual(self.r.node_port(key), dst.port)
+        self.assertEqual(self.r("GET", key), "100")
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class Failover(unittest.TestCase):
+    def test_kill_a_primary_during_a_batch_with_request_ids(self):
+        cluster = RedisCluster()
+        tmp = cluster.nodes[0].dir
+        try:
+            r = cluster.client()
+            skus = ["f%d" % i for i in range(300)]
+            for s in skus:
+                r("SET", "stock:{%s}" % s, "1000")
+            per_sku = 40
+            rows = [(skus[i % len(skus)], "op-%d" % i) for i in range(len(skus) * per_sku)]
+            path = os.path.join(tmp, "batch.csv")
+            with open(path, "w") as f:
+                f.write("sku,qty,request_id\n")
+                f.writelines("%s,1,%s\n" % row for row in rows)
+            victim = cluster.primaries()[r.node_port("stock:{f0}")]
+            target = ("--url", cluster.url if cluster.nodes[0] is not victim else cluster.nodes[1].url, "--cluster")
+            out1 = os.path.join(tmp, "run1.jsonl")
+            proc = spawn_to_file(out1, "deduct", "--file", path, *target, "--wait-replicas", "1",
+                                 "--retry-timeout", "30000")
+            wait_until(lambda: calls_on(victim, "evalsha") > 500)
+            self.assertIsNone(proc.poll(), "the batch is still running when its primary dies")
+            victim.kill(signal.SIGKILL)
+            _, err = proc.communicate(timeout=600)
+            self.assertIn(proc.returncode, (0, 1), err[-2000:])
+            first = read_lines(out1)
+            self.assertEqual(len(first), len(rows), "every item reported exactly once")
+            for line in first:
+                self.assertIn(line["status"], ("ok", "error"), line)
+
+            # Re-running the same batch applies nothing twice: what was ok is replayed.
+            out2 = os.path.join(tmp, "run2.jsonl")
+            proc = spawn_to_file(out2, "deduct", "--file", path, *target, "--retry-timeout", "30000")
+            _, err = proc.communicate(timeout=600)
+            self.assertEqual(proc.returncode, 0, err[-2000:])
+            second = read_lines(out2)
+            self.assertEqual(len(second), len(rows))
+            for a, b in zip(first, second):
+                self.assertEqual(b["status"], "ok", b)
+                if a["status"] == "ok":
+                    self.assertTrue(b.get("replayed"), (a, b))
+                    self.assertEqual(a["stock"], b["stock"])
+            # Every operation is now applied exactly once.
+            r.refresh()
+            for s in skus:
+                self.assertEqual(r("GET", "stock:{%s}" % s), str(1000 - per_sku), s)
+            r.close()
+        finally:
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()
