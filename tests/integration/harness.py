@@ -137,14 +137,17 @@ class RedisServer:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
+            c = None
             try:
                 c = self.client()
                 c("PING")
-                c.close()
                 return True
             except (OSError, RespError) as e:
                 if isinstance(e, RespError) and "LOADING" not in str(e):
                     return True
+            finally:
+                if c is not None:
+                    c.close()
             time.sleep(0.02)  # readiness poll, bounded by the deadline
         return False
 
