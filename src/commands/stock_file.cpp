@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "cli/diagnostics.h"
+#include "cli/errors.h"
 #include "commands/batch.h"
 #include "commands/put_runner.h"
 #include "output/progress.h"
@@ -63,7 +65,13 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                            if (window.size() >= kWindow) flush();
                          });
   if (!window.empty()) flush();
-  log.finish();
+  // The writes to Redis are done whatever happens to the report: say what was done, then fail.
+  std::string report_error;
+  try {
+    log.finish();
+  } catch (const IoError& e) {
+    report_error = e.what();
+  }
   Summary summary;
   summary.op = run.op;
   summary.source = source.name();
@@ -74,6 +82,10 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                            std::chrono::steady_clock::now() - started)
                            .count();
   ctx.out().write(summary_json(summary));
+  if (!report_error.empty()) {
+    print_error(report_error);
+    log.fold().add(ExitCode::failure);
+  }
   return log.fold().code();
 }
 

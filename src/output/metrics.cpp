@@ -73,11 +73,21 @@ void write_metrics_file(const std::string& path, const RunMetrics& metrics) {
   // written; rename() then replaces the file in one step.
   const std::string temp = fmt::format("{}.{}.tmp", path, getpid());
   std::FILE* f = std::fopen(temp.c_str(), "w");
-  bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  bool ok = f != nullptr;
   int err = errno;
-  if (f != nullptr) ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(temp.c_str(), path.c_str()) != 0) {
-    if (ok) err = errno;
+  if (ok && std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
+    ok = false;
+    err = errno;
+  }
+  if (f != nullptr && std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
     std::remove(temp.c_str());
     throw IoError(fmt::format("cannot write metrics file {}: {}", path, std::strerror(err)));
   }

@@ -183,3 +183,37 @@ class Files(ServerTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FullDisk(ServerTest):
+    """A 64 KiB tmpfs stands in for a full disk (root only; skipped where mount is refused)."""
+
+    def setUp(self):
+        super().setUp()
+        self.mnt = os.path.join(self.tmp, "full")
+        os.makedirs(self.mnt, exist_ok=True)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", self.mnt],
+                          capture_output=True).returncode != 0:
+            self.skipTest("cannot mount a small tmpfs here")
+        self.addCleanup(subprocess.run, ["umount", self.mnt], capture_output=True)
+
+    def test_report_on_a_full_disk(self):
+        path = self.write("many.csv", "sku,stock\n" + "".join("item-%d,1\n" % i for i in range(3000)))
+        report = os.path.join(self.mnt, "report.jsonl")
+        res = self.sc("init", "--file", path, "--report", report)
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("cannot write report %s: No space left on device" % report, res.stderr)
+        self.assertEqual(res.one["counts"]["ok"], 3000, "the summary still says what was written")
+        self.assertEqual(os.listdir(self.mnt), [], "no half-written report is left behind")
+
+    def test_metrics_file_on_a_full_disk(self):
+        with open(os.path.join(self.mnt, "filler"), "wb") as f:
+            try:
+                f.write(b"x" * 65536)
+            except OSError:
+                pass
+        prom = os.path.join(self.mnt, "stockctl.prom")
+        res = self.sc("get", "x", "--metrics-file", prom)
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("cannot write metrics file %s: No space left on device" % prom, res.stderr)
+        self.assertFalse(os.path.exists(prom))
