@@ -49,6 +49,7 @@ class Connection {
   std::unique_ptr<redisContext, Free> ctx_;
   std::string where_;
   long long timeout_ms_;
+  std::string resp_;  ///< reused buffer for one command's RESP
 };
 
 }  // namespace stockctl
