@@ -94,14 +94,13 @@ OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeySch
     : client_(client), op_(op), options_(options), scheme_(scheme) {}
 
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
-  const Script& script = op_ == Op::deduct ? deduct_script() : add_script();
-  Call call{&script,
-            {item.key, companion_key(item.key, ":req:" + item.request_id),
-             std::to_string(*item.qty), init, std::to_string(options_.ttl_s), item.request_id,
-             std::to_string(options_.request_ttl_s)},
-            !item.request_id.empty(),
-            true};
-  return call;
+  return Call{
+      &stock_script(),
+      {item.key, companion_key(item.key, ":req:" + item.request_id),
+       op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
+       std::to_string(options_.ttl_s), item.request_id, std::to_string(options_.request_ttl_s)},
+      !item.request_id.empty(),
+      true};
 }
 
 void OpRunner::apply(ItemResult& item, const CallResult& result) const {

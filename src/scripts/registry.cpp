@@ -4,14 +4,13 @@
 
 namespace stockctl {
 
-const Script& deduct_script() { return lua::deduct; }
-const Script& add_script() { return lua::add; }
+const Script& stock_script() { return lua::stock; }
 const Script& put_script() { return lua::put; }
 const Script& unlock_script() { return lua::unlock; }
 const Script& extend_script() { return lua::extend; }
 
 std::vector<const Script*> all_scripts() {
-  return {&lua::deduct, &lua::add, &lua::put, &lua::unlock, &lua::extend};
+  return {&lua::stock, &lua::put, &lua::unlock, &lua::extend};
 }
 
 std::vector<std::string> script_argv(const Call& call) {

@@ -8,8 +8,7 @@
 namespace stockctl {
 
 /// The embedded scripts, by role.
-const Script& deduct_script();
-const Script& add_script();
+const Script& stock_script();
 const Script& put_script();
 const Script& unlock_script();
 const Script& extend_script();

@@ -71,10 +71,10 @@ class Scripts(ServerTest):
         self.r("SET", "stock:{s}", "10")
         self.assertEqual(self.sc("deduct", "s", "1").rc, 0)
         self.r("SCRIPT", "FLUSH")
-        self.assertEqual(self.r("SCRIPT", "EXISTS", script_sha("deduct-2.lua")), [0])
+        self.assertEqual(self.r("SCRIPT", "EXISTS", script_sha("stock-2.lua")), [0])
         res = self.sc("deduct", "s", "1")
         self.assertEqual((res.rc, res.one["stock"], res.stderr), (0, 8, ""))
-        self.assertEqual(self.r("SCRIPT", "EXISTS", script_sha("deduct-2.lua")), [1],
+        self.assertEqual(self.r("SCRIPT", "EXISTS", script_sha("stock-2.lua")), [1],
                          "the embedded SHA1 is the one Redis computes")
 
     def test_noscript_in_a_batch(self):
@@ -87,15 +87,15 @@ class Scripts(ServerTest):
 
     def test_script_rejects_bad_arguments_from_any_caller(self):
         self.r("SET", "k", "5")
-        src = script_source("deduct-2.lua")
+        src = script_source("stock-2.lua")
         for qty in ("0", "-1", "1.5", "abc", "007"):
             with self.assertRaises(RespError) as e:
-                self.r("EVAL", src, 2, "k", "k:req:", qty, "", "0", "", "60")
+                self.r("EVAL", src, 2, "k", "k:req:", "deduct", qty, "", "0", "", "60")
             self.assertIn("STOCKCTL_INVALID", str(e.exception))
         self.assertEqual(self.r("GET", "k"), "5")
         self.r("SET", "k", "abc")
         with self.assertRaises(RespError) as e:
-            self.r("EVAL", src, 2, "k", "k:req:", "1", "", "0", "", "60")
+            self.r("EVAL", src, 2, "k", "k:req:", "deduct", "1", "", "0", "", "60")
         self.assertIn("STOCKCTL_CORRUPT abc", str(e.exception))
 
 
