@@ -257,3 +257,25 @@ class BatchOps(ServerTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostileFiles(ServerTest):
+    def test_a_100_mb_line_is_an_invalid_row_with_its_line_number(self):
+        path = os.path.join(self.tmp, "huge.csv")
+        with open(path, "w") as f:
+            f.write("sku,stock\nok,1\n")
+            f.write("x" * (100 * 1024 * 1024))
+            f.write(",5\nalso-ok,2\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2)
+        self.assertIn("%s:3: column 'sku': item id is 104857600 bytes long; at most 512 are allowed" % path,
+                      res.stderr)
+        self.assertLess(len(res.stderr), 2000, "the line itself is never echoed")
+        self.assertEqual(self.r("DBSIZE"), 0)
+        os.remove(path)
+
+    def test_nul_bytes_and_bad_utf8_in_json(self):
+        path = self.write("bad.ndjson", '{"sku":"a\\u0000b","stock":1}\n{"sku":"\\udcff","stock":1}\n')
+        res = self.sc("init", "--file", path, "--skip-invalid", "--report", os.path.join(self.tmp, "r.jsonl"))
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:1: column 'sku': item id contains a control character" % path, res.stderr)
