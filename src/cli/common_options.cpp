@@ -144,7 +144,14 @@ void name_option_values(CLI::App& app) {
                                                                  {"--request-ttl", "SECONDS"},
                                                                  {"--retry-timeout", "MS"},
                                                                  {"--wait-replicas", "N"},
-                                                                 {"--wait-timeout", "MS"}};
+                                                                 {"--wait-timeout", "MS"},
+                                                                 {"--connections", "N"},
+                                                                 {"--items", "N"},
+                                                                 {"--stock", "N"},
+                                                                 {"--requests", "N"},
+                                                                 {"--duration", "SECONDS"},
+                                                                 {"--bench-prefix", "PREFIX"},
+                                                                 {"--run-id", "ID"}};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) opt->type_name("");
     for (const std::string& name : opt->get_lnames()) {

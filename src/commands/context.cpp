@@ -17,6 +17,12 @@ Context::Context(Program& program)
       scheme_(key_scheme(program.common)),
       out_(std::cout, program.common.pretty) {}
 
+std::unique_ptr<Client> Context::new_client() const {
+  ConnectOptions options = connect_options(options_);
+  if (options_.cluster) return std::make_unique<ClusterClient>(options, client_options(options_));
+  return std::make_unique<StandaloneClient>(options, client_options(options_));
+}
+
 Client& Context::redis() {
   if (!client_) {
     ConnectOptions options = connect_options(options_);

@@ -20,6 +20,8 @@ class Context {
   JsonWriter& out() { return out_; }
   /// The client, connecting on first use. Throws ConnectionError or InputError.
   Client& redis();
+  /// A new, separate client with the same settings (one per thread). Throws ConnectionError.
+  std::unique_ptr<Client> new_client() const;
 
   /// Prints one item, counts it, and folds its status into the exit code.
   void emit(const ItemResult& item, ExitFold& fold);

@@ -1,0 +1,185 @@
+// `stockctl bench`: N connections deduct from test items for a count or a duration, then report
+// throughput, latency percentiles and whether every unit that disappeared was reported sold.
+// It works only on keys it created itself, under its own prefix, and removes them afterwards.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "cli/errors.h"
+#include "commands/context.h"
+#include "commands/program.h"
+#include "core/quantity.h"
+#include "core/sku.h"
+#include "lock/init_lock.h"
+#include "scripts/registry.h"
+
+namespace stockctl {
+namespace {
+
+struct BenchOptions {
+  int connections = 50;
+  int items = 1;  // 1 = one hot item
+  long long stock = 1000000;
+  long long requests = 100000;
+  double duration_s = 0;  // > 0: run for this long instead of a count
+  std::string prefix = "stockctl-bench:";
+  std::string run_id;  // default: random
+};
+
+struct WorkerTally {
+  long long ok = 0, insufficient = 0, errors = 0;
+  std::vector<std::uint32_t> latencies_us;
+};
+
+std::vector<std::string> bench_keys(const BenchOptions& o, const std::string& run) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < o.items; ++i) keys.push_back(fmt::format("{}{{{}-{}}}", o.prefix, run, i));
+  return keys;
+}
+
+// Creates the test items, refusing to touch anything that already exists.
+void create_items(Client& client, const std::vector<std::string>& keys, long long stock) {
+  for (const std::string& key : keys) {
+    Reply r = client.call(Call{nullptr, {"SET", key, std::to_string(stock), "NX"}});
+    if (r.is_nil()) {
+      throw InputError(
+          fmt::format("refusing to run: {} exists and was not created by this bench", key));
+    }
+    if (r.is_error()) throw StockctlError(ExitCode::failure, fmt::format("{}: {}", key, r.str));
+  }
+}
+
+void worker(Context& ctx, const std::vector<std::string>& keys, std::atomic<long long>& budget,
+            std::chrono::steady_clock::time_point until, WorkerTally& tally) {
+  std::unique_ptr<Client> client = ctx.new_client();
+  std::size_t next = 0;
+  for (;;) {
+    if (until.time_since_epoch().count() != 0 ? std::chrono::steady_clock::now() >= until
+                                              : budget.fetch_sub(1) <= 0) {
+      return;
+    }
+    const std::string& key = keys[next++ % keys.size()];
+    auto started = std::chrono::steady_clock::now();
+    std::vector<CallResult> r = client->run({Call{
+        &stock_script(), {key, key + ":req:", "deduct", "1", "", "0", "", "60"}, false, true}});
+    auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+    tally.latencies_us.push_back(static_cast<std::uint32_t>(std::min<long long>(us, UINT32_MAX)));
+    const Reply& reply = r[0].reply;
+    if (r[0].state != CallResult::State::replied || reply.type != Reply::Type::array) {
+      ++tally.errors;
+    } else if (reply.elements[0].integer >= 0) {
+      ++tally.ok;
+    } else {
+      ++tally.insufficient;
+    }
+  }
+}
+
+long long percentile(std::vector<std::uint32_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1));
+  return sorted[index];
+}
+
+ExitCode run_bench(Program& program, const BenchOptions& o) {
+  Context ctx(program);
+  Client& client = ctx.redis();
+  const std::string run = o.run_id.empty() ? random_token().substr(0, 12) : o.run_id;
+  std::vector<std::string> keys = bench_keys(o, run);
+  create_items(client, keys, o.stock);
+  std::atomic<long long> budget{o.requests};
+  auto until = o.duration_s > 0
+                   ? std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(static_cast<long long>(o.duration_s * 1000))
+                   : std::chrono::steady_clock::time_point{};
+  std::vector<WorkerTally> tallies(static_cast<std::size_t>(o.connections));
+  auto started = std::chrono::steady_clock::now();
+  {
+    std::vector<std::thread> threads;
+    for (auto& tally : tallies) {
+      threads.emplace_back(worker, std::ref(ctx), std::cref(keys), std::ref(budget), until,
+                           std::ref(tally));
+    }
+    for (auto& t : threads) t.join();
+  }
+  double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  WorkerTally total;
+  for (auto& t : tallies) {
+    total.ok += t.ok;
+    total.insufficient += t.insufficient;
+    total.errors += t.errors;
+    total.latencies_us.insert(total.latencies_us.end(), t.latencies_us.begin(),
+                              t.latencies_us.end());
+  }
+  std::sort(total.latencies_us.begin(), total.latencies_us.end());
+
+  // The verdict: every unit that left the items was reported sold, and nothing went below zero.
+  long long remaining = 0;
+  bool never_negative = true;
+  for (const std::string& key : keys) {
+    Reply r = client.call(Call{nullptr, {"GET", key}, true});
+    auto value = r.string_or_nil() ? parse_stored_value(*r.string_or_nil()) : std::nullopt;
+    if (!value || *value < 0) never_negative = false;
+    remaining += value.value_or(0);
+  }
+  long long taken = o.stock * o.items - remaining;
+  bool correct = never_negative && total.errors == 0 && taken == total.ok;
+  for (const std::string& key : keys) client.call(Call{nullptr, {"DEL", key}, true});
+
+  nlohmann::ordered_json j;
+  j["op"] = "bench";
+  j["connections"] = o.connections;
+  j["items"] = o.items;
+  j["requests"] = total.latencies_us.size();
+  j["elapsed_ms"] = static_cast<long long>(elapsed * 1000);
+  j["throughput"] =
+      elapsed > 0 ? static_cast<long long>(static_cast<double>(total.latencies_us.size()) / elapsed)
+                  : 0;
+  j["latency_us"] = {{"p50", percentile(total.latencies_us, 0.50)},
+                     {"p99", percentile(total.latencies_us, 0.99)},
+                     {"p999", percentile(total.latencies_us, 0.999)}};
+  j["ok"] = total.ok;
+  j["insufficient"] = total.insufficient;
+  j["errors"] = total.errors;
+  j["stock_taken"] = taken;
+  j["correct"] = correct;
+  ctx.out().write(j);
+  return correct ? ExitCode::ok : ExitCode::failure;
+}
+
+}  // namespace
+
+void setup_bench(CLI::App& app, Program& program) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "bench",
+      "load test: N connections deduct from test items it creates, then checks the result");
+  sub->add_option("-c,--connections", o->connections, "concurrent connections (default 50)")
+      ->check(CLI::Range(1, 1000).description(""));
+  sub->add_option("--items", o->items, "test items; 1 = one hot item (default 1)")
+      ->check(CLI::Range(1, 1000000).description(""));
+  sub->add_option("--stock", o->stock, "initial stock of each test item (default 1000000)")
+      ->check(
+          CLI::Range(static_cast<long long>(0), static_cast<long long>(kMaxStock)).description(""));
+  sub->add_option("-n,--requests", o->requests, "deductions to send in all (default 100000)")
+      ->check(CLI::Range(1LL, 1LL << 40).description(""));
+  sub->add_option("--duration", o->duration_s, "run for this many seconds instead of a count")
+      ->check(CLI::Range(0.0, 86400.0).description(""));
+  sub->add_option("--bench-prefix", o->prefix,
+                  "prefix of the test keys (default stockctl-bench:); existing keys are refused");
+  sub->add_option("--run-id", o->run_id,
+                  "name the test keys PREFIX{ID-N} instead of a random id (for repeatable runs)");
+  add_common_options(*sub, program.common);
+  sub->callback([&program, o] { program.run = [&program, o] { return run_bench(program, *o); }; });
+}
+
+}  // namespace stockctl
