@@ -28,6 +28,13 @@ class PutRunner {
   void run(std::vector<PutItem>& items);
 
  private:
+  /// init: one plain SET [NX] GET per item. Returns the items it could not handle that way.
+  std::vector<PutItem*> set_directly(const std::vector<PutItem*>& pending);
+  /// rebuild: one GET per item; returns the items that need the put script (missing keys, and
+  /// with --force the ones that differ) and classifies the rest.
+  std::vector<PutItem*> look_up(const std::vector<PutItem*>& pending);
+  /// Writes items with the put script, waiting out init locks held by others.
+  void run_script(const std::vector<PutItem*>& items);
   Call call_for(const PutItem& item) const;
   void apply(PutItem& item, const CallResult& result) const;
   void wait_for_lock_holders(std::vector<PutItem*>& locked);
@@ -36,6 +43,7 @@ class PutRunner {
   PutMode mode_;
   long long ttl_s_;
   LockTiming lock_;
+  bool set_get_refused_ = false;  ///< the server predates SET NX GET (Redis < 7.0)
 };
 
 /// Tallies and records the items of a file run: counts per status, the exit code, and the
