@@ -38,7 +38,7 @@ Client& Context::redis() {
 }
 
 void Context::emit(const ItemResult& item, ExitFold& fold) {
-  out_.write(item_json(item));
+  out_.write(item);
   stats_.add(item.status);
   fold.add(item.status);
 }

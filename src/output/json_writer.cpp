@@ -25,6 +25,118 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   return j;
 }
 
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when it is not one (overlong forms,
+// surrogates and code points past U+10FFFF are invalid).
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  std::size_t n = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  if (c == 0xE0 && byte(i + 1) < 0xA0) return 0;  // overlong
+  if (c == 0xED && byte(i + 1) > 0x9F) return 0;  // surrogate
+  if (c == 0xF0 && byte(i + 1) < 0x90) return 0;  // overlong
+  if (c == 0xF4 && byte(i + 1) > 0x8F) return 0;  // past U+10FFFF
+  return n;
+}
+
+void append_string(std::string& out, std::string_view s) {
+  static const char* const kHex = "0123456789abcdef";
+  out += '"';
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      std::size_t n = utf8_length(s, i);
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";  // U+FFFD for each byte that starts no valid sequence
+        ++i;
+      } else {
+        out.append(s, i, n);
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  out += '"';
+}
+
+void append_number(std::string& out, const std::optional<std::int64_t>& n) {
+  if (n) {
+    out += std::to_string(*n);
+  } else {
+    out += "null";
+  }
+}
+
+}  // namespace
+
+void append_item_line(std::string& out, const ItemResult& item) {
+  out += "{\"op\":";
+  append_string(out, item.op);
+  out += ",\"sku\":";
+  append_string(out, item.sku);
+  out += ",\"key\":";
+  if (item.key.empty()) {
+    out += "null";
+  } else {
+    append_string(out, item.key);
+  }
+  if (item.has_qty) {
+    out += ",\"qty\":";
+    append_number(out, item.qty);
+  }
+  out += ",\"status\":";
+  append_string(out, status_name(item.status));
+  out += ",\"stock\":";
+  append_number(out, item.stock);
+  if (item.expected) {
+    out += ",\"expected\":";
+    append_number(out, item.expected);
+  }
+  if (item.replayed) out += ",\"replayed\":true";
+  if (!item.error.empty()) {
+    out += ",\"error\":";
+    append_string(out, item.error);
+  }
+  out += "}\n";
+}
+
 nlohmann::ordered_json summary_json(const Summary& s) {
   nlohmann::ordered_json j;
   j["op"] = s.op;
@@ -41,6 +153,13 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   if (!s.status.empty()) j["status"] = s.status;
   if (!s.error.empty()) j["error"] = s.error;
   return j;
+}
+
+void JsonWriter::write(const ItemResult& item) {
+  if (pretty_) return write(item_json(item));
+  line_.clear();
+  append_item_line(line_, item);
+  out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
 }
 
 void JsonWriter::write(const nlohmann::ordered_json& value) {
@@ -65,10 +184,9 @@ ReportFile::~ReportFile() {
 }
 
 void ReportFile::write(const ItemResult& item) {
-  std::string line =
-      item_json(item).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  line.push_back('\n');
-  std::fwrite(line.data(), 1, line.size(), file_);
+  line_.clear();
+  append_item_line(line_, item);
+  std::fwrite(line_.data(), 1, line_.size(), file_);
 }
 
 void ReportFile::commit() {

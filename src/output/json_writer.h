@@ -27,6 +27,11 @@ struct Summary {
 /// [replayed], [error].
 nlohmann::ordered_json item_json(const ItemResult& item);
 
+/// Appends `item` as one compact JSON line (with its '\n') to `out`: the same text as
+/// item_json(item).dump() with invalid UTF-8 replaced by U+FFFD, written without building a JSON
+/// tree, because bulk commands print one line per row.
+void append_item_line(std::string& out, const ItemResult& item);
+
 /// A summary as an ordered JSON object: op, source, rows, counts, dry_run, elapsed_ms.
 nlohmann::ordered_json summary_json(const Summary& summary);
 
@@ -35,11 +40,14 @@ class JsonWriter {
  public:
   JsonWriter(std::ostream& out, bool pretty) : out_(out), pretty_(pretty) {}
   void write(const nlohmann::ordered_json& value);
+  /// Writes one item (compact, or indented with --pretty).
+  void write(const ItemResult& item);
   void flush() { out_.flush(); }
 
  private:
   std::ostream& out_;
   bool pretty_;
+  std::string line_;  ///< reused for each item
 };
 
 /// The per-item lines of --report FILE, written to a temporary file beside FILE and renamed into
@@ -57,6 +65,7 @@ class ReportFile {
   std::string path_;
   std::string temp_;
   std::FILE* file_ = nullptr;
+  std::string line_;
 };
 
 }  // namespace stockctl

@@ -55,3 +55,52 @@ TEST_CASE("invalid UTF-8 in a SKU does not stop the output") {
   w.write(item_json(i));
   CHECK(out.str().find("\"sku\":\"\xEF\xBF\xBD\"") != std::string::npos);
 }
+
+TEST_CASE("the fast item writer prints exactly what the JSON library prints") {
+  std::vector<std::string> texts = {"42",
+                                    "a \"quoted\" sku",
+                                    "back\\slash",
+                                    "tab\there",
+                                    "nl\nx",
+                                    std::string("nul\0x", 5),
+                                    "\x01\x1f\x7f",
+                                    "caf\xc3\xa9",
+                                    "\xe2\x82\xac",
+                                    "\xf0\x9f\x98\x80",
+                                    "",
+                                    "\xff",
+                                    "a\xc3",
+                                    "\xed\xa0\x80"};
+  for (const std::string& text : texts) {
+    CAPTURE(text);
+    ItemResult i;
+    i.op = "deduct";
+    i.sku = text;
+    i.key = text.empty() ? "" : "stock:{" + text + "}";
+    i.qty = 3;
+    i.has_qty = true;
+    i.status = Status::drift;
+    i.stock = 9007199254740991;
+    i.expected = -1;
+    i.replayed = true;
+    i.error = text;
+    std::string fast;
+    append_item_line(fast, i);
+    std::string slow =
+        item_json(i).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+    CHECK(fast == slow);
+  }
+}
+
+TEST_CASE("the fast writer leaves optional fields out as the contract says") {
+  ItemResult i;
+  i.op = "get";
+  i.sku = "x";
+  i.key = "stock:{x}";
+  i.status = Status::missing;
+  std::string line;
+  append_item_line(line, i);
+  CHECK(line ==
+        "{\"op\":\"get\",\"sku\":\"x\",\"key\":\"stock:{x}\",\"status\":\"missing\",\"stock\":null}"
+        "\n");
+}
