@@ -113,6 +113,34 @@ Reply Connection::read() {
   return convert(reply.get());
 }
 
+int Connection::fd() const { return ctx_->fd; }
+
+void Connection::flush() {
+  int done = 0;
+  while (!done) {
+    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) {
+      throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+    }
+  }
+}
+
+std::optional<Reply> Connection::read_ready() {
+  void* raw = nullptr;
+  // A reply may already be buffered from an earlier read; only read the socket when not.
+  if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) {
+    throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+  }
+  if (raw == nullptr) {
+    if (redisBufferRead(ctx_.get()) != REDIS_OK ||
+        redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) {
+      throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+    }
+  }
+  if (raw == nullptr) return std::nullopt;
+  std::unique_ptr<redisReply, ReplyFree> reply(static_cast<redisReply*>(raw));
+  return convert(reply.get());
+}
+
 Reply Connection::command(const std::vector<std::string>& argv) {
   append(argv);
   return read();

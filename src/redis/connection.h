@@ -39,6 +39,14 @@ class Connection {
   /// append() + read().
   Reply command(const std::vector<std::string>& argv);
 
+  /// For event loops (stockctl bench): the socket, to poll for readability.
+  int fd() const;
+  /// Writes everything appended so far. Throws ConnectionError.
+  void flush();
+  /// After poll() said the socket is readable: reads what has arrived and returns one complete
+  /// reply if there is one. Throws ConnectionError when the connection broke.
+  std::optional<Reply> read_ready();
+
   /// "host:port" for messages.
   const std::string& where() const { return where_; }
 
