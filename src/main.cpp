@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   CLI::App app{"stockctl: deduct, read, give back, load and rebuild inventory kept in Redis",
                "stockctl"};
   app.require_subcommand(1);
+  app.fallthrough();  // subcommands created below inherit it
   app.set_version_flag("--version", version_text());
   Program program;
   add_common_options(app, program.common);

@@ -90,6 +90,12 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->group(output);
 }
 
+void add_common_footer(CLI::App& sub) {
+  sub.footer(
+      "Connection, key, retry and output options (--url, --cluster, --prefix, --pretty, ...) "
+      "apply too, before or after the subcommand: see 'stockctl --help'.");
+}
+
 void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report) {
   const char* src = "Source";
   app.add_option("-f,--file", o.file, "read items from FILE (- = standard input)")->group(src);

@@ -38,9 +38,13 @@ struct SourceOptions {
   std::string report;
 };
 
-/// Declares the common options on `app` (the top level and each subcommand share them, so they
-/// may stand before or after the subcommand).
+/// Declares the common options on the top-level `app`. Subcommands let options they do not know
+/// fall through to it, so the common options may stand before or after the subcommand.
+/// (Declaring them on every subcommand as well cost a third of a short run's instructions.)
 void add_common_options(CLI::App& app, CommonOptions& options);
+
+/// Tells a subcommand's --help that the common options apply too.
+void add_common_footer(CLI::App& sub);
 
 /// Declares --file, --format, the column renames and --skip-invalid; `stock` picks the stock
 /// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.

@@ -257,7 +257,7 @@ void setup_bench(CLI::App& app, Program& program) {
                   "prefix of the test keys (default stockctl-bench:); existing keys are refused");
   sub->add_option("--run-id", o->run_id,
                   "name the test keys PREFIX{ID-N} instead of a random id (for repeatable runs)");
-  add_common_options(*sub, program.common);
+  add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_bench(program, *o); }; });
 }
 

@@ -12,9 +12,11 @@ struct CompleteOptions {
   std::string subcommand;
 };
 
-void print_options(const CLI::App& app) {
+void print_options(const CLI::App& app, bool inherited = false) {
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) continue;
+    // A subcommand has its own --help, and --version belongs to the program alone.
+    if (inherited && (opt->get_name() == "--help" || opt->get_name() == "--version")) continue;
     for (const std::string& name : opt->get_lnames()) {
       if (opt->get_expected_max() == 0) {
         fmt::print("--{}\n", name);
@@ -34,7 +36,10 @@ ExitCode run_complete(const CLI::App& app, const CompleteOptions& o) {
     return ExitCode::ok;
   }
   for (const CLI::App* sub : app.get_subcommands({})) {
-    if (sub->get_name() == o.subcommand && !sub->get_group().empty()) print_options(*sub);
+    if (sub->get_name() == o.subcommand && !sub->get_group().empty()) {
+      print_options(*sub);
+      print_options(app, true);  // the common options fall through to the top level
+    }
   }
   return ExitCode::ok;
 }

@@ -73,7 +73,7 @@ void setup_get(CLI::App& app, Program& program) {
   auto options = std::make_shared<GetOptions>();
   CLI::App* sub = app.add_subcommand("get", "read the current stock of one or more items");
   sub->add_option("SKU", options->skus, "item ids")->required();
-  add_common_options(*sub, program.common);
+  add_common_footer(*sub);
   sub->callback([&program, options] {
     program.run = [&program, options] { return run_get(program, *options); };
   });

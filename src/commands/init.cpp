@@ -70,7 +70,7 @@ void setup_init(CLI::App& app, Program& program) {
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
       ->check(CLI::Range(0LL, 1LL << 40).description(""));
   add_source_options(*sub, o->source, true, true);
-  add_common_options(*sub, program.common);
+  add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_init(program, *o); }; });
 }
 

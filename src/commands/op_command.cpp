@@ -144,7 +144,7 @@ void setup_op_command(CLI::App& app, Program& program, OpRunner::Op op, const st
   sub->add_option("QTY", o->qty, "quantity, 1 to 9007199254740991");
   add_op_options(*sub, o->op);
   add_source_options(*sub, o->source, false, false);
-  add_common_options(*sub, program.common);
+  add_common_footer(*sub);
   sub->callback([&program, o, op, name] {
     program.run = [&program, o, op, name] { return run_op_command(program, *o, op, name); };
   });

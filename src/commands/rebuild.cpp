@@ -105,7 +105,7 @@ void setup_rebuild(CLI::App& app, Program& program) {
                   "longest wait in ms for an item's init lock (default 5000)")
       ->check(CLI::Range(0LL, 86400000LL).description(""));
   add_source_options(*sub, o->source, true, true);
-  add_common_options(*sub, program.common);
+  add_common_footer(*sub);
   sub->callback(
       [&program, o] { program.run = [&program, o] { return run_rebuild(program, *o); }; });
 }
