@@ -84,21 +84,31 @@ Connection::Connection(const ConnectOptions& options)
 
 Connection::~Connection() = default;
 
-void Connection::append(const std::vector<std::string>& argv) {
-  // RESP is built here in one buffer: hiredis's own argv formatting grows a string once per
-  // argument and was the largest cost of a bulk load.
+namespace {
+
+void append_bulk(std::string& out, std::string_view arg) {
+  out += '$';
+  out += std::to_string(arg.size());
+  out += "\r\n";
+  out += arg;
+  out += "\r\n";
+}
+
+}  // namespace
+
+void Connection::append(const std::vector<std::string>& argv) { append({}, argv); }
+
+void Connection::append(std::initializer_list<std::string_view> head,
+                        const std::vector<std::string>& tail) {
+  // RESP is built here in one reused buffer: hiredis's own argv formatting grows a string once
+  // per argument and was the largest cost of a bulk load.
   std::string& out = resp_;
   out.clear();
   out += '*';
-  out += std::to_string(argv.size());
+  out += std::to_string(head.size() + tail.size());
   out += "\r\n";
-  for (const auto& a : argv) {
-    out += '$';
-    out += std::to_string(a.size());
-    out += "\r\n";
-    out += a;
-    out += "\r\n";
-  }
+  for (std::string_view a : head) append_bulk(out, a);
+  for (const std::string& a : tail) append_bulk(out, a);
   if (redisAppendFormattedCommand(ctx_.get(), out.data(), out.size()) != REDIS_OK) {
     throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
   }

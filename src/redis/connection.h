@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "redis/reply.h"
@@ -33,6 +34,9 @@ class Connection {
 
   /// Queues a command (sent as argv: no user data is ever formatted into command text).
   void append(const std::vector<std::string>& argv);
+  /// Queues one command whose argv is `head` followed by `tail`, without copying them into one
+  /// vector first (EVALSHA sha numkeys + the call's arguments).
+  void append(std::initializer_list<std::string_view> head, const std::vector<std::string>& tail);
   /// Sends what is queued and reads the next reply. Throws ConnectionError when the connection
   /// breaks or times out; error replies are returned, not thrown.
   Reply read();

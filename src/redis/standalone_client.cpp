@@ -37,7 +37,7 @@ std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& call
                     std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.writes; });
   std::size_t i = 0;
   try {
-    for (const Call& c : calls) conn_->append(script_argv(c));
+    for (const Call& c : calls) append_call(*conn_, c);
     // WAIT counts the replicas that have every write this connection made so far.
     if (wait) {
       conn_->append({"WAIT", std::to_string(replicas), std::to_string(options().wait_timeout_ms)});

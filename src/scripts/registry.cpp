@@ -1,6 +1,7 @@
 #include "scripts/registry.h"
 
 #include "lua_scripts.h"
+#include "redis/connection.h"
 
 namespace stockctl {
 
@@ -11,6 +12,12 @@ const Script& extend_script() { return lua::extend; }
 
 std::vector<const Script*> all_scripts() {
   return {&lua::stock, &lua::put, &lua::unlock, &lua::extend};
+}
+
+void append_call(Connection& conn, const Call& call) {
+  if (call.script == nullptr) return conn.append(call.args);
+  const std::string numkeys = std::to_string(call.script->numkeys);
+  conn.append({"EVALSHA", call.script->sha1, numkeys}, call.args);
 }
 
 std::vector<std::string> script_argv(const Call& call) {

@@ -131,7 +131,7 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
       for (std::size_t k : members) {
         const Call& call = calls[attempt.pending[k]];
         if (attempt.asking[k]) conn.append({"ASKING"});
-        conn.append(script_argv(call));
+        append_call(conn, call);
         writes = writes || call.writes;
       }
       waiting[address] = writes && replicas > 0;
