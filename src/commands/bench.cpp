@@ -42,6 +42,7 @@ struct WorkerTally {
 
 std::vector<std::string> bench_keys(const BenchOptions& o, const std::string& run) {
   std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(o.items));
   for (int i = 0; i < o.items; ++i) keys.push_back(fmt::format("{}{{{}-{}}}", o.prefix, run, i));
   return keys;
 }
@@ -182,6 +183,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
     // A cluster spreads the items over nodes; one client (and thread) per connection keeps
     // the routing in the cluster client.
     std::vector<std::thread> threads;
+    threads.reserve(tallies.size());
     for (auto& tally : tallies) {
       threads.emplace_back(worker, std::ref(ctx), std::cref(keys), std::ref(budget), until,
                            std::ref(tally));

@@ -34,7 +34,7 @@ class PutRunner {
   /// with --force the ones that differ) and classifies the rest.
   std::vector<PutItem*> look_up(const std::vector<PutItem*>& pending);
   /// Writes items with the put script, waiting out init locks held by others.
-  void run_script(const std::vector<PutItem*>& items);
+  void run_script(const std::vector<PutItem*>& sent);
   Call call_for(const PutItem& item) const;
   void apply(PutItem& item, const CallResult& result) const;
   void wait_for_lock_holders(std::vector<PutItem*>& locked);
