@@ -15,6 +15,14 @@ Verbosity verbosity() { return g_verbosity; }
 
 void print_error(std::string_view message) { fmt::print(stderr, "stockctl: error: {}\n", message); }
 
+ItemErrorEcho::~ItemErrorEcho() {
+  if (seen_ > limit_) print_error(fmt::format("{} more failed items not shown", seen_ - limit_));
+}
+
+void ItemErrorEcho::add(std::string_view sku, std::string_view error) {
+  if (seen_++ < limit_) print_error(fmt::format("item '{}': {}", sku, error));
+}
+
 void print_warning(std::string_view message) {
   if (g_verbosity != Verbosity::quiet) fmt::print(stderr, "stockctl: warning: {}\n", message);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 namespace stockctl {
@@ -13,6 +14,21 @@ Verbosity verbosity();
 
 /// Prints "stockctl: error: MESSAGE" on standard error (always).
 void print_error(std::string_view message);
+/// Echoes failed items on standard error, the first `limit` of them and then a count, so that a
+/// batch against a server that went away says what is wrong without flooding a terminal.
+class ItemErrorEcho {
+ public:
+  explicit ItemErrorEcho(std::size_t limit = 20) : limit_(limit) {}
+  ~ItemErrorEcho();
+  ItemErrorEcho(const ItemErrorEcho&) = delete;
+  ItemErrorEcho& operator=(const ItemErrorEcho&) = delete;
+  void add(std::string_view sku, std::string_view error);
+
+ private:
+  std::size_t limit_;
+  std::size_t seen_ = 0;
+};
+
 /// Prints "stockctl: warning: MESSAGE" on standard error, unless --quiet.
 void print_warning(std::string_view message);
 /// Prints "stockctl: MESSAGE" on standard error with --verbose only.

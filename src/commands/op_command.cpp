@@ -27,10 +27,9 @@ ItemResult new_item(const std::string& name, const KeyScheme& scheme, const std:
   return item;
 }
 
-void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold) {
-  if (item.status == Status::error || item.status == Status::invalid) {
-    print_error(fmt::format("item '{}': {}", item.sku, item.error));
-  }
+void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold, ItemErrorEcho& echo) {
+  if (item.status == Status::error || item.status == Status::invalid)
+    echo.add(item.sku, item.error);
   ctx.emit(item, fold);
 }
 
@@ -57,7 +56,8 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
     OpRunner(ctx.redis(), op, o.op, ctx.scheme()).run(items);
     item = items[0];
   }
-  emit_checked(ctx, item, fold);
+  ItemErrorEcho echo;
+  emit_checked(ctx, item, fold, echo);
   return fold.code();
 }
 
@@ -78,7 +78,7 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
 }
 
 void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, ExitFold& fold,
-           Progress& progress) {
+           Progress& progress, ItemErrorEcho& echo) {
   progress.advance(window.size());
   std::vector<ItemResult> pending;
   for (const ItemResult& item : window) {
@@ -88,7 +88,7 @@ void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, Exit
   std::size_t next = 0;
   for (ItemResult& item : window) {
     if (item.qty) item = pending[next++];
-    emit_checked(ctx, item, fold);
+    emit_checked(ctx, item, fold, echo);
   }
   ctx.out().flush();
   window.clear();
@@ -107,6 +107,7 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   // Connect only now that the whole source is known to be valid.
   OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
   Progress progress(name, validation.rows);
+  ItemErrorEcho echo;
   for_each_row<OpRow>(source, reader, validation,
                       [&](const OpRow& row, const std::string& problem) {
                         ItemResult item = new_item(name, ctx.scheme(), row.sku);
@@ -118,9 +119,10 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                                     fmt::format("{}:{}: {}", source.name(), row.line, problem));
                         }
                         window.push_back(std::move(item));
-                        if (window.size() >= kWindow) flush(ctx, runner, window, fold, progress);
+                        if (window.size() >= kWindow)
+                          flush(ctx, runner, window, fold, progress, echo);
                       });
-  flush(ctx, runner, window, fold, progress);
+  flush(ctx, runner, window, fold, progress, echo);
   return fold.code();
 }
 

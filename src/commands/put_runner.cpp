@@ -160,9 +160,7 @@ void FileRunLog::add(const ItemResult& item) {
   fold_.add(item.status);
   if (report_) report_->write(item);
   // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
-  if (item.status == Status::error && errors_printed_++ < 20) {
-    print_error(fmt::format("{}: {}", item.sku, item.error));
-  }
+  if (item.status == Status::error) errors_.add(item.sku, item.error);
 }
 
 void FileRunLog::finish() {

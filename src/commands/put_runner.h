@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/diagnostics.h"
 #include "commands/context.h"
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
@@ -62,7 +63,7 @@ class FileRunLog {
   std::unique_ptr<ReportFile> report_;
   std::map<Status, std::size_t> counts_;
   std::size_t rows_ = 0;
-  std::size_t errors_printed_ = 0;
+  ItemErrorEcho errors_;
   ExitFold fold_;
 };
 
