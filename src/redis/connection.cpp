@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
+#include <charconv>
+
 #include "redis/errors.h"
 
 namespace stockctl {
@@ -86,10 +88,17 @@ Connection::~Connection() = default;
 
 namespace {
 
+void append_count(std::string& out, char kind, std::size_t n) {
+  char digits[24];
+  digits[0] = kind;
+  auto end = std::to_chars(digits + 1, digits + sizeof digits - 2, n).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
 void append_bulk(std::string& out, std::string_view arg) {
-  out += '$';
-  out += std::to_string(arg.size());
-  out += "\r\n";
+  append_count(out, '$', arg.size());
   out += arg;
   out += "\r\n";
 }
@@ -104,9 +113,7 @@ void Connection::append(std::initializer_list<std::string_view> head,
   // per argument and was the largest cost of a bulk load.
   std::string& out = resp_;
   out.clear();
-  out += '*';
-  out += std::to_string(head.size() + tail.size());
-  out += "\r\n";
+  append_count(out, '*', head.size() + tail.size());
   for (std::string_view a : head) append_bulk(out, a);
   for (const std::string& a : tail) append_bulk(out, a);
   if (redisAppendFormattedCommand(ctx_.get(), out.data(), out.size()) != REDIS_OK) {
