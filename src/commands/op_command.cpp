@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <deque>
+
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
 #include "commands/batch.h"
@@ -77,21 +79,10 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
       nullptr};
 }
 
-void flush(Context& ctx, OpRunner& runner, std::vector<ItemResult>& window, ExitFold& fold,
-           Progress& progress, ItemErrorEcho& echo) {
-  progress.advance(window.size());
-  std::vector<ItemResult> pending;
-  for (const ItemResult& item : window) {
-    if (item.qty) pending.push_back(item);
-  }
-  runner.run(pending);
-  std::size_t next = 0;
-  for (ItemResult& item : window) {
-    if (item.qty) item = pending[next++];
-    emit_checked(ctx, item, fold, echo);
-  }
+void emit_window(Context& ctx, const std::vector<ItemResult>& window, ExitFold& fold,
+                 ItemErrorEcho& echo) {
+  for (const ItemResult& item : window) emit_checked(ctx, item, fold, echo);
   ctx.out().flush();
-  window.clear();
 }
 
 ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
@@ -108,6 +99,21 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
   Progress progress(name, validation.rows);
   ItemErrorEcho echo;
+  // Two windows in flight: the server works on one while the next is read from the file.
+  std::deque<std::vector<ItemResult>> sent;
+  auto complete_oldest = [&] {
+    runner.finish(sent.front());
+    emit_window(ctx, sent.front(), fold, echo);
+    sent.pop_front();
+  };
+  auto submit = [&] {
+    progress.advance(window.size());
+    runner.start(window);
+    sent.push_back(std::move(window));
+    window = {};
+    window.reserve(kWindow);
+    if (sent.size() > 1) complete_oldest();
+  };
   for_each_row<OpRow>(source, reader, validation,
                       [&](const OpRow& row, const std::string& problem) {
                         ItemResult item = new_item(name, ctx.scheme(), row.sku);
@@ -119,10 +125,10 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                                     fmt::format("{}:{}: {}", source.name(), row.line, problem));
                         }
                         window.push_back(std::move(item));
-                        if (window.size() >= kWindow)
-                          flush(ctx, runner, window, fold, progress, echo);
+                        if (window.size() >= kWindow) submit();
                       });
-  flush(ctx, runner, window, fold, progress, echo);
+  if (!window.empty()) submit();
+  while (!sent.empty()) complete_oldest();
   return fold.code();
 }
 

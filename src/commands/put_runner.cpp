@@ -11,88 +11,145 @@
 
 namespace stockctl {
 
-Call PutRunner::call_for(const PutItem& item) const {
+void PutRunner::submit(std::vector<PutItem> window, const Done& done) {
+  Window& added = windows_.emplace_back();
+  added.items = std::move(window);
+  std::vector<PutItem*> pending;
+  for (PutItem& item : added.items) {
+    if (item.pending) pending.push_back(&item);
+  }
+  begin(added, mode_.rebuild ? Step::get : Step::set, std::move(pending));
+  // Leave the newest window on the server while the caller reads the next one.
+  while (windows_.size() > 1 && !wire_.empty()) {
+    complete_oldest_step();
+    hand_over(done);
+  }
+  hand_over(done);
+}
+
+void PutRunner::finish(const Done& done) {
+  while (!wire_.empty()) complete_oldest_step();
+  hand_over(done);
+}
+
+void PutRunner::run(std::vector<PutItem>& items) {
+  const Done put_back = [&items](std::vector<PutItem>& written) { items.swap(written); };
+  std::vector<PutItem> window;
+  window.swap(items);
+  submit(std::move(window), put_back);
+  finish(put_back);
+}
+
+void PutRunner::hand_over(const Done& done) {
+  while (!windows_.empty() && windows_.front().written) {
+    done(windows_.front().items);
+    windows_.pop_front();
+  }
+}
+
+void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
+  if (items.empty()) {
+    window.written = true;
+    return;
+  }
+  if (step == Step::set && set_get_refused_) step = Step::script;
+  std::vector<Call> calls;
+  calls.reserve(items.size());
+  for (const PutItem* item : items) calls.push_back(call_for(step, *item));
+  client_.start(std::move(calls));
+  window.step = step;
+  window.sent = std::move(items);
+  wire_.push_back(&window);
+}
+
+void PutRunner::complete_oldest_step() {
+  Window& window = *wire_.front();
+  wire_.pop_front();
+  std::vector<CallResult> results = client_.finish();
+  std::vector<PutItem*> sent = std::move(window.sent);
+  switch (window.step) {
+    case Step::set:
+      // Without --force, SET NX said nothing about keys that existed: GET tells their value.
+      // With --force, what is left needs the script (a server without SET GET).
+      begin(window, mode_.force ? Step::script : Step::get, apply_set(sent, results));
+      return;
+    case Step::get:
+      begin(window, Step::script, apply_get(sent, results));
+      return;
+    case Step::script:
+      break;
+  }
+  std::vector<PutItem*> locked;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    apply_script(*sent[i], results[i]);
+    if (sent[i]->result.status == Status::busy) locked.push_back(sent[i]);
+  }
+  if (!locked.empty()) wait_for_lock_holders(locked);
+  window.written = true;
+}
+
+Call PutRunner::call_for(Step step, const PutItem& item) const {
+  const std::string& key = item.result.key;
+  switch (step) {
+    case Step::set: {
+      // SET NX is all init needs where keys are missing (the common case); --force asks for
+      // the previous value with GET to tell "replaced" from "created".
+      Call call{nullptr,
+                {"SET", key, std::to_string(item.value), mode_.force ? "GET" : "NX"},
+                true,
+                true};
+      if (ttl_s_ > 0) {
+        call.args.emplace_back("EX");
+        call.args.push_back(std::to_string(ttl_s_));
+      }
+      return call;
+    }
+    case Step::get:
+      return Call{nullptr, {"GET", key}, true};
+    case Step::script:
+      break;
+  }
   // Storing a given value is idempotent: sending it again can at most turn "created" into "kept".
   return Call{&put_script(),
-              {item.result.key, companion_key(item.result.key, ":lock"), std::to_string(item.value),
+              {key, companion_key(key, ":lock"), std::to_string(item.value),
                std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"},
               true,
               !mode_.dry_run};
 }
 
-void PutRunner::apply(PutItem& item, const CallResult& result) const {
-  ItemResult& r = item.result;
-  if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
-  const Reply& reply = result.reply;
-  if (reply.is_error()) return apply_error_reply(r, reply.str);
-  if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
-    return set_error(
-        r, Status::error,
-        fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
-  }
-  apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
-  if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
-}
-
-void PutRunner::run(std::vector<PutItem>& items) {
-  std::vector<PutItem*> pending;
-  for (PutItem& item : items) {
-    if (item.pending) pending.push_back(&item);
-  }
-  if (pending.empty()) return;
-  // The put script costs the server about ten times a plain SET or GET, so plain commands do
-  // what they can and the script runs only where atomic create-if-missing is needed.
-  run_script(mode_.rebuild ? look_up(pending) : set_directly(pending));
-}
-
-std::vector<PutItem*> PutRunner::set_directly(const std::vector<PutItem*>& pending) {
-  if (set_get_refused_) return pending;
-  // SET ... GET answers the previous value, which is all init reports: nil means created.
-  std::vector<Call> calls;
-  calls.reserve(pending.size());
-  for (const PutItem* item : pending) {
-    Call call{nullptr, {"SET", item->result.key, std::to_string(item->value)}, true, true};
-    if (!mode_.force) call.args.emplace_back("NX");
-    call.args.emplace_back("GET");
-    if (ttl_s_ > 0) {
-      call.args.emplace_back("EX");
-      call.args.push_back(std::to_string(ttl_s_));
-    }
-    calls.push_back(std::move(call));
-  }
-  std::vector<CallResult> results = client_.run(calls);
-  for (std::size_t i = 0; i < pending.size(); ++i) {
+std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
+                                           std::vector<CallResult>& results) {
+  std::vector<PutItem*> next;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
     const CallResult& result = results[i];
-    if (result.state == CallResult::State::replied && result.reply.is_error() &&
-        result.reply.str.find("syntax error") != std::string::npos) {
-      // Redis before 7.0 refuses NX with GET (and so applied nothing): use the script instead.
-      set_get_refused_ = true;
-      return std::vector<PutItem*>(pending.begin() + static_cast<long>(i), pending.end());
-    }
-    ItemResult& r = pending[i]->result;
+    ItemResult& r = sent[i]->result;
     if (result.state != CallResult::State::replied) {
       set_error(r, Status::error, result.error);
     } else if (result.reply.is_error()) {
-      apply_error_reply(r, result.reply.str);
+      if (mode_.force && result.reply.str.find("syntax error") != std::string::npos) {
+        // Redis before 6.2 has no SET GET (and so applied nothing): use the script instead.
+        set_get_refused_ = true;
+        next.push_back(sent[i]);
+      } else {
+        apply_error_reply(r, result.reply.str);
+      }
+    } else if (!mode_.force && result.reply.is_nil()) {
+      next.push_back(sent[i]);  // the key exists: NX stored nothing
     } else {
-      std::optional<std::string> previous = result.reply.string_or_nil();
-      const char* verdict = !previous ? "created" : mode_.force ? "replaced" : "kept";
-      apply_put_verdict(r, verdict, previous, pending[i]->value, mode_);
+      std::optional<std::string> previous;
+      if (mode_.force) previous = result.reply.string_or_nil();
+      apply_put_verdict(r, !previous ? "created" : "replaced", previous, sent[i]->value, mode_);
       if (r.status == Status::ok) check_durability(r, result, client_.options());
     }
   }
-  return {};
+  return next;
 }
 
-std::vector<PutItem*> PutRunner::look_up(const std::vector<PutItem*>& pending) {
-  std::vector<Call> calls;
-  calls.reserve(pending.size());
-  for (const PutItem* item : pending)
-    calls.push_back(Call{nullptr, {"GET", item->result.key}, true});
-  std::vector<CallResult> results = client_.run(calls);
+std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
+                                           const std::vector<CallResult>& results) const {
   std::vector<PutItem*> to_write;
-  for (std::size_t i = 0; i < pending.size(); ++i) {
-    PutItem& item = *pending[i];
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    PutItem& item = *sent[i];
     const CallResult& result = results[i];
     if (result.state != CallResult::State::replied) {
       set_error(item.result, Status::error, result.error);
@@ -113,18 +170,18 @@ std::vector<PutItem*> PutRunner::look_up(const std::vector<PutItem*>& pending) {
   return to_write;
 }
 
-void PutRunner::run_script(const std::vector<PutItem*>& sent) {
-  if (sent.empty()) return;
-  std::vector<Call> calls;
-  calls.reserve(sent.size());
-  for (const PutItem* item : sent) calls.push_back(call_for(*item));
-  std::vector<CallResult> results = client_.run(calls);
-  std::vector<PutItem*> locked;
-  for (std::size_t i = 0; i < sent.size(); ++i) {
-    apply(*sent[i], results[i]);
-    if (sent[i]->result.status == Status::busy) locked.push_back(sent[i]);
+void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
+  ItemResult& r = item.result;
+  if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
+  const Reply& reply = result.reply;
+  if (reply.is_error()) return apply_error_reply(r, reply.str);
+  if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
+    return set_error(
+        r, Status::error,
+        fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
   }
-  if (!locked.empty()) wait_for_lock_holders(locked);
+  apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
+  if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 
 void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
@@ -138,11 +195,11 @@ void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
     pause_ms = std::min<long long>(pause_ms * 2, 100);
     std::vector<Call> calls;
     calls.reserve(locked.size());
-    for (PutItem* item : locked) calls.push_back(call_for(*item));
+    for (PutItem* item : locked) calls.push_back(call_for(Step::script, *item));
     std::vector<CallResult> results = client_.run(calls);
     std::vector<PutItem*> still;
     for (std::size_t i = 0; i < locked.size(); ++i) {
-      apply(*locked[i], results[i]);
+      apply_script(*locked[i], results[i]);
       if (locked[i]->result.status == Status::busy) still.push_back(locked[i]);
     }
     locked.swap(still);

@@ -36,7 +36,11 @@ class RunLock {
   ~RunLock() {
     if (held_) release_lock(client_, key_, token_);
   }
+  /// Takes the lock, or extends it once a third of its lifetime has passed (a synchronous round
+  /// trip per window would stall the pipeline).
   void renew() {
+    const auto now = std::chrono::steady_clock::now();
+    if (held_ && now - renewed_ < std::chrono::milliseconds(ttl_ms_ / 3)) return;
     if (!held_) {
       Reply r =
           client_.call(Call{nullptr, {"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}});
@@ -50,6 +54,7 @@ class RunLock {
       throw StockctlError(ExitCode::failure,
                           fmt::format("lost the rebuild lock {}; stopped", key_));
     }
+    renewed_ = now;
   }
 
  private:
@@ -58,6 +63,7 @@ class RunLock {
   std::string token_;
   long long ttl_ms_;
   bool held_ = false;
+  std::chrono::steady_clock::time_point renewed_;
 };
 
 ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
@@ -66,7 +72,7 @@ ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   StockFileRun run{"rebuild", o.source, PutMode{true, o.force, o.dry_run},
                    o.ttl_s,   o.lock,   o.fail_on_drift};
   if (o.dry_run) return run_stock_file(ctx, run);
-  // The lock must outlive a window even on a slow server; it is renewed before every window.
+  // The lock must outlive a window even on a slow server; it is renewed between windows.
   long long run_lock_ttl = std::max<long long>(o.lock.ttl_ms, 30000);
   std::unique_ptr<RunLock> lock;
   try {

@@ -26,7 +26,10 @@ PutItem put_item(const StockFileRun& run, const KeyScheme& scheme, const Source&
   PutItem item;
   item.result.op = run.op;
   item.result.sku = row.sku;
-  if (validate_sku(row.sku, scheme).empty()) item.result.key = stock_key(scheme, row.sku);
+  // A row without a problem has a valid SKU already.
+  if (problem.empty() || validate_sku(row.sku, scheme).empty()) {
+    item.result.key = stock_key(scheme, row.sku);
+  }
   item.value = row.value;
   if (!problem.empty()) {
     item.pending = false;
@@ -49,22 +52,33 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   PutRunner runner(ctx.redis(), run.mode, run.ttl_s, run.lock);
   std::vector<PutItem> window;
   Progress progress(run.op, validation.rows);
-  auto flush = [&] {
-    progress.advance(window.size());
-    if (each_window) each_window();
-    runner.run(window);
-    for (const PutItem& item : window) {
+  const PutRunner::Done written = [&](std::vector<PutItem>& items) {
+    for (const PutItem& item : items) {
       log.add(item.result);
       ctx.count(item.result);
     }
-    window.clear();
+  };
+  auto submit = [&] {
+    progress.advance(window.size());
+    if (each_window) {
+      try {
+        each_window();
+      } catch (...) {
+        runner.finish(written);  // what is already on the wire is still counted
+        throw;
+      }
+    }
+    runner.submit(std::move(window), written);
+    window = {};
+    window.reserve(kWindow);
   };
   for_each_row<StockRow>(source, reader, validation,
                          [&](const StockRow& row, const std::string& problem) {
                            window.push_back(put_item(run, ctx.scheme(), source, row, problem));
-                           if (window.size() >= kWindow) flush();
+                           if (window.size() >= kWindow) submit();
                          });
-  if (!window.empty()) flush();
+  if (!window.empty()) submit();
+  runner.finish(written);
   // The writes to Redis are done whatever happens to the report: say what was done, then fail.
   std::string report_error;
   try {

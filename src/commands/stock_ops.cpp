@@ -128,14 +128,28 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
 }
 
 void OpRunner::run(std::vector<ItemResult>& items) {
+  start(items);
+  finish(items);
+}
+
+void OpRunner::start(const std::vector<ItemResult>& items) {
   std::vector<Call> calls;
   calls.reserve(items.size());
-  for (const ItemResult& item : items) calls.push_back(call_for(item, ""));
-  std::vector<CallResult> results = client_.run(calls);
-  for (std::size_t i = 0; i < items.size(); ++i) apply(items[i], results[i]);
+  for (const ItemResult& item : items) {
+    if (item.qty) calls.push_back(call_for(item, ""));
+  }
+  client_.start(std::move(calls));
+}
+
+void OpRunner::finish(std::vector<ItemResult>& items) {
+  std::vector<CallResult> results = client_.finish();
+  std::size_t next = 0;
+  for (ItemResult& item : items) {
+    if (item.qty) apply(item, results[next++]);
+  }
   // Locks are taken only where a key is actually missing.
   for (ItemResult& item : items) {
-    if (item.status == Status::uninitialized && can_initialize()) initialize(item);
+    if (item.qty && item.status == Status::uninitialized && can_initialize()) initialize(item);
   }
 }
 

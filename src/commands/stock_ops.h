@@ -51,6 +51,12 @@ class OpRunner {
 
   /// Applies every item (sku, key and qty set) and fills in its status and stock.
   void run(std::vector<ItemResult>& items);
+  /// run() in two halves, so a batch can send its next window before reading this one's
+  /// replies: start() sends the items that have a qty (the others are already decided),
+  /// finish() applies the replies and runs the init lock protocol where keys are missing.
+  /// Windows are finished in the order they were started.
+  void start(const std::vector<ItemResult>& items);
+  void finish(std::vector<ItemResult>& items);
 
  private:
   Call call_for(const ItemResult& item, const std::string& init) const;

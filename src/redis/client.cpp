@@ -17,6 +17,7 @@ bool retryable(const Call& call, const CallResult& result) {
     case CallResult::State::replied:
       break;
   }
+  if (!result.reply.is_error()) return false;
   // These replies mean the command was not executed: the cluster is reconfiguring, the server
   // is loading its data, or we reached a primary that has just become a replica.
   const std::string code = result.reply.error_code();
@@ -25,8 +26,20 @@ bool retryable(const Call& call, const CallResult& result) {
 }
 
 std::vector<CallResult> Client::run(const std::vector<Call>& calls) {
+  return settle(calls, send(calls));
+}
+
+void Client::start(std::vector<Call> calls) { started_.push_back(std::move(calls)); }
+
+std::vector<CallResult> Client::finish() {
+  std::vector<Call> calls = std::move(started_.front());
+  started_.pop_front();
+  return run(calls);
+}
+
+std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
+                                       std::vector<CallResult> results) {
   using clock = std::chrono::steady_clock;
-  std::vector<CallResult> results = send(calls);
   const auto deadline = clock::now() + std::chrono::milliseconds(options_.retry_timeout_ms);
   long long pause_ms = 20;
   for (;;) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,14 @@ class Client {
   /// no reply came.
   Reply call(const Call& call);
 
+  /// Pipelining across windows: start() queues a window and may send it at once; finish()
+  /// returns the results of the oldest started window, as run() would have (retries included).
+  /// Windows are finished in the order they were started. A bulk path keeps two windows
+  /// started, so the server works on one while the client reads the file for the next. A run()
+  /// between the two is sent after whatever was already started.
+  virtual void start(std::vector<Call> calls);
+  virtual std::vector<CallResult> finish();
+
   const ClientOptions& options() const { return options_; }
 
  protected:
@@ -63,10 +72,13 @@ class Client {
   virtual std::vector<CallResult> send(const std::vector<Call>& calls) = 0;
   /// Called before a retry: reconnect, rediscover the cluster. Must not throw.
   virtual void recover() noexcept {}
+  /// Retries what run() would retry in `results` (the first attempt at `calls`).
+  std::vector<CallResult> settle(const std::vector<Call>& calls, std::vector<CallResult> results);
 
  private:
   ClientOptions options_;
   bool down_ = false;
+  std::deque<std::vector<Call>> started_;  ///< default start(): sent only at finish()
 };
 
 /// Whether a call may be sent again after this result without risking a double application.

@@ -21,46 +21,91 @@ std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
   return results;
 }
 
+void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls)); }
+
+std::vector<CallResult> StandaloneClient::finish() {
+  InFlight& oldest = in_flight_.front();
+  if (!oldest.settled) read_replies(oldest);
+  InFlight window = std::move(oldest);
+  in_flight_.pop_front();
+  reload_missing_scripts(window.calls, window.results);
+  return settle(window.calls, std::move(window.results));
+}
+
 std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& calls) {
-  std::vector<CallResult> results(calls.size());
+  drain();
+  InFlight& window = transmit(calls);
+  if (!window.settled) read_replies(window);
+  std::vector<CallResult> results = std::move(window.results);
+  in_flight_.pop_back();
+  return results;
+}
+
+StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) {
+  InFlight& window = in_flight_.emplace_back();
+  window.results.resize(calls.size());
+  window.calls = std::move(calls);
   if (!conn_) {
-    // Nothing of this batch was sent yet, so reconnecting cannot apply anything twice.
+    // Nothing of this window was sent yet, so reconnecting cannot apply anything twice.
     try {
       conn_ = std::make_unique<Connection>(options_);
     } catch (const ConnectionError& e) {
-      for (auto& r : results) r.error = fmt::format("not applied: {}", e.what());
-      return results;
+      for (auto& r : window.results) r.error = fmt::format("not applied: {}", e.what());
+      window.settled = true;
+      return window;
     }
   }
   const int replicas = options().wait_replicas;
-  const bool wait = replicas > 0 &&
-                    std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.writes; });
-  std::size_t i = 0;
+  window.wait = replicas > 0 && std::any_of(window.calls.begin(), window.calls.end(),
+                                            [](const Call& c) { return c.writes; });
   try {
-    for (const Call& c : calls) append_call(*conn_, c);
+    for (const Call& c : window.calls) append_call(*conn_, c);
     // WAIT counts the replicas that have every write this connection made so far.
-    if (wait) {
+    if (window.wait) {
       conn_->append({"WAIT", std::to_string(replicas), std::to_string(options().wait_timeout_ms)});
     }
-    for (; i < calls.size(); ++i) {
-      results[i].reply = conn_->read();
-      results[i].state = CallResult::State::replied;
+    conn_->flush();
+  } catch (const ConnectionError& e) {
+    lose_connection(e.what());
+  }
+  return window;
+}
+
+void StandaloneClient::read_replies(InFlight& window) {
+  try {
+    for (; window.read < window.calls.size(); ++window.read) {
+      window.results[window.read].reply = conn_->read();
+      window.results[window.read].state = CallResult::State::replied;
     }
-    if (wait) {
+    if (window.wait) {
       Reply acked = conn_->read();
       int count = acked.type == Reply::Type::integer ? static_cast<int>(acked.integer) : 0;
-      for (std::size_t k = 0; k < calls.size(); ++k) {
-        if (calls[k].writes) results[k].replicas_acked = count;
+      for (std::size_t k = 0; k < window.calls.size(); ++k) {
+        if (window.calls[k].writes) window.results[k].replicas_acked = count;
       }
     }
+    window.settled = true;
   } catch (const ConnectionError& e) {
-    conn_.reset();
-    for (; i < calls.size(); ++i) {
-      results[i].state = CallResult::State::unknown;
-      results[i].error = fmt::format("outcome unknown: {}", e.what());
-    }
+    lose_connection(e.what());
   }
-  return results;
+}
+
+void StandaloneClient::drain() {
+  for (InFlight& window : in_flight_) {
+    if (!window.settled) read_replies(window);
+  }
+}
+
+void StandaloneClient::lose_connection(const std::string& why) {
+  conn_.reset();
+  for (InFlight& window : in_flight_) {
+    if (window.settled) continue;
+    for (std::size_t i = window.read; i < window.results.size(); ++i) {
+      window.results[i].state = CallResult::State::unknown;
+      window.results[i].error = fmt::format("outcome unknown: {}", why);
+    }
+    window.settled = true;
+  }
 }
 
 void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
@@ -68,7 +113,7 @@ void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
   std::vector<Call> again;
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    if (results[i].state == CallResult::State::replied &&
+    if (results[i].state == CallResult::State::replied && results[i].reply.is_error() &&
         results[i].reply.error_code() == "NOSCRIPT") {
       again.push_back(calls[i]);
       where.push_back(i);

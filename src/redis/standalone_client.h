@@ -1,5 +1,6 @@
 #pragma once
 
+#include <deque>
 #include <memory>
 
 #include "redis/client.h"
@@ -13,15 +14,36 @@ class StandaloneClient : public Client {
  public:
   StandaloneClient(ConnectOptions options, ClientOptions client_options);
 
+  /// Sends the window at once; its replies are read by finish() (or before any other command).
+  void start(std::vector<Call> calls) override;
+  std::vector<CallResult> finish() override;
+
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;
 
  private:
+  /// A window on the wire: replies come back in the order windows were sent.
+  struct InFlight {
+    std::vector<Call> calls;
+    std::vector<CallResult> results;
+    bool wait = false;     ///< a WAIT follows the window's calls
+    std::size_t read = 0;  ///< replies read so far
+    bool settled = false;  ///< every result is known (read, or lost with the connection)
+  };
+
   std::vector<CallResult> send_raw(const std::vector<Call>& calls);
+  /// Queues a window and writes it out.
+  InFlight& transmit(std::vector<Call> calls);
+  void read_replies(InFlight& window);
+  /// Reads every window still on the wire, so that a new command's reply comes next.
+  void drain();
+  /// The connection broke: whatever was sent and not answered has an unknown outcome.
+  void lose_connection(const std::string& why);
   void reload_missing_scripts(const std::vector<Call>& calls, std::vector<CallResult>& results);
 
   ConnectOptions options_;
   std::unique_ptr<Connection> conn_;
+  std::deque<InFlight> in_flight_;
 };
 
 }  // namespace stockctl
