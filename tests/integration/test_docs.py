@@ -2,8 +2,11 @@
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import tempfile
+import time
 import unittest
 
 from harness import ROOT, STOCKCTL, run
@@ -77,11 +80,84 @@ class BashCompletion(unittest.TestCase):
             self.assertEqual(set(options) - offered, set(), sub)
 
 
-class OtherShells(unittest.TestCase):
-    def test_zsh_and_fish_files_ask_the_binary(self):
-        for name in ("_stockctl", "stockctl.fish"):
-            with open(os.path.join(ROOT, "completions", name)) as f:
-                self.assertIn("__complete", f.read(), name)
+def path_with_stockctl():
+    return os.path.dirname(os.path.abspath(STOCKCTL)) + ":" + os.environ["PATH"]
+
+
+@unittest.skipUnless(shutil.which("fish"), "fish is not installed")
+class FishCompletion(unittest.TestCase):
+    def complete(self, line):
+        script = "source %s; complete -C %s" % (os.path.join(ROOT, "completions", "stockctl.fish"),
+                                                 shlex.quote(line))
+        proc = subprocess.run(["fish", "--no-config", "-c", script], capture_output=True, text=True,
+                              env=dict(os.environ, PATH=path_with_stockctl()))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return [l.split("\t")[0] for l in proc.stdout.splitlines()]
+
+    def test_completes_subcommands(self):
+        self.assertEqual(self.complete("stockctl ded"), ["deduct"])
+        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "deduct", "get", "help", "init", "rebuild"])
+
+    def test_completes_options_of_the_subcommand(self):
+        self.assertEqual(sorted(self.complete("stockctl deduct --init-")), ["--init-cmd", "--init-from", "--init-value"])
+
+    def test_offers_formats(self):
+        self.assertEqual(self.complete("stockctl init --format nd"), ["ndjson"])
+
+    def test_every_option_is_offered(self):
+        for sub, options in surface().items():
+            offered = set(self.complete("stockctl %s --" % sub if sub else "stockctl --"))
+            self.assertEqual(set(options) - offered, set(), sub)
+
+
+@unittest.skipUnless(shutil.which("zsh") and shutil.which("tmux"), "zsh or tmux is not installed")
+class ZshCompletion(unittest.TestCase):
+    """zsh completes only in an interactive line editor: an interactive zsh runs in tmux, gets
+    a line and a Tab, and the screen is read back."""
+
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix="stockctl-zsh-")
+        with open(os.path.join(self.home, ".zshrc"), "w") as f:
+            f.write("fpath=(%s $fpath)\n" % os.path.join(ROOT, "completions"))
+            f.write("autoload -Uz compinit && compinit -u -d %s/.zcompdump\n" % self.home)
+            f.write("PROMPT='zsh> '\n")
+        self.session = "stockctl-zsh-%d-%s" % (os.getpid(), self._testMethodName)
+        env = "env -i HOME=%s ZDOTDIR=%s TERM=xterm PATH=%s" % (self.home, self.home, shlex.quote(path_with_stockctl()))
+        self.addCleanup(shutil.rmtree, self.home, ignore_errors=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.session, "-x", "200", "-y", "40", env + " zsh -i"],
+                       check=True)
+        self.addCleanup(subprocess.run, ["tmux", "kill-session", "-t", self.session], capture_output=True)
+        self.wait_for(lambda screen: "zsh>" in screen)  # tmux drops trailing blanks
+
+    def wait_for(self, seen, seconds=15):
+        deadline = time.monotonic() + seconds
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session],
+                                    capture_output=True, text=True).stdout
+            if seen(screen):
+                return screen
+            time.sleep(0.05)
+        self.fail("zsh never showed what was expected; the screen was:\n" + screen)
+
+    def line_reads(self, text):
+        return lambda screen: any(l.rstrip() == text for l in screen.splitlines())
+
+    def tab(self, line):
+        subprocess.run(["tmux", "send-keys", "-t", self.session, "C-u", line, "Tab"], check=True)
+
+    def test_completes_a_subcommand(self):
+        self.tab("stockctl ded")
+        self.wait_for(self.line_reads("zsh> stockctl deduct"))
+
+    def test_lists_the_options_of_the_subcommand(self):
+        self.tab("stockctl deduct --init-")
+        self.wait_for(lambda screen: sorted(re.findall(r"^(--init-\S+) +-- ", screen, re.M))
+                      == ["--init-cmd", "--init-from", "--init-value"])
+
+    def test_completes_a_format(self):
+        self.tab("stockctl init --format nd")
+        self.wait_for(self.line_reads("zsh> stockctl init --format ndjson"))
 
 
 if __name__ == "__main__":
