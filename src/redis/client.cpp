@@ -64,7 +64,18 @@ std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
     retry.reserve(again.size());
     for (std::size_t i : again) retry.push_back(calls[i]);
     std::vector<CallResult> retried = send(retry);
-    for (std::size_t k = 0; k < again.size(); ++k) results[again[k]] = std::move(retried[k]);
+    for (std::size_t k = 0; k < again.size(); ++k) {
+      CallResult& earlier = results[again[k]];
+      CallResult& later = retried[k];
+      // Once an attempt may have been applied, a later one that certainly was not (never sent,
+      // or refused with LOADING, TRYAGAIN, ...) says nothing about the first: the outcome stays
+      // unknown until a real answer comes.
+      if (earlier.state == CallResult::State::unknown &&
+          later.state != CallResult::State::unknown && retryable(calls[again[k]], later)) {
+        continue;
+      }
+      earlier = std::move(later);
+    }
   }
 }
 

@@ -78,6 +78,53 @@ class ServerKilledMidBatch(unittest.TestCase):
         finally:
             server.stop()
 
+    def test_init_report_matches_redis_when_the_server_dies_mid_load(self):
+        # Two windows are in flight during a load: what the report says of each row must still
+        # hold after the server's append-only file is replayed.
+        server = RedisServer(persist=True)
+        tmp = server.dir
+        rows = 300000
+        try:
+            path = os.path.join(tmp, "load.csv")
+            with open(path, "w") as f:
+                f.write("sku,stock\n")
+                f.writelines("k%d,%d\n" % (n, 100 + n % 900) for n in range(rows))
+            report = os.path.join(tmp, "report.jsonl")
+            proc = spawn_to_file(os.path.join(tmp, "summary.json"), "init", "--file", path, "--report", report,
+                                 "--url", server.url, "--connect-timeout", "300", "--retry-timeout", "1000")
+            wait_for_calls(server, "set", 5000)
+            server.kill(signal.SIGKILL)
+            _, err = proc.communicate(timeout=300)
+            self.assertEqual(proc.returncode, 1, err[-2000:])
+            with open(report) as f:
+                results = [json.loads(l) for l in f]
+            self.assertEqual([r["sku"] for r in results], ["k%d" % n for n in range(rows)],
+                             "every row is reported once, in order")
+            statuses = {}
+            for r in results:
+                kind = r["status"] if r["status"] == "ok" else r["error"].split(":")[0]
+                statuses[kind] = statuses.get(kind, 0) + 1
+            self.assertEqual(set(statuses) - {"ok", "outcome unknown", "not applied"}, set(), statuses)
+            self.assertGreater(statuses.get("ok", 0), 0)
+            self.assertGreater(statuses.get("not applied", 0), 0)
+
+            server.start(same_port=True)  # reloads the append-only file
+            c = server.client()
+            for start in range(0, rows, 10000):
+                chunk = results[start:start + 10000]
+                stored = c("MGET", *["stock:{%s}" % r["sku"] for r in chunk])
+                for r, value in zip(chunk, stored):
+                    expected = str(100 + int(r["sku"][1:]) % 900)
+                    if r["status"] == "ok":
+                        self.assertEqual(value, expected, r)
+                    elif r["error"].startswith("not applied"):
+                        self.assertIsNone(value, r)
+                    else:
+                        self.assertIn(value, (None, expected), r)
+            c.close()
+        finally:
+            server.stop()
+
 
 class RestartedServer(unittest.TestCase):
     def test_scripts_flushed_by_a_restart_are_reloaded(self):
