@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
+#include <pthread.h>
+
+#include <cerrno>
 #include <charconv>
+#include <csignal>
 
 #include "redis/errors.h"
 
@@ -47,6 +51,40 @@ Reply convert(const redisReply* r) {
 
 struct ReplyFree {
   void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+
+// hiredis writes with write(2), which raises SIGPIPE when the server has closed the connection:
+// that would kill the process mid-batch, before it could say what became of each item in flight.
+// The signal is blocked around socket writes and one it raised is discarded, so a broken
+// connection surfaces as EPIPE, an error like any other. Standard output keeps the default: a
+// closed pipe there ends the process, as it does any filter's.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    already_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &saved_);
+  }
+  ~SigpipeBlocked() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!already_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{0, 0};
+      while (sigtimedwait(&pipe_, nullptr, &now) == -1 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t pipe_{};
+  sigset_t saved_{};
+  bool already_pending_ = false;
 };
 
 }  // namespace
@@ -123,6 +161,7 @@ void Connection::append(std::initializer_list<std::string_view> head,
 
 Reply Connection::read() {
   void* raw = nullptr;
+  SigpipeBlocked quiet;  // redisGetReply first writes what is queued
   if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) {
     throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
   }
@@ -133,6 +172,7 @@ Reply Connection::read() {
 int Connection::fd() const { return ctx_->fd; }
 
 void Connection::flush() {
+  SigpipeBlocked quiet;
   int done = 0;
   while (!done) {
     if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) {

@@ -3,7 +3,9 @@
 import json
 import os
 import signal
+import socket
 import subprocess
+import threading
 import time
 import unittest
 
@@ -27,6 +29,31 @@ def wait_for_calls(server, command, at_least, seconds=60):
         raise AssertionError("the server never saw %d %s calls" % (at_least, command))
     finally:
         c.close()
+
+
+class ServerClosesTheConnection(unittest.TestCase):
+    def test_writing_to_a_closed_connection_is_reported_not_fatal(self):
+        # A server that accepts the connection and closes it at once, as a server that dies
+        # does: the client's first write draws a reset, and its next one (the second window in
+        # flight) fails with EPIPE. That must be an error reported per item (exit 1), not a
+        # SIGPIPE that ends the process before it could say anything.
+        listener = socket.create_server(("127.0.0.1", 0))
+        port = listener.getsockname()[1]
+
+        def close_first_connection():
+            conn, _ = listener.accept()
+            listener.close()  # reconnecting is refused from now on
+            conn.close()
+
+        server = threading.Thread(target=close_first_connection)
+        server.start()
+        rows = 5000
+        res = run("deduct", "--file", "-", "--format", "csv", "--url", "redis://127.0.0.1:%d" % port,
+                  "--retry-timeout", "0", input="sku,qty\n" + "k,1\n" * rows)
+        server.join()
+        self.assertEqual(res.rc, 1, "%d %s" % (res.rc, res.stderr[-2000:]))
+        self.assertEqual(len(res.lines), rows, "every row is reported")
+        self.assertEqual({r["status"] for r in res.lines}, {"error"})
 
 
 class ServerKilledMidBatch(unittest.TestCase):
