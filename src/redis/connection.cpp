@@ -161,9 +161,16 @@ void Connection::append(std::initializer_list<std::string_view> head,
 
 Reply Connection::read() {
   void* raw = nullptr;
-  SigpipeBlocked quiet;  // redisGetReply first writes what is queued
-  if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) {
+  // Most replies of a window are already buffered: only go to the socket (and pay for the
+  // signal mask) when none is.
+  if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) {
     throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+  }
+  if (raw == nullptr) {
+    SigpipeBlocked quiet;  // redisGetReply first writes what is queued
+    if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) {
+      throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
+    }
   }
   std::unique_ptr<redisReply, ReplyFree> reply(static_cast<redisReply*>(raw));
   return convert(reply.get());
