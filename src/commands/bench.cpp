@@ -43,8 +43,17 @@ struct WorkerTally {
 std::vector<std::string> bench_keys(const BenchOptions& o, const std::string& run) {
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(o.items));
-  for (int i = 0; i < o.items; ++i) keys.push_back(fmt::format("{}{{{}-{}}}", o.prefix, run, i));
+  const KeyScheme scheme{o.prefix, true};
+  for (int i = 0; i < o.items; ++i) keys.push_back(stock_key(scheme, fmt::format("{}-{}", run, i)));
   return keys;
+}
+
+// One unit off a test item, with the stock script as `deduct` sends it (no request id).
+Call deduction(const std::string& key) {
+  return Call{&stock_script(),
+              {key, companion_key(key, ":req:"), "deduct", "1", "", "0", "", "60"},
+              false,
+              true};
 }
 
 // Creates the test items, refusing to touch anything that already exists.
@@ -81,8 +90,7 @@ void worker(Context& ctx, const std::vector<std::string>& keys, std::atomic<long
     }
     const std::string& key = keys[next++ % keys.size()];
     auto started = std::chrono::steady_clock::now();
-    std::vector<CallResult> r = client->run({Call{
-        &stock_script(), {key, key + ":req:", "deduct", "1", "", "0", "", "60"}, false, true}});
+    std::vector<CallResult> r = client->run({deduction(key)});
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - started)
                   .count();
@@ -113,8 +121,7 @@ void event_loop(const ConnectOptions& options, int connections,
   auto send = [&](Slot& s) {
     if (!s.conn || !more()) return;
     const std::string& key = keys[next++ % keys.size()];
-    s.conn->append(
-        script_argv(Call{&stock_script(), {key, key + ":req:", "deduct", "1", "", "0", "", "60"}}));
+    append_call(*s.conn, deduction(key));
     s.conn->flush();
     s.sent = clock::now();
     s.busy = true;

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <optional>
-#include <thread>
 
 #include "cli/diagnostics.h"
 #include "commands/durability.h"
+#include "redis/backoff.h"
 #include "scripts/registry.h"
 
 namespace stockctl {
@@ -160,8 +160,10 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
-    bool differs = !live || *live != std::to_string(item.value);
-    if (!mode_.dry_run && (!live || (mode_.force && differs))) {
+    // Only --force cares whether a live value differs (the export's value is formatted once
+    // per forced row, not for every row of a rebuild).
+    const bool overwrite = mode_.force && (!live || *live != std::to_string(item.value));
+    if (!mode_.dry_run && (!live || overwrite)) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
     } else {
       apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);
@@ -187,12 +189,8 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
 void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
   // Someone is initializing these keys right now; give them --lock-wait to finish, then look
   // again. Whatever is still locked then is reported busy.
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::milliseconds(lock_.wait_ms);
-  long long pause_ms = 5;
-  while (!locked.empty() && clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
-    pause_ms = std::min<long long>(pause_ms * 2, 100);
+  Backoff backoff(lock_.wait_ms, 5, 100);
+  while (!locked.empty() && backoff.pause()) {
     std::vector<Call> calls;
     calls.reserve(locked.size());
     for (PutItem* item : locked) calls.push_back(call_for(Step::script, *item));

@@ -3,11 +3,8 @@
 #include <fmt/format.h>
 #include <sys/random.h>
 
-#include <algorithm>
-#include <random>
-#include <thread>
-
 #include "cli/errors.h"
+#include "redis/backoff.h"
 #include "scripts/registry.h"
 
 namespace stockctl {
@@ -27,10 +24,8 @@ std::string random_token() {
 
 LockWait acquire_lock(Client& client, const std::string& key, const std::string& token,
                       const LockTiming& timing, const std::function<bool()>& resolved) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::milliseconds(timing.wait_ms);
-  std::minstd_rand jitter(std::random_device{}());
-  long long pause_ms = 5;
+  // Jitter, so that waiting processes do not retry in lockstep.
+  Backoff backoff(timing.wait_ms, 5, 100, true);
   for (;;) {
     Reply r =
         client.call(Call{nullptr, {"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}});
@@ -39,13 +34,7 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
     }
     if (!r.is_nil()) return LockWait::acquired;
     if (resolved()) return LockWait::resolved;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-    if (left.count() <= 0) return LockWait::timed_out;
-    // Back off with jitter so that waiting processes do not retry in lockstep.
-    long long sleep_ms =
-        std::min<long long>(pause_ms + static_cast<long long>(jitter() % 5), left.count());
-    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
-    pause_ms = std::min<long long>(pause_ms * 2, 100);
+    if (!backoff.pause()) return LockWait::timed_out;
   }
 }
 

@@ -1,9 +1,7 @@
 #include "redis/client.h"
 
-#include <algorithm>
-#include <chrono>
-#include <thread>
-
+#include "redis/backoff.h"
+#include "redis/connection.h"
 #include "redis/errors.h"
 
 namespace stockctl {
@@ -25,6 +23,16 @@ bool retryable(const Call& call, const CallResult& result) {
          code == "MASTERDOWN";
 }
 
+void Client::append_wait(Connection& conn) const {
+  conn.append(
+      {"WAIT", std::to_string(options_.wait_replicas), std::to_string(options_.wait_timeout_ms)});
+}
+
+int Client::read_wait(Connection& conn) {
+  Reply acked = conn.read();
+  return acked.type == Reply::Type::integer ? static_cast<int>(acked.integer) : 0;
+}
+
 std::vector<CallResult> Client::run(const std::vector<Call>& calls) {
   return settle(calls, send(calls));
 }
@@ -39,9 +47,7 @@ std::vector<CallResult> Client::finish() {
 
 std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
                                        std::vector<CallResult> results) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::milliseconds(options_.retry_timeout_ms);
-  long long pause_ms = 20;
+  Backoff backoff(options_.retry_timeout_ms, 20, 500);
   for (;;) {
     std::vector<std::size_t> again;
     for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -51,14 +57,10 @@ std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
       down_ = false;
       return results;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
-    if (down_ || left.count() <= 0) {
+    if (down_ || !backoff.pause()) {
       down_ = true;  // the next windows report at once instead of waiting again
       return results;
     }
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::min<long long>(pause_ms, left.count())));
-    pause_ms = std::min<long long>(pause_ms * 2, 500);
     recover();
     std::vector<Call> retry;
     retry.reserve(again.size());

@@ -9,6 +9,8 @@
 
 namespace stockctl {
 
+class Connection;
+
 /// One command for the server: a script call (EVALSHA with `args` = keys, then arguments) or,
 /// when `script` is null, a plain command whose argv is `args`.
 struct Call {
@@ -72,6 +74,11 @@ class Client {
   virtual std::vector<CallResult> send(const std::vector<Call>& calls) = 0;
   /// Called before a retry: reconnect, rediscover the cluster. Must not throw.
   virtual void recover() noexcept {}
+  /// With --wait-replicas: queues, after a window of writes on `conn`, the WAIT that counts the
+  /// replicas holding every write the connection made so far.
+  void append_wait(Connection& conn) const;
+  /// Reads that WAIT's reply: how many replicas acknowledged.
+  static int read_wait(Connection& conn);
   /// Retries what run() would retry in `results` (the first attempt at `calls`).
   std::vector<CallResult> settle(const std::vector<Call>& calls, std::vector<CallResult> results);
 

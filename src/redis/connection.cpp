@@ -45,6 +45,7 @@ Reply convert(const redisReply* r) {
   }
   out.integer = r->integer;
   if (r->str) out.str.assign(r->str, r->len);
+  out.elements.reserve(r->elements);
   for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
   return out;
 }

@@ -60,10 +60,7 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) 
                                             [](const Call& c) { return c.writes; });
   try {
     for (const Call& c : window.calls) append_call(*conn_, c);
-    // WAIT counts the replicas that have every write this connection made so far.
-    if (window.wait) {
-      conn_->append({"WAIT", std::to_string(replicas), std::to_string(options().wait_timeout_ms)});
-    }
+    if (window.wait) append_wait(*conn_);
     conn_->flush();
   } catch (const ConnectionError& e) {
     lose_connection(e.what());
@@ -78,8 +75,7 @@ void StandaloneClient::read_replies(InFlight& window) {
       window.results[window.read].state = CallResult::State::replied;
     }
     if (window.wait) {
-      Reply acked = conn_->read();
-      int count = acked.type == Reply::Type::integer ? static_cast<int>(acked.integer) : 0;
+      const int count = read_wait(*conn_);
       for (std::size_t k = 0; k < window.calls.size(); ++k) {
         if (window.calls[k].writes) window.results[k].replicas_acked = count;
       }

@@ -135,8 +135,13 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
         writes = writes || call.writes;
       }
       waiting[address] = writes && replicas > 0;
-      if (waiting[address]) {
-        conn.append({"WAIT", std::to_string(replicas), std::to_string(options().wait_timeout_ms)});
+      if (waiting[address]) append_wait(conn);
+      // Written now, not when the first reply is read, so that every node works at once.
+      try {
+        conn.flush();
+      } catch (const ConnectionError&) {
+        // Part of it may have gone out: the first read below fails the same way and reports
+        // these calls' outcome as unknown, which is what it is.
       }
     } catch (const ConnectionError& e) {
       failed[address] = e.what();
@@ -165,8 +170,7 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
         r.state = CallResult::State::replied;
       }
       if (waiting[address]) {
-        Reply acked = conn.read();
-        int count = acked.type == Reply::Type::integer ? static_cast<int>(acked.integer) : 0;
+        const int count = read_wait(conn);
         for (std::size_t k : members) {
           if (calls[attempt.pending[k]].writes) results[attempt.pending[k]].replicas_acked = count;
         }
