@@ -6,6 +6,8 @@
 #include <cctype>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace stockctl {
 namespace {
@@ -40,11 +42,18 @@ std::vector<int> map_columns(const std::vector<std::string>& header, const Wante
   return index;
 }
 
-// Reads one physical line, without its '\n' or a trailing '\r'. False at end of input.
-bool read_line(std::istream& in, std::string& line) {
+// Reads one physical line, without its '\n' or a trailing '\r' (`crlf` says whether there was
+// one). False at end of input.
+bool read_line(std::istream& in, std::string& line, bool& crlf) {
   if (!std::getline(in, line)) return false;
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  crlf = !line.empty() && line.back() == '\r';
+  if (crlf) line.pop_back();
   return true;
+}
+
+bool read_line(std::istream& in, std::string& line) {
+  bool crlf = false;
+  return read_line(in, line, crlf);
 }
 
 // The next cell of `out` to fill, cleared; cells keep their capacity from row to row, so a
@@ -71,8 +80,9 @@ void split_plain(const std::string& line, std::vector<std::string>& out, std::si
 // Returns false at end of input; sets `error` on a malformed record.
 bool next_csv_record(std::istream& in, std::size_t& line_no, std::string& line,
                      std::vector<std::string>& out, std::size_t& start_line, std::string& error) {
+  bool crlf = false;
   do {
-    if (!read_line(in, line)) return false;
+    if (!read_line(in, line, crlf)) return false;
     ++line_no;
     if (line_no == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
   } while (line.empty());
@@ -90,13 +100,13 @@ bool next_csv_record(std::istream& in, std::size_t& line_no, std::string& line,
   for (;;) {
     if (i == line.size()) {
       if (!quoted) break;
-      // A line break inside quotes belongs to the field; the record goes on.
-      if (!std::getline(in, line)) {
+      // A line break inside quotes belongs to the field, as written; the record goes on.
+      field.append(crlf ? "\r\n" : "\n");
+      if (!read_line(in, line, crlf)) {
         error = fmt::format("unterminated quoted field (opened on line {})", start_line);
         break;
       }
       ++line_no;
-      field.push_back('\n');
       i = 0;
       continue;
     }
@@ -200,25 +210,56 @@ void fill_fields(Record& record, const std::vector<std::string>& cells,
   }
 }
 
-bool start_header(const std::vector<std::string>& header, const WantedColumns& wanted,
-                  const RecordHandler& handler, std::vector<int>& index) {
-  index = map_columns(header, wanted);
-  std::string problem = handler.header ? handler.header(present_columns(index)) : std::string();
-  if (problem.empty()) return true;
+// Names a column that the header holds twice (compared as columns are matched: trimmed and
+// case-insensitively), or "": with two, which one a row's value came from would be a guess.
+std::string repeated_column(const std::vector<std::string>& header) {
+  std::vector<std::pair<std::string, std::size_t>> names;
+  names.reserve(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    std::string name = trim_name(header[i]);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    names.emplace_back(std::move(name), i);
+  }
+  std::sort(names.begin(), names.end());
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    if (names[i].first == names[i - 1].first) {
+      return fmt::format("the header names column '{}' twice (columns {} and {})",
+                         trim_name(header[names[i - 1].second]), names[i - 1].second + 1,
+                         names[i].second + 1);
+    }
+  }
+  return {};
+}
+
+// Why a record with `fields` fields does not fit a header of `expected` columns, or "".
+std::string field_count_problem(std::size_t fields, std::size_t expected, std::string_view hint) {
+  if (fields == expected) return {};
+  return fmt::format("{} field{} but the header has {}{}", fields, fields == 1 ? "" : "s", expected,
+                     fields > expected ? hint : "");
+}
+
+void report_fatal(const RecordHandler& handler, std::size_t line, std::string message) {
   Record r;
-  r.line = 1;
-  r.error = problem;
+  r.line = line;
+  r.error = std::move(message);
   r.fatal = true;
   handler.record(r);
+}
+
+bool start_header(const std::vector<std::string>& header, std::size_t line,
+                  const WantedColumns& wanted, const RecordHandler& handler,
+                  std::vector<int>& index) {
+  index = map_columns(header, wanted);
+  std::string problem = repeated_column(header);
+  if (problem.empty() && handler.header) problem = handler.header(present_columns(index));
+  if (problem.empty()) return true;
+  report_fatal(handler, line, problem);
   return false;
 }
 
 void report_empty(const RecordHandler& handler) {
-  Record r;
-  r.line = 1;
-  r.error = "no header row: the source is empty";
-  r.fatal = true;
-  handler.record(r);
+  report_fatal(handler, 1, "no header row: the source is empty");
 }
 
 }  // namespace
@@ -228,13 +269,17 @@ void read_csv(std::istream& in, const WantedColumns& wanted, const RecordHandler
   std::vector<std::string> cells;
   std::string line, error;
   if (!next_csv_record(in, line_no, line, cells, start, error)) return report_empty(handler);
+  if (!error.empty()) return report_fatal(handler, start, "header row: " + error);
   std::vector<int> index;
-  if (!start_header(cells, wanted, handler, index)) return;
+  if (!start_header(cells, start, wanted, handler, index)) return;
+  const std::size_t columns = cells.size();
   Record record;
   while (next_csv_record(in, line_no, line, cells, start, error)) {
     record.line = start;
-    record.error = error;
     record.fatal = error.rfind("unterminated", 0) == 0;
+    record.error = !error.empty() ? error
+                                  : field_count_problem(cells.size(), columns,
+                                                        " (quote a value that holds a comma)");
     fill_fields(record, cells, index, false);
     if (!handler.record(record) || record.fatal) return;
   }
@@ -252,14 +297,15 @@ void read_tsv(std::istream& in, const WantedColumns& wanted, const RecordHandler
   if (line_no == 0 || line.empty()) return report_empty(handler);
   split_tabs(line, cells);
   std::vector<int> index;
-  if (!start_header(cells, wanted, handler, index)) return;
+  if (!start_header(cells, line_no, wanted, handler, index)) return;
+  const std::size_t columns = cells.size();
   Record record;
   while (read_line(in, line)) {
     ++line_no;
     if (line.empty()) continue;
     split_tabs(line, cells);
     record.line = line_no;
-    record.error.clear();
+    record.error = field_count_problem(cells.size(), columns, " (escape a tab in a value as \\t)");
     fill_fields(record, cells, index, true);
     if (!handler.record(record)) return;
   }

@@ -49,10 +49,69 @@ TEST_CASE("csv: a stray quote makes the row invalid") {
   CHECK(r.records[0].error == "stray '\"' or text after a closing quote in field 1");
 }
 
-TEST_CASE("csv: a short row leaves the missing column absent") {
+TEST_CASE("csv: a record with fewer fields than the header is invalid") {
   auto r = read_string("sku,stock\n42\n", Format::csv);
   REQUIRE(r.records.size() == 1);
-  CHECK_FALSE(r.records[0].fields[1].present);
+  CHECK(r.records[0].error == "1 field but the header has 2");
+  CHECK_FALSE(r.records[0].fatal);
+}
+
+TEST_CASE("csv: a record with more fields than the header is invalid, not cut short") {
+  auto r = read_string("sku,stock\nA,1,000\nB,2\n", Format::csv);
+  REQUIRE(r.records.size() == 2);
+  CHECK(r.records[0].error == "3 fields but the header has 2 (quote a value that holds a comma)");
+  CHECK(r.records[0].fields[0].text == "A");  // the SKU can still be named
+  CHECK_FALSE(r.records[0].fatal);
+  CHECK(r.records[1].error.empty());
+}
+
+TEST_CASE("csv: a header naming a column twice makes the source invalid") {
+  auto r = read_string("sku,stock,Stock \nA,1,2\n", Format::csv);
+  REQUIRE(r.records.size() == 1);
+  CHECK(r.records[0].fatal);
+  CHECK(r.records[0].line == 1);
+  CHECK(r.records[0].error == "the header names column 'stock' twice (columns 2 and 3)");
+}
+
+TEST_CASE("csv: a header naming an unwanted column twice is refused too") {
+  auto r = read_string("\nsku,note,stock,note\nA,x,1,y\n", Format::csv);
+  REQUIRE(r.records.size() == 1);
+  CHECK(r.records[0].fatal);
+  CHECK(r.records[0].line == 2);  // where the header is
+}
+
+TEST_CASE("csv: psql \\copy csv output, free text spanning lines, keeps line numbers physical") {
+  // What `\copy (select sku, note, stock from item) to stdout csv header` prints.
+  auto r = read_string(
+      "sku,note,stock\nA,\"two\nlines\",5\nB,plain,6\nC,\"has \"\"quotes\"\", "
+      "commas\r\nand crlf\",7\nD,,8\nE,\"\",x\n",
+      Format::csv);
+  REQUIRE(r.records.size() == 5);
+  CHECK(r.records[0].line == 2);
+  CHECK(r.records[0].fields[1].text == "5");
+  CHECK(r.records[1].line == 4);
+  CHECK(r.records[2].line == 5);
+  CHECK(r.records[2].fields[1].text == "7");
+  CHECK(r.records[3].line == 7);
+  CHECK(r.records[4].line == 8);
+  for (const Record& rec : r.records) CHECK(rec.error.empty());
+}
+
+TEST_CASE("csv: in a CRLF file a line break inside quotes keeps its CR, the record end does not") {
+  auto r =
+      read_string("note,stock,sku\r\n\"a\r\nb\",5,X\r\nc,6,Y\r\n", Format::csv, {"note", "sku"});
+  REQUIRE(r.records.size() == 2);
+  CHECK(r.records[0].fields[0].text == "a\r\nb");
+  CHECK(r.records[0].fields[1].text == "X");
+  CHECK(r.records[1].line == 4);
+  CHECK(r.records[1].fields[1].text == "Y");
+}
+
+TEST_CASE("csv: an unterminated quote in the header is fatal") {
+  auto r = read_string("sku,\"stock\nA,1\n", Format::csv);
+  REQUIRE(r.records.size() == 1);
+  CHECK(r.records[0].fatal);
+  CHECK(r.records[0].error == "header row: unterminated quoted field (opened on line 1)");
 }
 
 TEST_CASE("csv: an empty source is fatal") {
@@ -77,4 +136,19 @@ TEST_CASE("tsv: \\0 becomes a NUL byte") {
   auto r = read_string("sku\tstock\na\\0b\t1\n", Format::tsv);
   REQUIRE(r.records.size() == 1);
   CHECK(r.records[0].fields[0].text == std::string("a\0b", 3));
+}
+
+TEST_CASE("tsv: a row with more or fewer fields than the header is invalid") {
+  auto r = read_string("sku\tstock\nA\t1\t000\nB\nC\t3\n", Format::tsv);
+  REQUIRE(r.records.size() == 3);
+  CHECK(r.records[0].error == "3 fields but the header has 2 (escape a tab in a value as \\t)");
+  CHECK(r.records[1].error == "1 field but the header has 2");
+  CHECK(r.records[2].error.empty());
+}
+
+TEST_CASE("tsv: a header naming a column twice makes the source invalid") {
+  auto r = read_string("sku\tSKU\tstock\nA\tB\t1\n", Format::tsv);
+  REQUIRE(r.records.size() == 1);
+  CHECK(r.records[0].fatal);
+  CHECK(r.records[0].error == "the header names column 'sku' twice (columns 1 and 2)");
 }
