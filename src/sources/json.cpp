@@ -18,15 +18,16 @@ constexpr std::size_t kMaxDepth = 32;
 // column_ value meaning "the value of a map entry".
 constexpr int kMapValue = -2;
 
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 int wanted_index(const WantedColumns& wanted, std::string_view name) {
   for (std::size_t i = 0; i < wanted.size(); ++i) {
-    const std::string& w = wanted[i];
-    if (w.size() == name.size() && std::equal(w.begin(), w.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return static_cast<int>(i);
-    }
+    if (same_name(wanted[i], name)) return static_cast<int>(i);
   }
   return -1;
 }
@@ -105,10 +106,11 @@ class RowSax : public json::json_sax_t {
   bool number_integer(number_integer_t v) override { return scalar(json(v)); }
   bool number_unsigned(number_unsigned_t v) override { return scalar(json(v)); }
   bool number_float(number_float_t, const string_t& s) override {
+    // Keeps the spelling ("1.50", "1e3") so that the number check can quote it.
     Field f;
     f.present = true;
     f.text = s;
-    return assign(f);
+    return scalar_field(f, "a number");
   }
   bool string(string_t& v) override { return scalar(json(v)); }
   bool binary(binary_t&) override { return scalar(json("<binary>")); }
@@ -120,6 +122,9 @@ class RowSax : public json::json_sax_t {
 
   bool key(string_t& k) override {
     if (depth_ == 1 && map_) {
+      if (is_column_name(k)) {
+        return fail(fmt::format("'{}' looks like a column name, not a SKU: {}", k, expected()));
+      }
       begin_row();
       record_.sku_key = k;
       record_.keyed = true;
@@ -150,27 +155,65 @@ class RowSax : public json::json_sax_t {
       if (!object) record_.error = "an array element is not an object";
       return true;
     }
-    if (depth_ == 2 && map_ && object) return true;  // {"sku": {"total": .., "issued": ..}}
+    if (depth_ == 2 && map_) {
+      return fail(fmt::format("the value of '{}' is {}, not a number: {}", record_.sku_key,
+                              object ? "an object" : "an array", expected()));
+    }
     return assign(field_of(object ? json::object() : json::array()));
   }
 
   bool close() {
     --depth_;
-    if ((depth_ == 1 && !map_) || (depth_ == 1 && map_ && in_row_)) return end_row();
-    if (depth_ == 0 && !map_) return true;
+    if (depth_ == 1 && !map_) return end_row();  // an element of the top-level array
     return true;
   }
 
-  bool scalar(const json& v) {
-    if (depth_ == 0) return fail("a JSON source must be an array of objects or an object");
+  bool scalar(const json& v) { return scalar_field(field_of(v), kind_of(v)); }
+
+  // `kind` names the JSON type of the value ("a number", "a string", ...), for messages.
+  bool scalar_field(const Field& f, std::string_view kind) {
+    if (depth_ == 0) return fail(fmt::format("the source is a single value: {}", expected()));
     if (depth_ == 1 && !map_) {
       begin_row();
       record_.error = "an array element is not an object";
       return end_row();
     }
-    bool bare_map_value = depth_ == 1 && map_;
-    bool ok = assign(field_of(v));
-    return bare_map_value ? (ok && end_row()) : ok;
+    if (depth_ == 1 && map_) {
+      // Only a number (or the word for -1) can be a stock or quantity: anything else means the
+      // object is something other than a map, such as one row ({"sku": "x", "stock": 5}).
+      if (kind != "a number" && !(f.text == "unlimited" && !f.null)) {
+        return fail(fmt::format("the value of '{}' is {}, not a number: {}", record_.sku_key, kind,
+                                expected()));
+      }
+      return assign(f) && end_row();
+    }
+    return assign(f);
+  }
+
+  static std::string_view kind_of(const json& v) {
+    if (v.is_number()) return "a number";
+    if (v.is_string()) return "a string";
+    if (v.is_null()) return "null";
+    if (v.is_boolean()) return "a boolean";
+    return "binary data";
+  }
+
+  bool is_column_name(std::string_view key) const {
+    static const char* const kColumnNames[] = {"sku",    "stock", "total",
+                                               "issued", "qty",   "request_id"};
+    if (wanted_index(wanted_, key) >= 0) return true;
+    return std::any_of(std::begin(kColumnNames), std::end(kColumnNames),
+                       [key](const char* name) { return same_name(name, key); });
+  }
+
+  // The two shapes a JSON source may have, in the caller's column names.
+  std::string expected() const {
+    const std::string& sku = wanted_.empty() ? std::string("sku") : wanted_[0];
+    const std::string value = wanted_.size() > 1 ? wanted_[1] : std::string("stock");
+    return fmt::format(
+        "expected an array of objects ([{{\"{0}\": \"A1\", \"{1}\": 5}}, ...]) or an object "
+        "mapping SKU to {1} ({{\"A1\": 5, ...}})",
+        sku, value);
   }
 
   bool assign(const Field& f) {

@@ -57,5 +57,50 @@ class CsvRecords(ServerTest):
         self.assertEqual(self.r("MGET", "stock:{X}", "stock:{Y}"), ["5", "6"])
 
 
+class JsonShapes(ServerTest):
+    EXPECTED = ('expected an array of objects ([{"sku": "A1", "stock": 5}, ...]) '
+                'or an object mapping SKU to stock ({"A1": 5, ...})')
+
+    def test_one_row_object_is_refused_even_with_skip_invalid(self):
+        path = self.write("one.json", '{"sku":"x","stock":5}')
+        for skip in ((), ("--skip-invalid",)):
+            res = self.sc("init", "--file", path, *skip)
+            self.assertEqual(res.rc, 2, res)
+            self.assertIn("stockctl: error: %s:1: 'sku' looks like a column name, not a SKU: %s"
+                          % (path, self.EXPECTED), res.stderr)
+            self.assertEqual(self.r("DBSIZE"), 0, "stock:{stock} or stock:{sku} must not appear")
+
+    def test_map_whose_values_are_not_all_numbers_is_refused(self):
+        path = self.write("notes.json", '{"A1": 5,\n "B2": "five"}')
+        res = self.sc("init", "--file", path, "--skip-invalid")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:2: the value of 'B2' is a string, not a number: %s" % (path, self.EXPECTED),
+                      res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_renamed_columns_are_recognised_in_a_batch(self):
+        self.r("SET", "stock:{x}", "10")
+        path = self.write("op.json", '{"item": "x", "n": 2}')
+        res = self.sc("deduct", "--file", path, "--sku-column", "item", "--qty-column", "n")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("'item' looks like a column name, not a SKU", res.stderr)
+        self.assertIn('or an object mapping SKU to n ({"A1": 5, ...})', res.stderr)
+        self.assertEqual(self.r("GET", "stock:{x}"), "10")
+
+    def test_a_map_of_numbers_still_loads(self):
+        path = self.write("map.json", '{"A1": 5, "B2": -1, "C3": "unlimited", "D4": 0}')
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("MGET", "stock:{A1}", "stock:{B2}", "stock:{C3}", "stock:{D4}"),
+                         ["5", "-1", "-1", "0"])
+
+    def test_a_fraction_in_a_map_is_an_invalid_row_not_a_dropped_one(self):
+        path = self.write("frac.json", '{"A1": 1.5, "B2": 2}')
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:1: column 'stock': '1.5' is not a stock value" % path, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -21,23 +21,57 @@ TEST_CASE("json: an array of objects, each row on the line its object starts") {
 }
 
 TEST_CASE("json: an object mapping SKU to stock") {
-  auto r = read_string("{\"42\": 100,\n \"43\": null}", Format::json);
-  REQUIRE(r.records.size() == 2);
+  auto r =
+      read_string("{\"42\": 100,\n \"43\": -1, \"44\": 1.5, \"45\": \"unlimited\"}", Format::json);
+  REQUIRE(r.records.size() == 4);
   CHECK(r.records[0].keyed);
   CHECK(r.records[0].sku_key == "42");
   CHECK(r.records[0].fields[1].text == "100");
   CHECK(r.records[1].line == 2);
-  CHECK(r.records[1].fields[1].null);
+  CHECK(r.records[1].fields[1].text == "-1");
+  CHECK(r.records[2].sku_key == "44");  // a fraction is a row, for the number check to refuse
+  CHECK(r.records[2].fields[1].text == "1.5");
+  CHECK(r.records[3].fields[1].text == "unlimited");
 }
 
-TEST_CASE("json: an object mapping SKU to an object of columns") {
-  auto r = read_string("{\"42\": {\"total\": 10, \"issued\": 3}}", Format::json,
-                       {"sku", "stock", "total", "issued"});
+TEST_CASE("json: one object of columns is not read as a map of SKUs") {
+  auto r = read_string("{\"sku\":\"x\",\"stock\":5}", Format::json);
   REQUIRE(r.records.size() == 1);
-  CHECK(r.records[0].sku_key == "42");
-  CHECK(r.records[0].fields[2].text == "10");
-  CHECK(r.records[0].fields[3].text == "3");
-  CHECK_FALSE(r.records[0].fields[1].present);
+  CHECK(r.records[0].fatal);
+  CHECK(r.records[0].error ==
+        "'sku' looks like a column name, not a SKU: expected an array of objects ([{\"sku\": "
+        "\"A1\", \"stock\": 5}, ...]) or an object mapping SKU to stock ({\"A1\": 5, ...})");
+}
+
+TEST_CASE("json: a map key named like a renamed column is refused, in the caller's names") {
+  auto r = read_string("{\"A\": 1,\n\"Left\": 5}", Format::json, {"item", "left"});
+  REQUIRE(r.records.size() == 2);
+  CHECK(r.records[1].fatal);
+  CHECK(r.records[1].line == 2);
+  CHECK(r.records[1].error.rfind("'Left' looks like a column name, not a SKU: expected an array "
+                                 "of objects ([{\"item\": \"A1\", \"left\": 5}, ...]) or an "
+                                 "object mapping SKU to left",
+                                 0) == 0);
+}
+
+TEST_CASE("json: a map value that is not a number makes the source invalid") {
+  for (const char* text : {"{\"A\": \"x\"}", "{\"A\": null}", "{\"A\": true}",
+                           "{\"A\": {\"total\": 10, \"issued\": 3}}", "{\"A\": [5]}"}) {
+    CAPTURE(text);
+    auto r = read_string(text, Format::json);
+    REQUIRE(r.records.size() == 1);
+    CHECK(r.records[0].fatal);
+    CHECK(r.records[0].error.rfind("the value of 'A' is ", 0) == 0);
+    CHECK(r.records[0].error.find("not a number: expected an array of objects") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("json: a single value is neither shape") {
+  auto r = read_string("5", Format::json);
+  REQUIRE(r.records.size() == 1);
+  CHECK(r.records[0].fatal);
+  CHECK(r.records[0].error.rfind("the source is a single value: expected an array", 0) == 0);
 }
 
 TEST_CASE("json: fractions keep their spelling so the number check can name them") {
