@@ -48,7 +48,8 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
   // Invalid input is reported before Redis is touched.
   if (std::string problem = validate_sku(item.sku, ctx.scheme()); !problem.empty()) {
     set_error(item, Status::invalid, problem);
-  } else if (!o.op.request_id.empty() && !validate_request_id(o.op.request_id).empty()) {
+  } else if (o.op.request_id_given && !validate_request_id(o.op.request_id).empty()) {
+    // An empty id (an unset $ORDER_ID) is refused: taken as "no id", every retry would apply.
     set_error(item, Status::invalid, validate_request_id(o.op.request_id));
   } else if (!qty.ok()) {
     set_error(item, Status::invalid, fmt::format("QTY {}", qty.error));
@@ -68,20 +69,22 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
       op_columns(columns),
       [&columns](const std::vector<bool>& present) { return check_op_header(present, columns); },
       [&columns, &scheme](const Record& record, OpRow& row) {
-        std::string problem = interpret_op_row(record, columns, scheme, row);
-        if (problem.empty() && !row.request_id.empty()) {
-          problem = validate_request_id(row.request_id);
-          if (!problem.empty())
-            problem = fmt::format("column '{}': {}", columns.request_id, problem);
-        }
-        return problem;
+        return interpret_op_row(record, columns, scheme, row);
       },
       nullptr};
 }
 
 void emit_window(Context& ctx, const std::vector<ItemResult>& window, ExitFold& fold,
                  ItemErrorEcho& echo) {
-  for (const ItemResult& item : window) emit_checked(ctx, item, fold, echo);
+  for (const ItemResult& item : window) {
+    // A row refused by validation (never sent: it has no qty) was reported on standard error
+    // then; it only gets its line on standard output here.
+    if (!item.qty) {
+      ctx.emit(item, fold);
+    } else {
+      emit_checked(ctx, item, fold, echo);
+    }
+  }
   ctx.out().flush();
 }
 
@@ -89,6 +92,12 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                    const OpCommandOptions& o) {
   if (!o.sku.empty() || !o.qty.empty())
     throw InputError(fmt::format("{}: give SKU QTY or --file, not both", name));
+  if (o.op.request_id_given) {
+    throw InputError(
+        fmt::format("{}: --request-id is for one item; with --file, each row's id comes from its "
+                    "'{}' column",
+                    name, o.source.columns.request_id));
+  }
   Source source(o.source.file,
                 o.source.format.empty() ? std::nullopt : parse_format(o.source.format));
   RowReader<OpRow> reader = op_reader(o.source.columns, ctx.scheme());

@@ -62,6 +62,7 @@ void add_op_options(CLI::App& app, OpOptions& o) {
       ->group(init);
   app.add_option("--request-id", o.request_id,
                  "apply at most once per item and ID; a repeat returns the first answer")
+      ->each([&o](const std::string&) { o.request_id_given = true; })
       ->group("Retries");
   app.add_option("--request-ttl", o.request_ttl_s,
                  "how long a request id is remembered, in seconds (default 86400)")

@@ -33,6 +33,7 @@ struct OpOptions {
   long long ttl_s = 0;
   LockTiming lock;
   std::string request_id;           ///< --request-id (single item)
+  bool request_id_given = false;    ///< --request-id was given, even as '' (which is invalid)
   long long request_ttl_s = 86400;  ///< --request-ttl
 };
 

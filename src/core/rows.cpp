@@ -10,8 +10,6 @@ namespace {
 enum StockColumn { kSku, kStock, kTotal, kIssued };
 enum OpColumn { kOpSku, kOpQty, kOpRequestId };
 
-bool has_value(const Field& f) { return f.present && !f.null; }
-
 // The SKU of a record: its map key for JSON object maps, else the sku column.
 std::string read_sku(const Record& record, const std::string& column, const KeyScheme& scheme,
                      std::string& sku) {
@@ -84,9 +82,15 @@ std::string interpret_op_row(const Record& record, const SourceColumns& n, const
   if (std::string e = read_number(record.fields[kOpQty], n.qty, parse_qty, row.qty); !e.empty()) {
     return e;
   }
+  // A row that has the column must give an id: an empty cell taken as "no id" would make a
+  // re-run apply that row again.
   const Field& id = record.fields[kOpRequestId];
-  row.request_id = has_value(id) ? id.text : std::string();
-  return {};
+  row.request_id.clear();
+  if (!id.present) return {};
+  if (id.null) return fmt::format("column '{}' is NULL", n.request_id);
+  row.request_id = id.text;
+  std::string problem = validate_request_id(row.request_id);
+  return problem.empty() ? problem : fmt::format("column '{}': {}", n.request_id, problem);
 }
 
 }  // namespace stockctl

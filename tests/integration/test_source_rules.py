@@ -102,5 +102,65 @@ class JsonShapes(ServerTest):
         self.assertEqual(self.r("DBSIZE"), 0)
 
 
+class RequestIds(ServerTest):
+    def test_an_empty_request_id_option_is_invalid_input(self):
+        self.r("SET", "stock:{a}", "10")
+        for op in ("deduct", "add"):
+            res = self.sc(op, "a", "1", "--request-id", "")
+            self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)
+            self.assertIn("a request id cannot be empty", res.one["error"])
+            self.assertIn("stockctl: error:", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "10")
+        self.assertEqual(self.r("DBSIZE"), 1, "no ledger record either")
+
+    def test_an_empty_request_id_cell_is_an_invalid_row(self):
+        self.r("SET", "stock:{a}", "10")
+        path = self.write("ids.csv", "sku,qty,request_id\na,1,order-1\na,2,\n")
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: %s:3: column 'request_id': a request id cannot be empty" % path,
+                      res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "10")
+
+    def test_an_empty_request_id_in_json_is_an_invalid_row(self):
+        self.r("SET", "stock:{a}", "10")
+        path = self.write("ids.ndjson", '{"sku":"a","qty":1,"request_id":"r1"}\n{"sku":"a","qty":1,"request_id":""}\n')
+        res = self.sc("add", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:2: column 'request_id': a request id cannot be empty" % path, res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "10")
+
+    def test_request_id_option_with_a_file_is_a_usage_error(self):
+        self.r("SET", "stock:{a}", "10")
+        path = self.write("plain.csv", "sku,qty\na,1\n")
+        for op in ("deduct", "add"):
+            res = self.sc(op, "--file", path, "--request-id", "X")
+            self.assertEqual(res.rc, 2, res)
+            self.assertEqual(res.stdout, "")
+            self.assertIn("stockctl: error: %s: --request-id is for one item; with --file, each row's id "
+                          "comes from its 'request_id' column" % op, res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "10")
+
+
+class SkipInvalid(ServerTest):
+    def test_each_invalid_batch_row_is_printed_once(self):
+        self.r("SET", "stock:{a}", "10")
+        path = self.write("mixed.csv", "sku,qty\na,1\nb,x\na,1\n")
+        for op in ("deduct", "add"):
+            res = self.sc(op, "--file", path, "--skip-invalid")
+            self.assertEqual(res.rc, 2, res)
+            self.assertEqual([l["status"] for l in res.lines], ["ok", "invalid", "ok"])
+            self.assertEqual(res.stderr.count("'x' is not a quantity"), 1, res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "10")
+
+    def test_each_invalid_file_row_is_printed_once(self):
+        path = self.write("mixed.csv", "sku,stock\na,1\nb,x\n")
+        for op in ("init", "rebuild"):
+            self.r("FLUSHALL")
+            res = self.sc(op, "--file", path, "--skip-invalid")
+            self.assertEqual(res.rc, 2, res)
+            self.assertEqual(res.stderr.count("'x' is not a stock value"), 1, res.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
