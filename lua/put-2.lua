@@ -5,7 +5,7 @@
 -- ARGV[1]  the value to store: canonical integer 0 .. 2^53-1, or -1 for unlimited
 -- ARGV[2]  mode: "create" stores only if the key is missing; "force" always stores;
 --          "peek" stores nothing and only reports (dry run)
--- ARGV[3]  expiry in seconds for the stored key; "0" = none
+-- ARGV[3]  expiry in seconds for the stored key; "0" = none (a replaced key keeps its own)
 -- ARGV[4]  "1": a missing key held under someone's init lock is left to the lock holder
 --
 -- Returns {verdict, previous}; previous is the value stored before the call, or nil:
@@ -32,8 +32,12 @@ end
 local ttl = tonumber(ARGV[3]) or 0
 if ttl > 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
-else
-  redis.call('SET', KEYS[1], ARGV[1])
+  if previous then return {'replaced', previous} end
+  return {'created', false}
 end
+-- PTTL and PEXPIRE rather than KEEPTTL, which servers before 6.0 do not know.
+local keep = previous and redis.call('PTTL', KEYS[1]) or -1
+redis.call('SET', KEYS[1], ARGV[1])
+if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep) end
 if previous then return {'replaced', previous} end
 return {'created', false}

@@ -18,13 +18,20 @@ void PutRunner::submit(std::vector<PutItem> window, const Done& done) {
   for (PutItem& item : added.items) {
     if (item.pending) pending.push_back(&item);
   }
-  begin(added, mode_.rebuild ? Step::get : Step::set, std::move(pending));
+  begin(added, first_step(), std::move(pending));
   // Leave the newest window on the server while the caller reads the next one.
   while (windows_.size() > 1 && !wire_.empty()) {
     complete_oldest_step();
     hand_over(done);
   }
   hand_over(done);
+}
+
+PutRunner::Step PutRunner::first_step() const {
+  if (!mode_.rebuild) return Step::set;
+  // A forced rebuild writes every row, so the script (which reports what it replaced) is the
+  // only step; without --force only missing keys are written, and GET tells which.
+  return mode_.force && !mode_.dry_run ? Step::script : Step::get;
 }
 
 void PutRunner::finish(const Done& done) {
@@ -93,7 +100,7 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
   switch (step) {
     case Step::set: {
       // SET NX is all init needs where keys are missing (the common case); --force asks for
-      // the previous value with GET to tell "replaced" from "created".
+      // the previous value with GET, to report it, and keeps the key's expiry unless --ttl.
       Call call{nullptr,
                 {"SET", key, std::to_string(item.value), mode_.force ? "GET" : "NX"},
                 true,
@@ -101,6 +108,8 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
       if (ttl_s_ > 0) {
         call.args.emplace_back("EX");
         call.args.push_back(std::to_string(ttl_s_));
+      } else if (mode_.force) {
+        call.args.emplace_back("KEEPTTL");
       }
       return call;
     }
@@ -160,10 +169,7 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
-    // Only --force cares whether a live value differs (the export's value is formatted once
-    // per forced row, not for every row of a rebuild).
-    const bool overwrite = mode_.force && (!live || *live != std::to_string(item.value));
-    if (!mode_.dry_run && (!live || overwrite)) {
+    if (!mode_.dry_run && !live) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
     } else {
       apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);

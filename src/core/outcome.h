@@ -40,9 +40,13 @@ struct ItemResult {
   Status status = Status::error;
   std::optional<std::int64_t> stock;     ///< current stock after the call; null when unknown
   std::optional<std::int64_t> expected;  ///< rebuild: the export's value, on drift
-  std::string error;                     ///< why, for invalid and error
-  std::string request_id;                ///< deduct/add: applied at most once per item and id
-  bool replayed = false;                 ///< the answer is the first one recorded for the id
+  /// A forced write (init and rebuild --force) prints "previous": the stored value it replaced
+  /// (as stored; nullopt = the key was missing).
+  bool forced = false;
+  std::optional<std::string> previous;
+  std::string error;       ///< why, for invalid and error
+  std::string request_id;  ///< deduct/add: applied at most once per item and id
+  bool replayed = false;   ///< the answer is the first one recorded for the id
 };
 
 /// Classifies the deduct script's answer (-3, -2, -1, remaining) with the stock it returned.

@@ -14,12 +14,12 @@ std::optional<std::int64_t> shown(std::int64_t value) {
 }
 
 void kept(ItemResult& item, std::int64_t stored, std::int64_t value, const PutMode& mode) {
-  if (stored == value || !mode.rebuild) {
-    item.status = Status::exists;
-    item.stock = shown(stored);
-  } else if (mode.force) {  // only reached in a dry run: the real run would overwrite
+  if (mode.force) {  // only reached in a dry run: the real run would overwrite
     item.status = Status::ok;
     item.stock = shown(value);
+  } else if (stored == value || !mode.rebuild) {
+    item.status = Status::exists;
+    item.stock = shown(stored);
   } else {
     item.status = Status::drift;
     item.stock = shown(stored);
@@ -50,7 +50,7 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
               fmt::format("{} is being initialized by another process (its init lock is held)",
                           item.key));
   } else if (verdict == "replaced") {
-    item.status = stored == value ? Status::exists : Status::ok;
+    item.status = Status::ok;  // even when the value was the same: the write was forced
     item.stock = shown(value);
   } else if (verdict == "kept" && previous && !stored && !(mode.dry_run && mode.force)) {
     set_error(item, Status::error,
@@ -63,6 +63,10 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
     set_error(item, Status::error,
               fmt::format("unexpected answer '{}' from the put script", verdict));
   }
+  // Whatever --force writes (or, in a dry run, would write) says what it replaced, so that a
+  // forced run never hides drift.
+  item.forced = mode.force && item.status == Status::ok;
+  item.previous = item.forced ? previous : std::nullopt;
 }
 
 }  // namespace stockctl

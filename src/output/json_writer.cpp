@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cli/errors.h"
+#include "core/quantity.h"
 
 namespace stockctl {
 
@@ -20,6 +21,13 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   j["status"] = status_name(item.status);
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;
   if (item.expected) j["expected"] = *item.expected;
+  if (item.forced) {
+    std::optional<std::int64_t> number;
+    if (item.previous) number = parse_stored_value(*item.previous);
+    j["previous"] = number          ? nlohmann::ordered_json(*number)
+                    : item.previous ? nlohmann::ordered_json(*item.previous)
+                                    : nlohmann::ordered_json(nullptr);
+  }
   if (item.replayed) j["replayed"] = true;
   if (!item.error.empty()) j["error"] = item.error;
   return j;
@@ -104,6 +112,20 @@ void append_number(std::string& out, const std::optional<std::int64_t>& n) {
   }
 }
 
+// A replaced value as a number when it is a stock value (-1 for unlimited), else as the string
+// it was (a corrupt value that --force overwrote), or null when there was none.
+void append_previous(std::string& out, const std::optional<std::string>& previous) {
+  std::optional<std::int64_t> number;
+  if (previous) number = parse_stored_value(*previous);
+  if (number) {
+    append_number(out, number);
+  } else if (previous) {
+    append_string(out, *previous);
+  } else {
+    out += "null";
+  }
+}
+
 }  // namespace
 
 void append_item_line(std::string& out, const ItemResult& item) {
@@ -128,6 +150,10 @@ void append_item_line(std::string& out, const ItemResult& item) {
   if (item.expected) {
     out += ",\"expected\":";
     append_number(out, item.expected);
+  }
+  if (item.forced) {
+    out += ",\"previous\":";
+    append_previous(out, item.previous);
   }
   if (item.replayed) out += ",\"replayed\":true";
   if (!item.error.empty()) {

@@ -128,11 +128,12 @@ class BeforeSetGet(unittest.TestCase):
             return {item["sku"]: (item["status"], item["stock"]) for item in map(json.loads, f)}
 
     def test_init_force_falls_back_to_the_put_script(self):
-        self.r("SET", "stock:{a}", "5")
+        self.r("SET", "stock:{a}", "5", "EX", "1000")
         self.r("SET", "stock:{c}", "9")
         items = self.init([("a", 7), ("b", 3), ("c", 9)], "--force")
-        self.assertEqual(items, {"a": ("ok", 7), "b": ("ok", 3), "c": ("exists", 9)})
+        self.assertEqual(items, {"a": ("ok", 7), "b": ("ok", 3), "c": ("ok", 9)})  # c: forced
         self.assertEqual([self.r("GET", "stock:{%s}" % s) for s in "abc"], ["7", "3", "9"])
+        self.assertTrue(900 < self.r("TTL", "stock:{a}") <= 1000, "a forced overwrite keeps the TTL")
         self.assertEqual(self.proxy.refused, 3)  # the window's SET GETs, then the script
         self.assertIn("cmdstat_evalsha", self.r("INFO", "commandstats"))
 

@@ -162,5 +162,79 @@ class SkipInvalid(ServerTest):
             self.assertEqual(res.stderr.count("'x' is not a stock value"), 1, res.stderr)
 
 
+class ForcedWrites(ServerTest):
+    def report(self, *args):
+        path = os.path.join(self.tmp, "forced.jsonl")
+        res = self.sc(*args, "--report", path)
+        with open(path) as f:
+            return res, {l["sku"]: l for l in map(json.loads, f)}
+
+    def test_init_force_of_the_same_value_is_ok_with_previous_and_keeps_the_ttl(self):
+        self.r("SET", "stock:{a}", "5", "EX", "1000")
+        res = self.sc("init", "a", "5", "--force")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual((res.one["status"], res.one["stock"], res.one["previous"]), ("ok", 5, 5))
+        self.assertTrue(900 < self.r("TTL", "stock:{a}") <= 1000)
+
+    def test_init_force_reports_what_it_replaced(self):
+        self.r("SET", "stock:{a}", "-1", "EX", "1000")
+        res = self.sc("init", "a", "7", "--force")
+        self.assertEqual((res.one["status"], res.one["stock"], res.one["previous"]), ("ok", 7, -1))
+        self.assertTrue(900 < self.r("TTL", "stock:{a}") <= 1000)
+        res = self.sc("init", "b", "7", "--force")
+        self.assertIsNone(res.one["previous"])
+        self.assertIn("previous", res.one)
+        self.assertEqual(self.r("TTL", "stock:{b}"), -1)
+        self.assertNotIn("previous", self.sc("init", "c", "7").one, "only forced writes say it")
+
+    def test_init_force_with_ttl_sets_the_given_ttl(self):
+        self.r("SET", "stock:{a}", "5", "EX", "1000")
+        self.sc("init", "a", "6", "--force", "--ttl", "50")
+        self.assertTrue(0 < self.r("TTL", "stock:{a}") <= 50)
+
+    def test_init_file_force_reports_previous_for_every_row(self):
+        self.r("SET", "stock:{a}", "1", "EX", "1000")
+        self.r("SET", "stock:{b}", "2")
+        path = self.write("f.csv", "sku,stock\na,9\nb,2\nc,3\n")
+        res, items = self.report("init", "--file", path, "--force")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one["counts"]["ok"], 3)
+        self.assertEqual({s: (i["status"], i["previous"]) for s, i in items.items()},
+                         {"a": ("ok", 1), "b": ("ok", 2), "c": ("ok", None)})
+        self.assertTrue(900 < self.r("TTL", "stock:{a}") <= 1000)
+
+    def test_rebuild_force_reports_previous_and_keeps_the_ttl(self):
+        self.r("SET", "stock:{a}", "4", "EX", "1000")   # differs from the export
+        self.r("SET", "stock:{b}", "0", "EX", "1000")   # equal to it
+        self.r("SET", "stock:{d}", "junk")              # corrupt
+        path = self.write("export.csv", "sku,total,issued\na,100,30\nb,50,50\nc,10,1\nd,3,0\n")
+        res, items = self.report("rebuild", "--file", path, "--force")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual({s: (i["status"], i["stock"], i["previous"]) for s, i in items.items()},
+                         {"a": ("ok", 70, 4), "b": ("ok", 0, 0), "c": ("ok", 9, None),
+                          "d": ("ok", 3, "junk")})
+        self.assertEqual(self.r("MGET", "stock:{a}", "stock:{b}", "stock:{c}", "stock:{d}"),
+                         ["70", "0", "9", "3"])
+        self.assertTrue(900 < self.r("TTL", "stock:{a}") <= 1000)
+        self.assertTrue(900 < self.r("TTL", "stock:{b}") <= 1000)
+        self.assertEqual(self.r("TTL", "stock:{c}"), -1)
+
+    def test_rebuild_force_with_ttl_sets_it(self):
+        self.r("SET", "stock:{a}", "4", "EX", "1000")
+        path = self.write("export.csv", "sku,stock\na,5\n")
+        self.assertEqual(self.sc("rebuild", "--file", path, "--force", "--ttl", "50").rc, 0)
+        self.assertTrue(0 < self.r("TTL", "stock:{a}") <= 50)
+
+    def test_rebuild_force_dry_run_says_what_it_would_replace(self):
+        self.r("SET", "stock:{a}", "4")
+        self.r("SET", "stock:{b}", "5")
+        path = self.write("export.csv", "sku,stock\na,5\nb,5\nc,5\n")
+        res, items = self.report("rebuild", "--file", path, "--force", "--dry-run")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual({s: (i["status"], i["previous"]) for s, i in items.items()},
+                         {"a": ("ok", 4), "b": ("ok", 5), "c": ("ok", None)})
+        self.assertEqual(self.r("MGET", "stock:{a}", "stock:{b}", "stock:{c}"), ["4", "5", None])
+
+
 if __name__ == "__main__":
     unittest.main()

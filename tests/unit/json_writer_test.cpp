@@ -92,6 +92,31 @@ TEST_CASE("the fast item writer prints exactly what the JSON library prints") {
   }
 }
 
+TEST_CASE("a forced write's previous value: a number, -1 for unlimited, the raw text, or null") {
+  const std::vector<std::pair<std::optional<std::string>, std::string>> cases = {
+      {std::string("12"), "12"},
+      {std::string("-1"), "-1"},
+      {std::string("j\"unk"), "\"j\\\"unk\""},
+      {std::nullopt, "null"}};
+  for (const auto& [previous, shown] : cases) {
+    ItemResult i;
+    i.op = "init";
+    i.sku = "x";
+    i.key = "stock:{x}";
+    i.status = Status::ok;
+    i.stock = 5;
+    i.forced = true;
+    i.previous = previous;
+    std::string fast;
+    append_item_line(fast, i);
+    CHECK(fast ==
+          "{\"op\":\"init\",\"sku\":\"x\",\"key\":\"stock:{x}\",\"status\":\"ok\","
+          "\"stock\":5,\"previous\":" +
+              shown + "}\n");
+    CHECK(fast == item_json(i).dump() + "\n");
+  }
+}
+
 TEST_CASE("the fast writer leaves optional fields out as the contract says") {
   ItemResult i;
   i.op = "get";

@@ -101,3 +101,25 @@ TEST_CASE("init reports an existing key as exists with its stock, and corrupt as
   apply_put_verdict(i, "kept", std::string("abc"), 7, init);
   CHECK(i.status == Status::error);
 }
+
+TEST_CASE("a forced write reports the value it replaced, null when the key was missing") {
+  ItemResult i = item();
+  PutMode init_force{false, true, false};
+  apply_put_verdict(i, "replaced", std::string("7"), 7, init_force);
+  CHECK(i.status == Status::ok);  // the file's value already, but the write was forced
+  CHECK(i.forced);
+  CHECK(i.previous == std::optional<std::string>("7"));
+  apply_put_verdict(i, "created", std::nullopt, 7, init_force);
+  CHECK(i.status == Status::ok);
+  CHECK(i.forced);
+  CHECK_FALSE(i.previous);
+  apply_put_verdict(i, "replaced", std::string("junk"), 7, PutMode{true, true, false});
+  CHECK(i.previous == std::optional<std::string>("junk"));
+  apply_put_verdict(i, "kept", std::string("7"), 7, PutMode{true, true, true});
+  CHECK(i.status == Status::ok);  // a forced dry run says what the real run would replace
+  CHECK(i.previous == std::optional<std::string>("7"));
+  apply_put_verdict(i, "locked", std::nullopt, 7, init_force);
+  CHECK_FALSE(i.forced);
+  apply_put_verdict(i, "created", std::nullopt, 7, PutMode{});
+  CHECK_FALSE(i.forced);  // only --force reports "previous"
+}

@@ -33,6 +33,7 @@ class FakeRedis : public Client {
 
   std::map<std::string, std::string> data;
   std::vector<std::string> sent;  ///< "SET stock:{a}", "GET stock:{a}", "PUT stock:{a}"
+  std::vector<std::vector<std::string>> commands;  ///< each command in full
 
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override {
@@ -50,6 +51,7 @@ class FakeRedis : public Client {
   Reply command(const std::vector<std::string>& argv) {
     const std::string& key = argv[1];
     sent.push_back(argv[0] + " " + key);
+    commands.push_back(argv);
     Reply previous = value_or_nil(data, key);
     if (argv[0] == "GET") return previous;
     bool nx = false, get = false;
@@ -164,4 +166,35 @@ TEST_CASE("rows already decided (invalid) are handed over without a command") {
   CHECK(redis.sent == std::vector<std::string>{"SET stock:{b}"});
   CHECK(items[0].result.status == Status::invalid);
   CHECK(items[1].result.status == Status::ok);
+}
+
+TEST_CASE("init --force asks for the value it replaces and keeps the key's expiry") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  std::vector<PutItem> items{item("a", 5), item("b", 6)};
+  PutRunner(redis, PutMode{false, true, false}, 0, LockTiming{}).run(items);
+  CHECK(redis.commands[0] == std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "KEEPTTL"});
+  CHECK(items[0].result.status == Status::ok);
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));
+  CHECK(items[1].result.forced);
+  CHECK_FALSE(items[1].result.previous);
+  FakeRedis with_ttl;
+  std::vector<PutItem> one{item("a", 5)};
+  PutRunner(with_ttl, PutMode{false, true, false}, 60, LockTiming{}).run(one);
+  CHECK(with_ttl.commands[0] ==
+        std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "EX", "60"});
+}
+
+TEST_CASE("rebuild --force writes every row through the put script, reporting what it replaced") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  redis.data["stock:{b}"] = "9";
+  std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
+  PutRunner(redis, PutMode{true, true, false}, 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"PUT stock:{a}", "PUT stock:{b}", "PUT stock:{c}"});
+  for (const PutItem& p : items) CHECK(p.result.status == Status::ok);
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));
+  CHECK(items[1].result.previous == std::optional<std::string>("9"));
+  CHECK_FALSE(items[2].result.previous);
+  CHECK(redis.data["stock:{b}"] == "5");
 }
