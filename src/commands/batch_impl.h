@@ -9,18 +9,13 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "core/stock_index.h"
 #include "output/progress.h"
 
 namespace stockctl {
 namespace batch_detail {
 
 inline constexpr std::size_t kMaxPrinted = 20;
-
-inline std::uint64_t sku_hash(const std::string& sku) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: stable and cheap
-  for (unsigned char c : sku) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
 
 inline void report_invalid(const Source& source, std::size_t line, const std::string& problem,
                            std::size_t& printed) {

@@ -5,6 +5,7 @@
 #include "cli/errors.h"
 #include "commands/durability.h"
 #include "core/quantity.h"
+#include "core/stock_index.h"
 #include "proc/init_cmd.h"
 #include "redis/errors.h"
 #include "scripts/registry.h"
@@ -22,6 +23,7 @@ std::optional<Format> format_option(const std::string& name) {
   return parse_format(name);
 }
 
+// Reads the item's first row in full, for the message of a row the index knows is invalid.
 ParsedNumber stock_from_file(const InitSource& init, const std::string& sku,
                              const KeyScheme& scheme) {
   Source source(init.file, format_option(init.format));
@@ -48,6 +50,77 @@ ParsedNumber stock_from_file(const InitSource& init, const std::string& sku,
 }
 
 }  // namespace
+
+/// --init-from's source, read once when the first missing item needs it: the stock of every
+/// row by SKU hash (see StockIndex), instead of a read of the whole file per missing item.
+class InitFileIndex {
+ public:
+  InitFileIndex(const InitSource& init, const KeyScheme& scheme) : init_(init), scheme_(scheme) {
+    try {
+      Source source(init.file, format_option(init.format));
+      name_ = source.name();
+      std::size_t rows = read(source, [this](const StockRow& row, bool valid) {
+        index_.add(row.sku, valid ? row.value : StockIndex::kInvalid);
+      });
+      if (!fatal_.empty() || !index_.seal()) return;
+      std::size_t again = read(source, [this](const StockRow& row, bool valid) {
+        index_.add_exact(row.sku, valid ? row.value : StockIndex::kInvalid, row.line);
+      });
+      if (again != rows) {
+        fatal_ = fmt::format("--init-from {}: the source changed between two reads", name_);
+      }
+    } catch (const StockctlError& e) {
+      fatal_ = e.what();
+    }
+  }
+
+  /// The item's initial stock, or why there is none.
+  ParsedNumber stock_of(const std::string& sku) const {
+    if (!fatal_.empty()) return {0, fatal_};
+    const StockIndex::Found found = index_.find(sku);
+    switch (found.kind) {
+      case StockIndex::Found::Kind::value:
+        return {found.value, {}};
+      case StockIndex::Found::Kind::invalid:
+        return stock_from_file(init_, sku, scheme_);
+      case StockIndex::Found::Kind::duplicate:
+        return {0, fmt::format("--init-from {}:{}: duplicate SKU '{}' (first on line {})", name_,
+                               found.line, sku, found.first_line)};
+      case StockIndex::Found::Kind::none:
+        break;
+    }
+    return {0, fmt::format("--init-from {}: no row for item '{}'", name_, sku)};
+  }
+
+ private:
+  // Calls `each(row, valid)` for every row whose SKU is valid; returns the number of rows.
+  std::size_t read(Source& source, const std::function<void(const StockRow&, bool)>& each) {
+    std::size_t rows = 0;
+    RecordHandler handler{
+        [this](const std::vector<bool>& present) {
+          return check_stock_header(present, init_.columns);
+        },
+        [&](Record& record) {
+          if (record.fatal) {
+            fatal_ = fmt::format("--init-from {}:{}: {}", name_, record.line, record.error);
+            return false;
+          }
+          ++rows;
+          StockRow row;
+          const bool valid = interpret_stock_row(record, init_.columns, scheme_, row).empty();
+          if (validate_sku(row.sku, scheme_).empty()) each(row, valid);
+          return true;
+        }};
+    source.read(stock_columns(init_.columns), handler);
+    return rows;
+  }
+
+  const InitSource& init_;
+  const KeyScheme& scheme_;
+  std::string name_;
+  std::string fatal_;
+  StockIndex index_;
+};
 
 void add_op_options(CLI::App& app, OpOptions& o) {
   const char* init = "Initialization of a missing key";
@@ -93,6 +166,8 @@ void validate_init_source(const InitSource& init) {
 
 OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme)
     : client_(client), op_(op), options_(options), scheme_(scheme) {}
+
+OpRunner::~OpRunner() = default;
 
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
   return Call{
@@ -162,6 +237,10 @@ void OpRunner::apply_once(ItemResult& item, const std::string& init) {
 void OpRunner::initialize(ItemResult& item) {
   const std::string lock_key = companion_key(item.key, ":lock");
   const std::string token = random_token();
+  // Indexed before any lock is taken, so that reading a large file never holds one.
+  if (!options_.init.file.empty() && !init_index_) {
+    init_index_ = std::make_unique<InitFileIndex>(options_.init, scheme_);
+  }
   try {
     // Between tries, run the operation again: another process may have created the key.
     LockWait wait = acquire_lock(client_, lock_key, token, options_.lock, [&] {
@@ -205,7 +284,7 @@ ParsedNumber OpRunner::initial_stock(const std::string& sku,
                                      std::chrono::steady_clock::time_point deadline) const {
   const InitSource& init = options_.init;
   if (!init.value.empty()) return parse_stock_value(init.value);
-  if (!init.file.empty()) return stock_from_file(init, sku, scheme_);
+  if (init_index_) return init_index_->stock_of(sku);
   return run_init_cmd(init.command, sku, deadline);
 }
 

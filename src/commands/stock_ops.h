@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,12 +44,17 @@ void add_op_options(CLI::App& app, OpOptions& options);
 /// Checks the init source options; throws InputError.
 void validate_init_source(const InitSource& init);
 
+class InitFileIndex;
+
 /// Runs deduct or add for windows of items: one pipeline per window, then the init lock
 /// protocol for each item whose key is missing and that can be initialized.
 class OpRunner {
  public:
   enum class Op { deduct, add };
   OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme);
+  ~OpRunner();
+  OpRunner(const OpRunner&) = delete;
+  OpRunner& operator=(const OpRunner&) = delete;
 
   /// Applies every item (sku, key and qty set) and fills in its status and stock.
   void run(std::vector<ItemResult>& items);
@@ -73,6 +79,7 @@ class OpRunner {
   Op op_;
   const OpOptions& options_;
   const KeyScheme& scheme_;
+  std::unique_ptr<InitFileIndex> init_index_;  ///< --init-from, read on the first missing item
 };
 
 }  // namespace stockctl

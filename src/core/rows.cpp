@@ -57,9 +57,13 @@ std::string check_op_header(const std::vector<bool>& present, const SourceColumn
 
 std::string interpret_stock_row(const Record& record, const SourceColumns& n,
                                 const KeyScheme& scheme, StockRow& row) {
-  if (!record.error.empty()) return record.error;
   row.line = record.line;
-  if (std::string e = read_sku(record, n.sku, scheme, row.sku); !e.empty()) return e;
+  // The SKU is read even from a malformed record, so that the row can be found by it.
+  std::string sku_problem = record.keyed || !record.fields.empty()
+                                ? read_sku(record, n.sku, scheme, row.sku)
+                                : std::string("no SKU");
+  if (!record.error.empty()) return record.error;
+  if (!sku_problem.empty()) return sku_problem;
   const auto& f = record.fields;
   if (f[kStock].present || !(f[kTotal].present || f[kIssued].present)) {
     return read_number(f[kStock], n.stock, parse_stock_value, row.value);

@@ -236,5 +236,39 @@ class ForcedWrites(ServerTest):
         self.assertEqual(self.r("MGET", "stock:{a}", "stock:{b}", "stock:{c}"), ["4", "5", None])
 
 
+class InitFrom(ServerTest):
+    def test_the_source_is_read_once_per_run(self):
+        # A pipe can be read only once: with one read per missing item, every item after the
+        # first found the source empty.
+        self.r("SET", "stock:{b}", "50")
+        ops = self.write("ops.csv", "sku,qty\na,1\nb,1\nc,2\nd,3\n")
+        res = self.sc("deduct", "--file", ops, "--init-from", "/dev/stdin", "--format", "csv",
+                      input="sku,stock\nd,40\nc,30\nb,20\na,10\n")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([(l["sku"], l["stock"]) for l in res.lines],
+                         [("a", 9), ("b", 49), ("c", 28), ("d", 37)])
+
+    def test_a_sku_the_source_lacks_or_repeats_or_spells_badly_creates_nothing(self):
+        init = self.write("init.csv", "sku,stock\na,1\nb,x\nc,3\na,4\n")
+        ops = self.write("ops.csv", "sku,qty\na,1\nb,1\nc,1\nz,1\n")
+        res = self.sc("deduct", "--file", ops, "--init-from", init)
+        self.assertEqual(res.rc, 1, res)
+        by_sku = {l["sku"]: l for l in res.lines}
+        self.assertEqual(by_sku["c"]["stock"], 2)
+        self.assertIn("--init-from %s:5: duplicate SKU 'a' (first on line 2)" % init, by_sku["a"]["error"])
+        self.assertIn("--init-from %s:3: column 'stock': 'x'" % init, by_sku["b"]["error"])
+        self.assertIn("--init-from %s: no row for item 'z'" % init, by_sku["z"]["error"])
+        self.assertEqual([self.r("GET", "stock:{%s}" % s) for s in "abcz"], [None, None, "2", None])
+
+    def test_a_broken_source_fails_every_item(self):
+        init = self.write("init.csv", "sku,stock\na,1\nb,\"2\n")
+        ops = self.write("ops.csv", "sku,qty\na,1\nb,1\n")
+        res = self.sc("deduct", "--file", ops, "--init-from", init)
+        self.assertEqual(res.rc, 1, res)
+        for line in res.lines:
+            self.assertIn("--init-from %s:3: unterminated quoted field" % init, line["error"])
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+
 if __name__ == "__main__":
     unittest.main()
