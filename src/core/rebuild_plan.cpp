@@ -42,16 +42,14 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
   item.expected.reset();
   std::optional<std::int64_t> stored;
   if (previous) stored = parse_stored_value(*previous);
-  if (verdict == "created" || verdict == "absent") {
+  // "replaced" is ok even when the value was the same: the write was forced.
+  if (verdict == "created" || verdict == "absent" || verdict == "replaced") {
     item.status = Status::ok;
     item.stock = shown(value);
   } else if (verdict == "locked") {
     set_error(item, Status::busy,
               fmt::format("{} is being initialized by another process (its init lock is held)",
                           item.key));
-  } else if (verdict == "replaced") {
-    item.status = Status::ok;  // even when the value was the same: the write was forced
-    item.stock = shown(value);
   } else if (verdict == "kept" && previous && !stored && !(mode.dry_run && mode.force)) {
     set_error(item, Status::error,
               fmt::format("stored value '{}' of {} is not a stock value; left unchanged (--force "
