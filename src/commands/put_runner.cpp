@@ -18,20 +18,13 @@ void PutRunner::submit(std::vector<PutItem> window, const Done& done) {
   for (PutItem& item : added.items) {
     if (item.pending) pending.push_back(&item);
   }
-  begin(added, first_step(), std::move(pending));
+  begin(added, mode_.rebuild ? Step::get : Step::set, std::move(pending));
   // Leave the newest window on the server while the caller reads the next one.
   while (windows_.size() > 1 && !wire_.empty()) {
     complete_oldest_step();
     hand_over(done);
   }
   hand_over(done);
-}
-
-PutRunner::Step PutRunner::first_step() const {
-  if (!mode_.rebuild) return Step::set;
-  // A forced rebuild writes every row, so the script (which reports what it replaced) is the
-  // only step; without --force only missing keys are written, and GET tells which.
-  return mode_.force && !mode_.dry_run ? Step::script : Step::get;
 }
 
 void PutRunner::finish(const Done& done) {
@@ -169,8 +162,15 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
-    if (!mode_.dry_run && !live) {
+    // Only --force cares whether a live value differs (the export's value is formatted once
+    // per forced row, not for every row of a rebuild).
+    const bool same = mode_.force && live && *live == std::to_string(item.value);
+    if (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0)))) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
+    } else if (same && !mode_.dry_run) {
+      // Writing the value the key holds, keeping its expiry, would change nothing: the forced
+      // write is this GET's moment, and it is reported as one.
+      apply_put_verdict(item.result, "replaced", live, item.value, mode_);
     } else {
       apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);
     }

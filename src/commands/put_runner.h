@@ -25,7 +25,8 @@ struct PutItem {
 /// server works on one while the caller reads the next. Each window goes through steps, each
 /// one pipelined, and only the items that need it go on to the next step:
 ///   init:    SET NX (SET GET with --force) -> GET for the keys that existed -> put script
-///   rebuild: GET -> put script for missing keys; with --force, the put script for every key
+///   rebuild: GET -> put script for missing keys (and, with --force, differing ones, or every
+///            live one when --ttl is given)
 /// The put script (about ten times the server's cost of a plain SET or GET) runs only where an
 /// atomic create-if-missing under the init lock is needed; items whose init lock is held are
 /// retried until `lock.wait_ms` passes.
@@ -52,8 +53,6 @@ class PutRunner {
     bool written = false;
   };
 
-  /// The step a window starts with (see the class comment).
-  Step first_step() const;
   /// Starts `step` for `items` of the window, or marks it written when there are none.
   void begin(Window& window, Step step, std::vector<PutItem*> items);
   /// Reads the oldest step on the wire and starts the window's next step.

@@ -221,9 +221,11 @@ class ForcedWrites(ServerTest):
 
     def test_rebuild_force_with_ttl_sets_it(self):
         self.r("SET", "stock:{a}", "4", "EX", "1000")
-        path = self.write("export.csv", "sku,stock\na,5\n")
+        self.r("SET", "stock:{b}", "5", "EX", "1000")  # already the export's value
+        path = self.write("export.csv", "sku,stock\na,5\nb,5\n")
         self.assertEqual(self.sc("rebuild", "--file", path, "--force", "--ttl", "50").rc, 0)
         self.assertTrue(0 < self.r("TTL", "stock:{a}") <= 50)
+        self.assertTrue(0 < self.r("TTL", "stock:{b}") <= 50)
 
     def test_rebuild_force_dry_run_says_what_it_would_replace(self):
         self.r("SET", "stock:{a}", "4")

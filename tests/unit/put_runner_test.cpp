@@ -185,16 +185,27 @@ TEST_CASE("init --force asks for the value it replaces and keeps the key's expir
         std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "EX", "60"});
 }
 
-TEST_CASE("rebuild --force writes every row through the put script, reporting what it replaced") {
+TEST_CASE("rebuild --force writes differing and missing keys, and reports every previous value") {
   FakeRedis redis;
   redis.data["stock:{a}"] = "5";
   redis.data["stock:{b}"] = "9";
   std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
   PutRunner(redis, PutMode{true, true, false}, 0, LockTiming{}).run(items);
-  CHECK(redis.sent == std::vector<std::string>{"PUT stock:{a}", "PUT stock:{b}", "PUT stock:{c}"});
+  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "GET stock:{b}", "GET stock:{c}",
+                                               "PUT stock:{b}", "PUT stock:{c}"});
   for (const PutItem& p : items) CHECK(p.result.status == Status::ok);
-  CHECK(items[0].result.previous == std::optional<std::string>("5"));
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));  // same value: not sent
   CHECK(items[1].result.previous == std::optional<std::string>("9"));
+  CHECK(items[2].result.forced);
   CHECK_FALSE(items[2].result.previous);
   CHECK(redis.data["stock:{b}"] == "5");
+}
+
+TEST_CASE("rebuild --force --ttl writes every live key, to set its expiry") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  std::vector<PutItem> items{item("a", 5)};
+  PutRunner(redis, PutMode{true, true, false}, 60, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "PUT stock:{a}"});
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));
 }
