@@ -23,32 +23,6 @@ std::optional<Format> format_option(const std::string& name) {
   return parse_format(name);
 }
 
-// Reads the item's first row in full, for the message of a row the index knows is invalid.
-ParsedNumber stock_from_file(const InitSource& init, const std::string& sku,
-                             const KeyScheme& scheme) {
-  Source source(init.file, format_option(init.format));
-  ParsedNumber found{0, fmt::format("--init-from {}: no row for item '{}'", source.name(), sku)};
-  WantedColumns wanted = stock_columns(init.columns);
-  RecordHandler handler{
-      [&](const std::vector<bool>& present) { return check_stock_header(present, init.columns); },
-      [&](Record& record) {
-        if (record.fatal) {
-          found.error =
-              fmt::format("--init-from {}:{}: {}", source.name(), record.line, record.error);
-          return false;
-        }
-        StockRow row;
-        std::string problem = interpret_stock_row(record, init.columns, scheme, row);
-        if (row.sku != sku) return true;
-        found = problem.empty() ? ParsedNumber{row.value, {}}
-                                : ParsedNumber{0, fmt::format("--init-from {}:{}: {}",
-                                                              source.name(), record.line, problem)};
-        return false;
-      }};
-  source.read(wanted, handler);
-  return found;
-}
-
 }  // namespace
 
 /// --init-from's source, read once when the first missing item needs it: the stock of every
@@ -57,13 +31,14 @@ class InitFileIndex {
  public:
   InitFileIndex(const InitSource& init, const KeyScheme& scheme) : init_(init), scheme_(scheme) {
     try {
-      Source source(init.file, format_option(init.format));
-      name_ = source.name();
-      std::size_t rows = read(source, [this](const StockRow& row, bool valid) {
+      // Kept open: standard input ("-") is read again from its spool, if at all.
+      source_ = std::make_unique<Source>(init.file, format_option(init.format));
+      name_ = source_->name();
+      std::size_t rows = read([this](const StockRow& row, bool valid) {
         index_.add(row.sku, valid ? row.value : StockIndex::kInvalid);
       });
       if (!fatal_.empty() || !index_.seal()) return;
-      std::size_t again = read(source, [this](const StockRow& row, bool valid) {
+      std::size_t again = read([this](const StockRow& row, bool valid) {
         index_.add_exact(row.sku, valid ? row.value : StockIndex::kInvalid, row.line);
       });
       if (again != rows) {
@@ -75,14 +50,14 @@ class InitFileIndex {
   }
 
   /// The item's initial stock, or why there is none.
-  ParsedNumber stock_of(const std::string& sku) const {
+  ParsedNumber stock_of(const std::string& sku) {
     if (!fatal_.empty()) return {0, fatal_};
     const StockIndex::Found found = index_.find(sku);
     switch (found.kind) {
       case StockIndex::Found::Kind::value:
         return {found.value, {}};
       case StockIndex::Found::Kind::invalid:
-        return stock_from_file(init_, sku, scheme_);
+        return {0, invalid_row(sku)};
       case StockIndex::Found::Kind::duplicate:
         return {0, fmt::format("--init-from {}:{}: duplicate SKU '{}' (first on line {})", name_,
                                found.line, sku, found.first_line)};
@@ -93,14 +68,17 @@ class InitFileIndex {
   }
 
  private:
+  std::function<std::string(const std::vector<bool>&)> header_check() const {
+    return [this](const std::vector<bool>& present) {
+      return check_stock_header(present, init_.columns);
+    };
+  }
+
   // Calls `each(row, valid)` for every row whose SKU is valid; returns the number of rows.
-  std::size_t read(Source& source, const std::function<void(const StockRow&, bool)>& each) {
+  std::size_t read(const std::function<void(const StockRow&, bool)>& each) {
     std::size_t rows = 0;
     RecordHandler handler{
-        [this](const std::vector<bool>& present) {
-          return check_stock_header(present, init_.columns);
-        },
-        [&](Record& record) {
+        header_check(), [&](Record& record) {
           if (record.fatal) {
             fatal_ = fmt::format("--init-from {}:{}: {}", name_, record.line, record.error);
             return false;
@@ -111,12 +89,37 @@ class InitFileIndex {
           if (validate_sku(row.sku, scheme_).empty()) each(row, valid);
           return true;
         }};
-    source.read(stock_columns(init_.columns), handler);
+    source_->read(stock_columns(init_.columns), handler);
     return rows;
+  }
+
+  // The problem of the SKU's first row, which the index knows is invalid: only now is the source
+  // read again for it (a pipe cannot be, hence the plainer message to fall back on).
+  std::string invalid_row(const std::string& sku) {
+    std::string problem =
+        fmt::format("--init-from {}: the row for item '{}' is invalid", name_, sku);
+    RecordHandler handler{
+        header_check(), [&](Record& record) {
+          if (record.fatal) return false;
+          StockRow row;
+          std::string why = interpret_stock_row(record, init_.columns, scheme_, row);
+          if (row.sku != sku) return true;
+          if (!why.empty()) {
+            problem = fmt::format("--init-from {}:{}: {}", name_, record.line, why);
+          }
+          return false;
+        }};
+    try {
+      source_->read(stock_columns(init_.columns), handler);
+    } catch (const StockctlError&) {
+      // The first read worked; the plain message says enough.
+    }
+    return problem;
   }
 
   const InitSource& init_;
   const KeyScheme& scheme_;
+  std::unique_ptr<Source> source_;
   std::string name_;
   std::string fatal_;
   StockIndex index_;
