@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/quantity.h"
+#include "core/text.h"
 
 namespace stockctl {
 namespace {
@@ -54,14 +55,14 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
     item.stock = shown(value);
   } else if (verdict == "kept" && previous && !stored && !(mode.dry_run && mode.force)) {
     set_error(item, Status::error,
-              fmt::format("stored value '{}' of {} is not a stock value; left unchanged (--force "
+              fmt::format("stored value {} of {} is not a stock value; left unchanged (--force "
                           "overwrites it)",
-                          *previous, item.key));
+                          quoted(*previous), item.key));
   } else if (verdict == "kept" && previous) {
     kept(item, stored.value_or(kUnlimited - 1), value, mode);
   } else {
     set_error(item, Status::error,
-              fmt::format("unexpected answer '{}' from the put script", verdict));
+              fmt::format("unexpected answer {} from the put script", quoted(verdict)));
   }
 }
 
