@@ -26,7 +26,7 @@ ItemErrorEcho::~ItemErrorEcho() {
 }
 
 void ItemErrorEcho::add(std::string_view sku, std::string_view error) {
-  if (seen_++ < limit_) print_error(fmt::format("item {}: {}", quoted(sku), error));
+  if (seen_++ < limit_) print_error(fmt::format("item {}: {}", quote_value(sku), error));
 }
 
 void print_warning(std::string_view message) {

@@ -30,8 +30,7 @@ ItemResult new_item(const std::string& name, const KeyScheme& scheme, const std:
 }
 
 void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold, ItemErrorEcho& echo) {
-  if (item.status == Status::error || item.status == Status::invalid)
-    echo.add(item.sku, item.error);
+  if (needs_error_line(item.status)) echo.add(item.sku, item.error);
   ctx.emit(item, fold);
 }
 

@@ -78,7 +78,7 @@ void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw)
   if (!value) {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged",
-                          quoted(*raw), item.key));
+                          quote_value(*raw), item.key));
   } else if (*value == kUnlimited) {
     item.status = Status::unlimited;
   } else {
@@ -116,11 +116,11 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   if (code == "STOCKCTL_CONFLICT") {
     set_error(item, Status::conflict,
               fmt::format("request id {} was already used for {} on this item; nothing changed",
-                          quoted(item.request_id), earlier_use(rest)));
+                          quote_value(item.request_id), earlier_use(rest)));
   } else if (code == "STOCKCTL_CORRUPT") {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged",
-                          quoted(rest), item.key));
+                          quote_value(rest), item.key));
   } else if (code == "STOCKCTL_OVERFLOW") {
     set_error(item, Status::error,
               fmt::format("adding {} to {} (stock {}) would pass {}; nothing changed",
@@ -128,7 +128,7 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   } else if (code == "MOVED" || code == "ASK") {
     set_error(item, Status::error,
               fmt::format("the server answered {}: it is a Redis Cluster node; use --cluster",
-                          quoted(text)));
+                          quote_value(text)));
   } else {
     set_error(item, Status::error,
               fmt::format("redis error on {}: {}", item.key, escape_control(text)));

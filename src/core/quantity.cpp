@@ -35,19 +35,19 @@ bool all_digits(std::string_view s) {
 }
 
 ParsedNumber fail(std::string_view text, std::string_view what) {
-  return {0, fmt::format("{} is not {}", quoted(text), what)};
+  return {0, fmt::format("{} is not {}", quote_value(text), what)};
 }
 
 ParsedNumber parse_non_negative(std::string_view raw, std::string_view what) {
   std::string_view s = trim_blanks(raw);
   if (auto v = parse_digits(s)) return {*v, {}};
   if (all_digits(s)) {
-    return {0, fmt::format("{} is too large: {} at most {}", quoted(s), what, kMaxStock)};
+    return {0, fmt::format("{} is too large: {} at most {}", quote_value(s), what, kMaxStock)};
   }
   // "+5" reads as a number to a person, but a value is written without a sign, as Redis
   // stores it: say so rather than leaving the reader to guess.
   if (s.size() > 1 && s.front() == '+' && all_digits(s.substr(1))) {
-    return {0, fmt::format("{} is not {}: write it without a sign", quoted(s), what)};
+    return {0, fmt::format("{} is not {}: write it without a sign", quote_value(s), what)};
   }
   return fail(s, what);
 }
@@ -59,7 +59,7 @@ ParsedNumber parse_qty(std::string_view text) {
   ParsedNumber n = parse_non_negative(text, what);
   if (n.ok() && n.value == 0) return fail(trim_blanks(text), what);
   if (!n.ok() && n.error.find("too large") != std::string::npos) {
-    return {0, fmt::format("{} is too large: a quantity is at most {}", quoted(trim_blanks(text)),
+    return {0, fmt::format("{} is too large: a quantity is at most {}", quote_value(trim_blanks(text)),
                            kMaxStock)};
   }
   return n;
@@ -86,7 +86,7 @@ std::optional<std::int64_t> parse_stored_value(std::string_view text) {
 ParsedNumber parse_bounded(std::string_view text, std::int64_t max) {
   std::string_view s = trim_blanks(text);
   auto v = parse_digits(s);
-  if (!v || *v > max) return {0, fmt::format("{} is not an integer from 0 to {}", quoted(s), max)};
+  if (!v || *v > max) return {0, fmt::format("{} is not an integer from 0 to {}", quote_value(s), max)};
   return {*v, {}};
 }
 

@@ -57,12 +57,12 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged (--force "
                           "overwrites it)",
-                          quoted(*previous), item.key));
+                          quote_value(*previous), item.key));
   } else if (verdict == "kept" && previous) {
     kept(item, stored.value_or(kUnlimited - 1), value, mode);
   } else {
     set_error(item, Status::error,
-              fmt::format("unexpected answer {} from the put script", quoted(verdict)));
+              fmt::format("unexpected answer {} from the put script", quote_value(verdict)));
   }
 }
 

@@ -38,7 +38,7 @@ std::string escape_control(std::string_view text) {
   return out;
 }
 
-std::string quoted(std::string_view text) {
+std::string quote_value(std::string_view text) {
   if (text.size() <= kShownBytes) return fmt::format("'{}'", escape_control(text));
   std::size_t keep = utf8_prefix(text, kShownBytes - 16);
   return fmt::format("'{}...' ({} bytes)", escape_control(text.substr(0, keep)), text.size());

@@ -16,6 +16,6 @@ std::string escape_control(std::string_view text);
 
 /// `text` as a message quotes it: escaped, in single quotes, and when longer than kShownBytes
 /// shortened to its first bytes (never cutting a UTF-8 character) followed by "... (N bytes)".
-std::string quoted(std::string_view text);
+std::string quote_value(std::string_view text);
 
 }  // namespace stockctl

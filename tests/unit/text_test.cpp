@@ -23,21 +23,21 @@ TEST_CASE("escape_control leaves printable text and UTF-8 alone") {
 }
 
 TEST_CASE("quoted quotes short text whole") {
-  CHECK(quoted("42") == "'42'");
-  CHECK(quoted("a\nb") == "'a\\nb'");
-  CHECK(quoted(std::string(kShownBytes, 'x')) == "'" + std::string(kShownBytes, 'x') + "'");
+  CHECK(quote_value("42") == "'42'");
+  CHECK(quote_value("a\nb") == "'a\\nb'");
+  CHECK(quote_value(std::string(kShownBytes, 'x')) == "'" + std::string(kShownBytes, 'x') + "'");
 }
 
 TEST_CASE("quoted shortens long text and gives its length") {
   std::string sku(513, 'x');
-  CHECK(quoted(sku) == "'" + std::string(kShownBytes - 16, 'x') + "...' (513 bytes)");
+  CHECK(quote_value(sku) == "'" + std::string(kShownBytes - 16, 'x') + "...' (513 bytes)");
 }
 
 TEST_CASE("quoted never cuts a UTF-8 character in two") {
   std::string sku;
   while (sku.size() < 100) sku += "\xc3\xa9";  // é, two bytes each
-  std::string s = quoted(sku);
+  std::string s = quote_value(sku);
   CHECK(s == "'" + sku.substr(0, kShownBytes - 16) + "...' (100 bytes)");
   std::string odd = "x" + sku;  // the cut now falls inside a character: keep one byte less
-  CHECK(quoted(odd) == "'" + odd.substr(0, kShownBytes - 17) + "...' (101 bytes)");
+  CHECK(quote_value(odd) == "'" + odd.substr(0, kShownBytes - 17) + "...' (101 bytes)");
 }
