@@ -9,7 +9,7 @@ import tempfile
 import time
 import unittest
 
-from harness import ROOT, STOCKCTL, run
+from harness import ROOT, STOCKCTL, ServerTest, run
 
 MAN = os.path.join(ROOT, "man", "stockctl.1")
 BASH = os.path.join(ROOT, "completions", "stockctl.bash")
@@ -158,6 +158,75 @@ class ZshCompletion(unittest.TestCase):
     def test_completes_a_format(self):
         self.tab("stockctl init --format nd")
         self.wait_for(self.line_reads("zsh> stockctl init --format ndjson"))
+
+
+def markdown_files():
+    skip = {".git", "build", "build-asan", "build-fuzz"}
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in skip and not d.startswith("build")]
+        for name in files:
+            if name.endswith(".md"):
+                yield os.path.join(top, name)
+
+
+class Links(unittest.TestCase):
+    """The project's documents stand alone: a user of the project has nothing outside it."""
+
+    LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|^\s*\[[^\]]+\]:\s*(\S+)", re.M)
+
+    def test_every_link_stays_inside_the_repository(self):
+        root = os.path.realpath(ROOT)
+        checked = 0
+        for path in markdown_files():
+            with open(path) as f:
+                text = f.read()
+            for m in self.LINK.finditer(text):
+                target = (m.group(1) or m.group(2)).split("#")[0]
+                if not target or re.match(r"(https?|mailto):", target):
+                    continue
+                checked += 1
+                where = "%s links %s" % (os.path.relpath(path, ROOT), target)
+                self.assertFalse(re.match(r"[a-z]+:", target) or target.startswith("/"), where)
+                resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
+                self.assertTrue(resolved.startswith(root + os.sep), where + ": outside the repository")
+                self.assertTrue(os.path.exists(resolved), where + ": no such file")
+        self.assertGreater(checked, 0)
+
+    def test_the_readme_links_the_project_reference(self):
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+        for target in ("docs/cli.md", "man/stockctl.1"):
+            self.assertTrue("](%s)" % target in readme, "README.md does not link " + target)
+
+
+def lock_row(path):
+    """The lock keys of item 42 that a document's key table gives: (default, --no-hashtag)."""
+    with open(os.path.join(ROOT, path)) as f:
+        for line in f:
+            if line.startswith("| init lock |"):
+                cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+                return cells[1], cells[2]
+    raise AssertionError("%s has no init lock row in its key table" % path)
+
+
+class LockKeys(ServerTest):
+    """The lock keys the documents give are the ones stockctl takes, so that another service
+    can share the lock: while the documented key is held, stockctl waits and reports busy."""
+
+    LAYOUTS = ((), ("--prefix", "redis_key:stock:", "--no-hashtag"))
+
+    def test_documents_agree(self):
+        self.assertEqual(lock_row("README.md"), lock_row("docs/cli.md"))
+
+    def test_a_held_documented_lock_keeps_stockctl_waiting(self):
+        for layout, lock in zip(self.LAYOUTS, lock_row("README.md")):
+            self.r("FLUSHALL")
+            self.r("SET", lock, "held-by-the-classic-service", "PX", "60000")
+            res = self.sc("deduct", "42", "1", "--init-value", "5", "--lock-wait", "100", *layout)
+            self.assertEqual((res.rc, res.one["status"]), (5, "busy"), (lock, res))
+            self.r("DEL", lock)
+            res = self.sc("deduct", "42", "1", "--init-value", "5", "--lock-wait", "100", *layout)
+            self.assertEqual((res.rc, res.one["stock"]), (0, 4), (lock, res))
 
 
 if __name__ == "__main__":
