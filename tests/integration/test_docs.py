@@ -229,5 +229,38 @@ class LockKeys(ServerTest):
             self.assertEqual((res.rc, res.one["stock"]), (0, 4), (lock, res))
 
 
+def setup_packages(*args):
+    proc = subprocess.run([os.path.join(ROOT, "scripts", "setup"), *args, "--list"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return set(proc.stdout.split())
+
+
+def script_lines(*path):
+    with open(os.path.join(ROOT, *path)) as f:
+        return [l.split("#")[0].strip() for l in f if l.split("#")[0].strip()]
+
+
+class Scripts(unittest.TestCase):
+    """The demo installs what builds and runs stockctl and a redis-server, nothing more; the
+    tests and benchmarks install the rest."""
+
+    def test_the_demo_installs_only_what_builds_and_runs_stockctl(self):
+        demo = setup_packages()
+        self.assertTrue({"g++", "cmake", "libhiredis-dev", "redis-server", "redis-tools"} <= demo, demo)
+        for heavy in ("postgresql", "zsh", "fish", "clang", "valgrind", "clang-tidy", "tmux",
+                      "doctest-dev"):
+            self.assertNotIn(heavy, demo)
+        self.assertIn("scripts/setup", script_lines("scripts", "demo"))
+        self.assertTrue(any("-DSTOCKCTL_TESTS=OFF" in l for l in script_lines("scripts", "demo")))
+
+    def test_the_tests_install_the_rest(self):
+        self.assertTrue(setup_packages() < setup_packages("--test"))
+        self.assertTrue({"postgresql", "zsh", "fish", "clang", "valgrind", "doctest-dev"}
+                        <= setup_packages("--test"))
+        self.assertIn("scripts/setup --test", script_lines("scripts", "test"))
+        self.assertEqual(script_lines(".ci", "run")[-1], "exec scripts/test")
+
+
 if __name__ == "__main__":
     unittest.main()
