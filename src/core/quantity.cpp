@@ -59,8 +59,8 @@ ParsedNumber parse_qty(std::string_view text) {
   ParsedNumber n = parse_non_negative(text, what);
   if (n.ok() && n.value == 0) return fail(trim_blanks(text), what);
   if (!n.ok() && n.error.find("too large") != std::string::npos) {
-    return {0, fmt::format("{} is too large: a quantity is at most {}", quote_value(trim_blanks(text)),
-                           kMaxStock)};
+    return {0, fmt::format("{} is too large: a quantity is at most {}",
+                           quote_value(trim_blanks(text)), kMaxStock)};
   }
   return n;
 }
@@ -86,7 +86,8 @@ std::optional<std::int64_t> parse_stored_value(std::string_view text) {
 ParsedNumber parse_bounded(std::string_view text, std::int64_t max) {
   std::string_view s = trim_blanks(text);
   auto v = parse_digits(s);
-  if (!v || *v > max) return {0, fmt::format("{} is not an integer from 0 to {}", quote_value(s), max)};
+  if (!v || *v > max)
+    return {0, fmt::format("{} is not an integer from 0 to {}", quote_value(s), max)};
   return {*v, {}};
 }
 

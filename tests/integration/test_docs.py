@@ -1,15 +1,18 @@
 """One source of truth: the binary's own option tree against the man page and completions."""
 
+import glob
 import os
+import pwd
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 import unittest
 
-from harness import ROOT, STOCKCTL, ServerTest, run
+from harness import ROOT, STOCKCTL, ServerTest, clean_env, free_port, run
 
 MAN = os.path.join(ROOT, "man", "stockctl.1")
 BASH = os.path.join(ROOT, "completions", "stockctl.bash")
@@ -260,6 +263,89 @@ class Scripts(unittest.TestCase):
                         <= setup_packages("--test"))
         self.assertIn("scripts/setup --test", script_lines("scripts", "test"))
         self.assertEqual(script_lines(".ci", "run")[-1], "exec scripts/test")
+
+
+def postgres_bindir():
+    for bindir in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(bindir, "postgres")):
+            return bindir
+    return None
+
+
+def documented_init_cmd():
+    """The --init-cmd example of docs/cli.md and the SQL file it runs: (command, sql, path)."""
+    with open(os.path.join(ROOT, "docs", "cli.md")) as f:
+        lines = f.read().splitlines()
+    example = next(l for l in lines if l.startswith("stockctl deduct 42 2 --init-cmd "))
+    sql = next(l for l in lines if l.startswith("select stock from item"))
+    command = shlex.split(example)[-1]
+    path = re.search(r"-f (\S+)", command).group(1)
+    return command, sql, path
+
+
+@unittest.skipUnless(postgres_bindir() and shutil.which("psql") and os.geteuid() == 0,
+                     "needs root and a PostgreSQL server")
+class InitCmdExample(ServerTest):
+    """The documented --init-cmd, run against a real PostgreSQL: the SKU reaches the query as
+    data, so an id that is an SQL injection is looked up as an id and drops nothing."""
+
+    EVIL = "1'; drop table item; --"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        bindir = postgres_bindir()
+        pw = pwd.getpwnam("postgres")
+        os.chmod(cls.tmp, 0o711)
+        pg = os.path.join(cls.tmp, "pg")
+        os.mkdir(pg)
+        os.chown(pg, pw.pw_uid, pw.pw_gid)
+        as_postgres = {"user": pw.pw_uid, "group": pw.pw_gid, "cwd": pg}
+        subprocess.run([os.path.join(bindir, "initdb"), "-D", pg + "/data", "-U", "postgres",
+                        "--auth=trust", "--no-sync"], check=True, capture_output=True, **as_postgres)
+        cls.pg_port = free_port()
+        cls.pg = subprocess.Popen([os.path.join(bindir, "postgres"), "-D", pg + "/data", "-p",
+                                   str(cls.pg_port), "-k", pg, "-c", "listen_addresses=127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **as_postgres)
+        cls.pg_env = dict(clean_env(), PGHOST="127.0.0.1", PGPORT=str(cls.pg_port), PGUSER="postgres")
+        for _ in range(300):
+            if subprocess.run(["psql", "-c", "select 1"], env=cls.pg_env, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        cls.psql("create table item (id text primary key, stock int);"
+                 "insert into item values ('42', 7), ('%s', 3);" % cls.EVIL.replace("'", "''"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pg.send_signal(signal.SIGINT)  # fast shutdown of this server only
+        cls.pg.wait(timeout=60)
+        super().tearDownClass()
+
+    @classmethod
+    def psql(cls, sql):
+        return subprocess.run(["psql", "-Atq", "-v", "ON_ERROR_STOP=1", "-c", sql], env=cls.pg_env,
+                              check=True, capture_output=True, text=True).stdout
+
+    def deduct(self, sku):
+        command, sql, path = documented_init_cmd()
+        sql_file = self.write("stock.sql", sql + "\n")
+        return run(*self.target_args(), "deduct", sku, "1",
+                   "--init-cmd", command.replace(path, sql_file), env=self.pg_env)
+
+    def test_man_page_shows_the_same_example(self):
+        command, sql, _ = documented_init_cmd()
+        man = man_text().replace("\\(aq", "'").replace("\\e\n    ", "")
+        self.assertIn("--init-cmd '%s'" % command, man)
+        self.assertIn(sql, man)
+
+    def test_the_example_reads_the_items_stock(self):
+        res = self.deduct("42")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 6), res)
+
+    def test_an_injection_in_the_sku_stays_an_id(self):
+        res = self.deduct(self.EVIL)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 2), res)
+        self.assertEqual(self.psql("select count(*) from item").strip(), "2")
 
 
 if __name__ == "__main__":
