@@ -78,9 +78,17 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
       nullptr};
 }
 
+// An invalid row was told on stderr when the source was validated: its line here is data only,
+// so that each problem is printed once.
 void emit_window(Context& ctx, const std::vector<ItemResult>& window, ExitFold& fold,
                  ItemErrorEcho& echo) {
-  for (const ItemResult& item : window) emit_checked(ctx, item, fold, echo);
+  for (const ItemResult& item : window) {
+    if (item.status == Status::invalid) {
+      ctx.emit(item, fold);
+    } else {
+      emit_checked(ctx, item, fold, echo);
+    }
+  }
   ctx.out().flush();
 }
 

@@ -103,6 +103,14 @@ class Messages(ServerTest):
         self.assertEqual(len(res.stderr.splitlines()), 1, res)
         self.assertIn("'ten\\neleven' is not a stock value", res.stderr)
 
+    def test_skip_invalid_tells_each_invalid_row_once(self):
+        path = self.write("orders.csv", "sku,qty\na,1\nb,x\n")
+        res = self.sc("deduct", "--file", path, "--skip-invalid", "--init-value", "5")
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "invalid"], res)
+        self.assertEqual(res.stderr.splitlines(), [
+            "stockctl: error: %s:3: column 'qty': 'x' is not a quantity (an integer from 1 to "
+            "9007199254740991)" % path])
+
     def test_a_reused_request_id_is_told_in_words(self):
         self.r("SET", "stock:{c}", "100")
         self.assertEqual(self.sc("deduct", "c", "5", "--request-id", "r1").rc, 0)

@@ -76,6 +76,10 @@ class BashCompletion(unittest.TestCase):
     def test_offers_formats(self):
         self.assertEqual(self.complete("stockctl", "init", "--format", "nd"), ["ndjson"])
 
+    def test_offers_no_option_after_double_dash(self):
+        self.assertIn("--pretty", self.complete("stockctl", "get", "1", "--p"))
+        self.assertEqual(self.complete("stockctl", "get", "--", "--p"), [])
+
     def test_every_option_is_offered(self):
         for sub, options in surface().items():
             words = ["stockctl", sub, "--"] if sub else ["stockctl", "--"]
@@ -106,6 +110,10 @@ class FishCompletion(unittest.TestCase):
 
     def test_offers_formats(self):
         self.assertEqual(self.complete("stockctl init --format nd"), ["ndjson"])
+
+    def test_offers_no_option_after_double_dash(self):
+        self.assertIn("--pretty", self.complete("stockctl get 1 --p"))
+        self.assertEqual(self.complete("stockctl get -- --p"), [])
 
     def test_every_option_is_offered(self):
         for sub, options in surface().items():
