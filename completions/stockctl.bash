@@ -14,6 +14,10 @@ _stockctl() {
     prev=${COMP_WORDS[COMP_CWORD - 1]}
   fi
   local cmd=${words[0]} sub="" i w
+  # After "--" every word is an item id, never an option or a subcommand: nothing to offer.
+  for ((i = 1; i < cword; i++)); do
+    [[ ${words[i]} == -- ]] && { COMPREPLY=(); return; }
+  done
   local subs
   subs=$("$cmd" __complete 2>/dev/null | grep -v '^-')
   for ((i = 1; i < cword; i++)); do

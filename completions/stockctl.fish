@@ -26,9 +26,14 @@ function __stockctl_value_type
     end
 end
 
+# After "--" every word is an item id, never an option or a subcommand.
+function __stockctl_after_double_dash
+    contains -- -- (commandline -opc)[2..-1]
+end
+
 complete -c stockctl -f
-complete -c stockctl -n 'test -z "$(__stockctl_subcommand)"; and not string match -q -- "-*" (commandline -ct)' \
+complete -c stockctl -n 'test -z "$(__stockctl_subcommand)"; and not string match -q -- "-*" (commandline -ct); and not __stockctl_after_double_dash' \
     -a '(stockctl __complete 2>/dev/null | string match -v -- "-*")'
-complete -c stockctl -n 'string match -q -- "-*" (commandline -ct)' -a '(__stockctl_options)'
+complete -c stockctl -n 'string match -q -- "-*" (commandline -ct); and not __stockctl_after_double_dash' -a '(__stockctl_options)'
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = FILE' -F
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = FORMAT' -a 'csv tsv json ndjson jsonl'

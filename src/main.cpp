@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iostream>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "cli/common_options.h"
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
@@ -19,55 +19,23 @@
 
 namespace {
 
-// The first word that is neither an option nor an option's value: what the user meant as the
-// command.
-std::string first_word(const CLI::App& app, int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") return i + 1 < argc ? argv[i + 1] : "";
-    if (arg.empty() || arg[0] != '-') return arg;
-    if (arg.find('=') != std::string::npos) continue;
-    const CLI::Option* opt = nullptr;
-    try {
-      opt = app.get_option(arg);
-    } catch (const CLI::OptionNotFound&) {
-    }
-    if (opt != nullptr && opt->get_expected_max() > 0) ++i;  // skip its value
-  }
-  return {};
+// Parses the command line into `app`: CLI11 reads the words before "--", and every word after
+// it goes to the chosen subcommand's arguments, whatever it looks like. (CLI11 2.1 hands the
+// words after "--" back to the parent once a subcommand has its required arguments, where
+// `get 1 -- --pretty` would turn pretty printing on.)
+void parse_command_line(CLI::App& app, const stockctl::SplitCommandLine& words) {
+  std::vector<std::string> reversed(words.options.rbegin(), words.options.rend());
+  app.parse(reversed);  // CLI11 takes the words last first
+  if (words.arguments.empty()) return;
+  std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty()) throw CLI::RequiredError("A subcommand");
+  stockctl::add_positional_words(*chosen.front(), words.arguments);
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// "unknown command 'dedcut'; did you mean 'deduct'?" when the first word names no subcommand.
-std::string unknown_command_message(const CLI::App& app, const std::string& word) {
-  std::string best, names;
-  std::size_t best_distance = 3;  // farther than this is no likely typo
-  for (const CLI::App* sub : app.get_subcommands({})) {
-    const std::string& name = sub->get_name();
-    if (name == word) return {};
-    if (sub->get_group().empty()) continue;  // hidden
-    names += (names.empty() ? "" : ", ") + name;
-    if (std::size_t d = edit_distance(word, name); d < best_distance) {
-      best_distance = d;
-      best = name;
-    }
-  }
-  if (!best.empty()) return fmt::format("unknown command '{}'; did you mean '{}'?", word, best);
-  return fmt::format("unknown command '{}' (commands: {})", word, names);
+int usage_error(const std::string& message) {
+  stockctl::print_error(message);
+  fmt::print(stderr, "Run 'stockctl --help' for usage.\n");
+  return static_cast<int>(stockctl::ExitCode::invalid_input);
 }
 
 // Runs the chosen subcommand; the one place where errors become exit statuses.
@@ -112,17 +80,17 @@ int main(int argc, char** argv) {
   setup_help(app, program);
   setup_complete(app, program);
   name_option_values(app);
+  SplitCommandLine words = split_at_double_dash(argc, argv);
   try {
-    app.parse(argc, argv);
+    parse_command_line(app, words);
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // CLI11's own codes start at 100; the contract says usage errors exit 2.
-    std::string word = first_word(app, argc, argv);
-    std::string unknown = word.empty() ? "" : unknown_command_message(app, word);
-    print_error(unknown.empty() ? e.what() : unknown);
-    fmt::print(stderr, "Run 'stockctl --help' for usage.\n");
-    return static_cast<int>(ExitCode::invalid_input);
+    std::string explained = explain_usage_error(app, words.options);
+    return usage_error(explained.empty() ? usage_message(e.what()) : explained);
+  } catch (const InputError& e) {
+    return usage_error(e.what());
   }
   set_verbosity(program.common.quiet     ? Verbosity::quiet
                 : program.common.verbose ? Verbosity::verbose

@@ -11,6 +11,8 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "core/quantity.h"
+#include "core/text.h"
 
 namespace stockctl {
 namespace {
@@ -20,15 +22,18 @@ std::string env(const char* name) {
   return v ? std::string(v) : std::string();
 }
 
+// A file that its group may read is accepted, as redis-cli and systemd's credentials allow
+// (mode 0640, owned by root and the service's group); one that every user may read or change
+// is refused.
 std::string read_password_file(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
     throw InputError(fmt::format("--password-file {}: {}", path, std::strerror(errno)));
   }
-  if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+  if (st.st_mode & S_IRWXO) {
     throw InputError(
-        fmt::format("--password-file {} can be read by others (mode {:04o}); run "
-                    "chmod 600 {}",
+        fmt::format("--password-file {} is open to every user on this machine (mode {:04o}); run "
+                    "chmod o= {}",
                     path, st.st_mode & 07777, path));
   }
   std::ifstream in(path);
@@ -40,7 +45,45 @@ std::string read_password_file(const std::string& path) {
   return password;
 }
 
+std::string format_list() {
+  std::string out;
+  for (const char* name : kFormatNames) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+CLI::Validator format_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        for (const char* name : kFormatNames) {
+          if (text == name) return {};
+        }
+        return fmt::format("{} is not a format; use one of {}", quote_value(text), format_list());
+      },
+      "");
+}
+
 }  // namespace
+
+CLI::Validator integer_range(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        ParsedNumber n = parse_bounded(text, max);
+        if (n.ok() && n.value >= min) return {};
+        return fmt::format("{} is not an integer from {} to {}", quote_value(text), min, max);
+      },
+      "");
+}
+
+CLI::Validator number_range(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (!text.empty() && end == text.c_str() + text.size() && v >= min && v <= max) return {};
+        return fmt::format("{} is not a number from {} to {}", quote_value(text), min, max);
+      },
+      "");
+}
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
   const char* conn = "Connection";
@@ -53,26 +96,26 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                "the URL names any node of a Redis Cluster: discover slots, follow redirects")
       ->group(conn);
   app.add_option("--password-file", o.password_file,
-                 "read the password from this file (must not be readable by others)")
+                 "read the password from this file (its group may read it, other users not)")
       ->group(conn);
   app.add_option("--connect-timeout", o.connect_timeout_ms, "connect timeout in ms (default 2000)")
-      ->check(CLI::Range(1LL, 3600000LL).description(""))
+      ->check(integer_range(1, 3600000LL))
       ->group(conn);
   app.add_option("--timeout", o.timeout_ms, "timeout per command in ms (default 5000)")
-      ->check(CLI::Range(1LL, 3600000LL).description(""))
+      ->check(integer_range(1, 3600000LL))
       ->group(conn);
   const char* retries = "Retries";
   app.add_option("--retry-timeout", o.retry_timeout_ms,
                  "keep retrying what is safe to retry for this long, in ms (default 10000)")
-      ->check(CLI::Range(0LL, 3600000LL).description(""))
+      ->check(integer_range(0, 3600000LL))
       ->group(retries);
   app.add_option("--wait-replicas", o.wait_replicas,
                  "after writing, wait until N replicas acknowledged (Redis WAIT)")
-      ->check(CLI::Range(0, 100).description(""))
+      ->check(integer_range(0, 100))
       ->group(retries);
   app.add_option("--wait-timeout", o.wait_timeout_ms,
                  "how long --wait-replicas waits, in ms (default 1000)")
-      ->check(CLI::Range(1LL, 3600000LL).description(""))
+      ->check(integer_range(1, 3600000LL))
       ->group(retries);
   const char* keys = "Keys";
   const char* output = "Output";
@@ -99,8 +142,9 @@ void add_common_footer(CLI::App& sub) {
 void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report) {
   const char* src = "Source";
   app.add_option("-f,--file", o.file, "read items from FILE (- = standard input)")->group(src);
-  app.add_option("--format", o.format, "csv, tsv, json, ndjson (default: from the file name)")
-      ->check(CLI::IsMember({"csv", "tsv", "json", "ndjson", "jsonl"}).description(""))
+  app.add_option("--format", o.format,
+                 fmt::format("{} (default: from the file name)", format_list()))
+      ->check(format_name())
       ->group(src);
   app.add_option("--sku-column", o.columns.sku, "column holding the item id (default sku)")
       ->group(src);

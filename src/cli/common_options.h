@@ -38,6 +38,16 @@ struct SourceOptions {
   std::string report;
 };
 
+/// The --format names the source parser accepts, in the order --help lists them.
+inline constexpr const char* kFormatNames[] = {"csv", "tsv", "json", "ndjson", "jsonl"};
+
+/// A check for an integer option value from `min` to `max`, whose message names the value and
+/// the range ("--ttl: 'abc' is not an integer from 0 to 1099511627776").
+CLI::Validator integer_range(long long min, long long max);
+
+/// The same for a decimal number of seconds (bench --duration).
+CLI::Validator number_range(double min, double max);
+
 /// Declares the common options on the top-level `app`. Subcommands let options they do not know
 /// fall through to it, so the common options may stand before or after the subcommand.
 /// (Declaring them on every subcommand as well cost a third of a short run's instructions.)

@@ -12,7 +12,8 @@ enum class Verbosity { quiet, normal, verbose };
 void set_verbosity(Verbosity verbosity);
 Verbosity verbosity();
 
-/// Prints "stockctl: error: MESSAGE" on standard error (always).
+/// Prints "stockctl: error: MESSAGE" on standard error (always), on one line: control
+/// characters are escaped.
 void print_error(std::string_view message);
 /// Echoes failed items on standard error, the first `limit` of them and then a count, so that a
 /// batch against a server that went away says what is wrong without flooding a terminal.

@@ -49,6 +49,11 @@ ExitCode exit_code_for(Status status, bool fail_on_drift) {
   return ExitCode::failure;
 }
 
+bool needs_error_line(Status status) {
+  ExitCode code = exit_code_for(status);
+  return code == ExitCode::failure || code == ExitCode::invalid_input;
+}
+
 ExitCode most_serious(ExitCode a, ExitCode b) { return rank(a) >= rank(b) ? a : b; }
 
 }  // namespace stockctl

@@ -18,6 +18,10 @@ enum class ExitCode : int {
 /// The exit status one item's status asks for; drift counts only with `fail_on_drift`.
 ExitCode exit_code_for(Status status, bool fail_on_drift = false);
 
+/// True when an item's status is a runtime failure or invalid input (exit 1 or 2): the contract
+/// asks for a "stockctl: error:" line on standard error besides the item's own line.
+bool needs_error_line(Status status);
+
 /// Folds two exit statuses: the most serious wins, in the order 1, 2, 5, 4, 3, 6, 0.
 ExitCode most_serious(ExitCode a, ExitCode b);
 

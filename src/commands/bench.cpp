@@ -252,16 +252,15 @@ void setup_bench(CLI::App& app, Program& program) {
       "bench",
       "load test: N connections deduct from test items it creates, then checks the result");
   sub->add_option("-c,--connections", o->connections, "concurrent connections (default 50)")
-      ->check(CLI::Range(1, 1000).description(""));
+      ->check(integer_range(1, 1000));
   sub->add_option("--items", o->items, "test items; 1 = one hot item (default 1)")
-      ->check(CLI::Range(1, 1000000).description(""));
+      ->check(integer_range(1, 1000000));
   sub->add_option("--stock", o->stock, "initial stock of each test item (default 1000000)")
-      ->check(
-          CLI::Range(static_cast<long long>(0), static_cast<long long>(kMaxStock)).description(""));
+      ->check(integer_range(0, kMaxStock));
   sub->add_option("-n,--requests", o->requests, "deductions to send in all (default 100000)")
-      ->check(CLI::Range(1LL, 1LL << 40).description(""));
+      ->check(integer_range(1, 1LL << 40));
   sub->add_option("--duration", o->duration_s, "run for this many seconds instead of a count")
-      ->check(CLI::Range(0.0, 86400.0).description(""));
+      ->check(number_range(0.0, 86400.0));
   sub->add_option("--bench-prefix", o->prefix,
                   "prefix of the test keys (default stockctl-bench:); existing keys are refused");
   sub->add_option("--run-id", o->run_id,

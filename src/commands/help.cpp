@@ -7,6 +7,7 @@
 
 #include "cli/errors.h"
 #include "commands/program.h"
+#include "core/text.h"
 
 namespace stockctl {
 namespace {
@@ -23,12 +24,38 @@ ExitCode run_help(CLI::App& app, const std::string& name) {
       return ExitCode::ok;
     }
   }
-  throw InputError(fmt::format("no such command '{}'; run 'stockctl help' for the list", name));
+  throw InputError(
+      fmt::format("no such command {}; run 'stockctl help' for the list", quote_value(name)));
 }
 
 }  // namespace
 
+std::string program_footer() {
+  std::string formats;
+  for (const char* name : kFormatNames)
+    formats += (formats.empty() ? "" : ", ") + std::string(name);
+  return fmt::format(
+      "Source formats (--format): {} (jsonl is ndjson);\n"
+      "by default from the file's extension.\n"
+      "\n"
+      "Password, first found: --password-file FILE, the URL, then the environment variables\n"
+      "STOCKCTL_PASSWORD and REDISCLI_AUTH. The URL: --url, then STOCKCTL_URL, then REDIS_URL.\n"
+      "\n"
+      "Exit status: 0 ok, 1 runtime failure (connect, timeout, Redis or I/O error), 2 usage or\n"
+      "invalid input, 3 insufficient stock, 4 not initialized or missing, 5 busy (a lock was\n"
+      "held), 6 drift (rebuild --fail-on-drift), 130/143 interrupted; with several items the\n"
+      "most serious wins, in the order 1, 2, 5, 4, 3, 6, 0.\n"
+      "\n"
+      "Examples:\n"
+      "  STOCKCTL_URL=redis://cache:6379 stockctl deduct 42 2 --request-id order-1001\n"
+      "  stockctl rebuild --file export.csv --dry-run\n"
+      "\n"
+      "'stockctl help COMMAND' explains a command; man stockctl is the full reference.",
+      formats);
+}
+
 void setup_help(CLI::App& app, Program& program) {
+  app.footer(program_footer());
   auto name = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("help", "show help for stockctl or one of its commands");
   sub->add_option("SUBCOMMAND", *name, "the command to explain");

@@ -42,8 +42,9 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
     PutRunner(ctx.redis(), PutMode{false, o.force, false}, o.ttl_s, LockTiming{}).run(items);
     item = items[0];
   }
-  if (item.result.status == Status::invalid || item.result.status == Status::error) {
-    print_error(fmt::format("item '{}': {}", item.result.sku, item.result.error));
+  if (needs_error_line(item.result.status)) {
+    ItemErrorEcho echo;
+    echo.add(item.result.sku, item.result.error);
   }
   ctx.emit(item.result, fold);
   return fold.code();
@@ -68,7 +69,7 @@ void setup_init(CLI::App& app, Program& program) {
   sub->add_option("VALUE", o->value, "stock: 0 to 9007199254740991, or -1 / unlimited");
   sub->add_flag("--force", o->force, "overwrite existing keys");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
-      ->check(CLI::Range(0LL, 1LL << 40).description(""));
+      ->check(integer_range(0, 1LL << 40));
   add_source_options(*sub, o->source, true, true);
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_init(program, *o); }; });

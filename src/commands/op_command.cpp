@@ -30,8 +30,7 @@ ItemResult new_item(const std::string& name, const KeyScheme& scheme, const std:
 }
 
 void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold, ItemErrorEcho& echo) {
-  if (item.status == Status::error || item.status == Status::invalid)
-    echo.add(item.sku, item.error);
+  if (needs_error_line(item.status)) echo.add(item.sku, item.error);
   ctx.emit(item, fold);
 }
 
@@ -74,6 +73,8 @@ RowReader<OpRow> op_reader(const SourceColumns& columns, const KeyScheme& scheme
       nullptr};
 }
 
+// An invalid row was told on stderr when the source was validated: its line here is data only,
+// so that each problem is printed once.
 void emit_window(Context& ctx, const std::vector<ItemResult>& window, ExitFold& fold,
                  ItemErrorEcho& echo) {
   for (const ItemResult& item : window) {

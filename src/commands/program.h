@@ -26,7 +26,9 @@ void setup_init(CLI::App& app, Program& program);
 void setup_rebuild(CLI::App& app, Program& program);
 /// `bench`: a load test on keys it creates and removes itself.
 void setup_bench(CLI::App& app, Program& program);
-/// `help [SUBCOMMAND]`: prints the same text as `--help`.
+/// The end of `stockctl --help`: source formats, password sources, exit statuses, examples.
+std::string program_footer();
+/// `help [SUBCOMMAND]`: prints the same text as `--help`; sets the program's footer.
 void setup_help(CLI::App& app, Program& program);
 /// The hidden `__complete [SUBCOMMAND]` entry point the shell completions call: prints one
 /// subcommand or long option per line ("--name=TYPE" for options that take a value).

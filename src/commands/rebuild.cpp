@@ -104,12 +104,12 @@ void setup_rebuild(CLI::App& app, Program& program) {
   sub->add_flag("--fail-on-drift", o->fail_on_drift,
                 "exit 6 when a live key differs from the export");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
-      ->check(CLI::Range(0LL, 1LL << 40).description(""));
+      ->check(integer_range(0, 1LL << 40));
   sub->add_option("--lock-ttl", o->lock.ttl_ms, "lock lifetime in ms (default 10000)")
-      ->check(CLI::Range(1LL, 86400000LL).description(""));
+      ->check(integer_range(1, 86400000LL));
   sub->add_option("--lock-wait", o->lock.wait_ms,
                   "longest wait in ms for an item's init lock (default 5000)")
-      ->check(CLI::Range(0LL, 86400000LL).description(""));
+      ->check(integer_range(0, 86400000LL));
   add_source_options(*sub, o->source, true, true);
   add_common_footer(*sub);
   sub->callback(

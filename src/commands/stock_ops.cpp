@@ -142,17 +142,17 @@ void add_op_options(CLI::App& app, OpOptions& o) {
       ->group("Retries");
   app.add_option("--request-ttl", o.request_ttl_s,
                  "how long a request id is remembered, in seconds (default 86400)")
-      ->check(CLI::Range(1LL, 1LL << 32).description(""))
+      ->check(integer_range(1, 1LL << 32))
       ->group("Retries");
   app.add_option("--ttl", o.ttl_s, "expiry in seconds of keys this call creates (default none)")
-      ->check(CLI::Range(0LL, 1LL << 40).description(""))
+      ->check(integer_range(0, 1LL << 40))
       ->group(init);
   app.add_option("--lock-ttl", o.lock.ttl_ms, "init lock lifetime in ms (default 10000)")
-      ->check(CLI::Range(1LL, 86400000LL).description(""))
+      ->check(integer_range(1, 86400000LL))
       ->group(init);
   app.add_option("--lock-wait", o.lock.wait_ms,
                  "longest wait for the init lock in ms (default 5000)")
-      ->check(CLI::Range(0LL, 86400000LL).description(""))
+      ->check(integer_range(0, 86400000LL))
       ->group(init);
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/quantity.h"
+#include "core/text.h"
 
 namespace stockctl {
 
@@ -76,8 +77,8 @@ void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw)
   auto value = parse_stored_value(*raw);
   if (!value) {
     set_error(item, Status::error,
-              fmt::format("stored value '{}' of {} is not a stock value; left unchanged", *raw,
-                          item.key));
+              fmt::format("stored value {} of {} is not a stock value; left unchanged",
+                          quote_value(*raw), item.key));
   } else if (*value == kUnlimited) {
     item.status = Status::unlimited;
   } else {
@@ -94,6 +95,19 @@ void set_error(ItemResult& item, Status status, std::string message) {
 }  // namespace stockctl
 
 namespace stockctl {
+namespace {
+
+// The ledger keeps "<op> <qty> <answer> <stock>" for a request id; a person needs only the first
+// two, in words.
+std::string earlier_use(const std::string& record) {
+  auto space = record.find(' ');
+  if (space == std::string::npos) return "another operation";
+  auto end = record.find(' ', space + 1);
+  return fmt::format("{} {}", escape_control(record.substr(0, space)),
+                     escape_control(record.substr(space + 1, end - space - 1)));
+}
+
+}  // namespace
 
 void apply_error_reply(ItemResult& item, const std::string& text) {
   std::string code = text.substr(0, text.find(' '));
@@ -101,22 +115,23 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   item.stock.reset();
   if (code == "STOCKCTL_CONFLICT") {
     set_error(item, Status::conflict,
-              fmt::format("request id '{}' was already used on {} for '{}'; nothing changed",
-                          item.request_id, item.key, rest));
+              fmt::format("request id {} was already used for {} on this item; nothing changed",
+                          quote_value(item.request_id), earlier_use(rest)));
   } else if (code == "STOCKCTL_CORRUPT") {
     set_error(item, Status::error,
-              fmt::format("stored value '{}' of {} is not a stock value; left unchanged", rest,
-                          item.key));
+              fmt::format("stored value {} of {} is not a stock value; left unchanged",
+                          quote_value(rest), item.key));
   } else if (code == "STOCKCTL_OVERFLOW") {
     set_error(item, Status::error,
               fmt::format("adding {} to {} (stock {}) would pass {}; nothing changed",
-                          item.qty.value_or(0), item.key, rest, kMaxStock));
+                          item.qty.value_or(0), item.key, escape_control(rest), kMaxStock));
   } else if (code == "MOVED" || code == "ASK") {
-    set_error(
-        item, Status::error,
-        fmt::format("the server answered '{}': it is a Redis Cluster node; use --cluster", text));
+    set_error(item, Status::error,
+              fmt::format("the server answered {}: it is a Redis Cluster node; use --cluster",
+                          quote_value(text)));
   } else {
-    set_error(item, Status::error, fmt::format("redis error on {}: {}", item.key, text));
+    set_error(item, Status::error,
+              fmt::format("redis error on {}: {}", item.key, escape_control(text)));
   }
 }
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace stockctl {
 namespace {
 
@@ -24,25 +26,28 @@ std::optional<std::int64_t> parse_digits(std::string_view s) {
   return value;
 }
 
-bool looks_like_number(std::string_view s) {
-  if (!s.empty() && (s.front() == '-' || s.front() == '+')) s.remove_prefix(1);
+bool all_digits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
-    if ((c < '0' || c > '9') && c != '.' && c != 'e' && c != 'E') return false;
+    if (c < '0' || c > '9') return false;
   }
   return true;
 }
 
 ParsedNumber fail(std::string_view text, std::string_view what) {
-  return {0, fmt::format("'{}' is not {}", text, what)};
+  return {0, fmt::format("{} is not {}", quote_value(text), what)};
 }
 
 ParsedNumber parse_non_negative(std::string_view raw, std::string_view what) {
   std::string_view s = trim_blanks(raw);
   if (auto v = parse_digits(s)) return {*v, {}};
-  if (looks_like_number(s) && s.find_first_of(".eE") == std::string_view::npos &&
-      s.front() != '-') {
-    return {0, fmt::format("'{}' is too large: {} at most {}", s, what, kMaxStock)};
+  if (all_digits(s)) {
+    return {0, fmt::format("{} is too large: {} at most {}", quote_value(s), what, kMaxStock)};
+  }
+  // "+5" reads as a number to a person, but a value is written without a sign, as Redis
+  // stores it: say so rather than leaving the reader to guess.
+  if (s.size() > 1 && s.front() == '+' && all_digits(s.substr(1))) {
+    return {0, fmt::format("{} is not {}: write it without a sign", quote_value(s), what)};
   }
   return fail(s, what);
 }
@@ -54,8 +59,8 @@ ParsedNumber parse_qty(std::string_view text) {
   ParsedNumber n = parse_non_negative(text, what);
   if (n.ok() && n.value == 0) return fail(trim_blanks(text), what);
   if (!n.ok() && n.error.find("too large") != std::string::npos) {
-    return {0, fmt::format("'{}' is too large: a quantity is at most {}", trim_blanks(text),
-                           kMaxStock)};
+    return {0, fmt::format("{} is too large: a quantity is at most {}",
+                           quote_value(trim_blanks(text)), kMaxStock)};
   }
   return n;
 }
@@ -81,7 +86,8 @@ std::optional<std::int64_t> parse_stored_value(std::string_view text) {
 ParsedNumber parse_bounded(std::string_view text, std::int64_t max) {
   std::string_view s = trim_blanks(text);
   auto v = parse_digits(s);
-  if (!v || *v > max) return {0, fmt::format("'{}' is not an integer from 0 to {}", s, max)};
+  if (!v || *v > max)
+    return {0, fmt::format("{} is not an integer from 0 to {}", quote_value(s), max)};
   return {*v, {}};
 }
 

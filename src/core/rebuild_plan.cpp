@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/quantity.h"
+#include "core/text.h"
 
 namespace stockctl {
 namespace {
@@ -52,14 +53,14 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
                           item.key));
   } else if (verdict == "kept" && previous && !stored && !(mode.dry_run && mode.force)) {
     set_error(item, Status::error,
-              fmt::format("stored value '{}' of {} is not a stock value; left unchanged (--force "
+              fmt::format("stored value {} of {} is not a stock value; left unchanged (--force "
                           "overwrites it)",
-                          *previous, item.key));
+                          quote_value(*previous), item.key));
   } else if (verdict == "kept" && previous) {
     kept(item, stored.value_or(kUnlimited - 1), value, mode);
   } else {
     set_error(item, Status::error,
-              fmt::format("unexpected answer '{}' from the put script", verdict));
+              fmt::format("unexpected answer {} from the put script", quote_value(verdict)));
   }
   // Whatever --force writes (or, in a dry run, would write) says what it replaced, so that a
   // forced run never hides drift.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.h"
+
 namespace stockctl {
 namespace {
 
@@ -46,9 +48,9 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
   std::string key = stock_key(scheme, sku);
   if (key.find('}') != std::string::npos && !has_hash_tag(key)) {
     return fmt::format(
-        "key '{}' contains '}}' but no complete hash tag, so its companion keys "
+        "key {} contains '}}' but no complete hash tag, so its companion keys "
         "could not share its cluster slot",
-        key);
+        quote_value(key));
   }
   return {};
 }

@@ -25,10 +25,102 @@ class OptionPlacement(ServerTest):
         self.assertEqual(res.rc, 0, res)
         self.assertEqual(self.r("GET", "stock:{-x}"), "3")
 
+    def test_double_dash_after_an_argument_ends_options(self):
+        self.r("SET", "stock:{42}", "5")
+        self.r("SET", "stock:{y}", "3")
+        res = run(*self.target_args(), "get", "42", "--", "y")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([(l["sku"], l["stock"]) for l in res.lines], [("42", 5), ("y", 3)])
+
+    def test_option_words_after_double_dash_are_skus(self):
+        res = run(*self.target_args(), "get", "1", "--", "--pretty")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual(len(res.stdout.splitlines()), 2, res)  # not indented
+        self.assertEqual([l["sku"] for l in res.lines], ["1", "--pretty"])
+        res = run(*self.target_args(), "get", "42", "--", "-x", "--pretty")
+        self.assertEqual([l["sku"] for l in res.lines], ["42", "-x", "--pretty"], res)
+
+    def test_double_dash_gives_words_to_the_next_free_argument(self):
+        res = run(*self.target_args(), "init", "--", "--x", "-1")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("GET", "stock:{--x}"), "-1")
+        res = run(*self.target_args(), "init", "a", "--", "1", "2")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: 'init' takes no further argument '2'", res.stderr)
+        self.assertIsNone(self.r("GET", "stock:{a}"))
+
     def test_pretty_indents(self):
         res = self.sc("get", "nope", "--pretty")
         self.assertTrue(res.stdout.startswith('{\n  "op": "get",'))
         self.assertEqual(res.rc, 4)
+
+
+class Get(ServerTest):
+    def test_every_sku_gets_its_line_in_order_even_with_an_invalid_one(self):
+        self.r("SET", "stock:{1001}", "7")
+        res = self.sc("get", "1001", "nokey", "x{y")
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines],
+                         [("1001", "ok"), ("nokey", "missing"), ("x{y", "invalid")])
+        self.assertEqual(res.lines[0]["stock"], 7)
+
+    def test_problems_are_echoed_on_stderr_one_line_each(self):
+        self.r("SET", "stock:{bad}", "abc")
+        res = self.sc("get", "bad", "x{y", "ok")
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(res.stderr.splitlines(), [
+            "stockctl: error: item 'bad': stored value 'abc' of stock:{bad} is not a stock value; "
+            "left unchanged",
+            "stockctl: error: item 'x{y': item id contains '{' or '}', which would break its hash "
+            "tag (see --no-hashtag)"])
+
+
+class Messages(ServerTest):
+    def test_a_sign_is_not_too_large(self):
+        res = self.sc("deduct", "x", "+5")
+        self.assertEqual(res.rc, 2, res)
+        self.assertNotIn("too large", res.stderr)
+        self.assertIn("QTY '+5' is not a quantity (an integer from 1 to 9007199254740991): "
+                      "write it without a sign", res.stderr)
+
+    def test_a_long_sku_is_shortened_with_its_length(self):
+        sku = "s" * 513
+        res = self.sc("get", sku)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(len(res.stderr.splitlines()), 1, res)
+        self.assertIn("item '%s...' (513 bytes): item id is 513 bytes long" % ("s" * 48), res.stderr)
+        self.assertNotIn(sku, res.stderr)
+
+    def test_control_characters_are_escaped_and_stay_on_one_line(self):
+        res = self.sc("get", "a\nb\x1b[31m")
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(res.stderr, "stockctl: error: item 'a\\nb\\x1b[31m': item id contains a "
+                                     "control character\n")
+
+    def test_an_init_command_printing_two_lines_is_reported_on_one(self):
+        res = self.sc("deduct", "s", "1", "--init-cmd", "printf 'ten\\neleven\\n'")
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(len(res.stderr.splitlines()), 1, res)
+        self.assertIn("'ten\\neleven' is not a stock value", res.stderr)
+
+    def test_skip_invalid_tells_each_invalid_row_once(self):
+        path = self.write("orders.csv", "sku,qty\na,1\nb,x\n")
+        res = self.sc("deduct", "--file", path, "--skip-invalid", "--init-value", "5")
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "invalid"], res)
+        self.assertEqual(res.stderr.splitlines(), [
+            "stockctl: error: %s:3: column 'qty': 'x' is not a quantity (an integer from 1 to "
+            "9007199254740991)" % path])
+
+    def test_a_reused_request_id_is_told_in_words(self):
+        self.r("SET", "stock:{c}", "100")
+        self.assertEqual(self.sc("deduct", "c", "5", "--request-id", "r1").rc, 0)
+        res = self.sc("deduct", "c", "6", "--request-id", "r1")
+        self.assertEqual(res.one["status"], "conflict", res)
+        self.assertEqual(res.one["error"],
+                         "request id 'r1' was already used for deduct 5 on this item; nothing changed")
+        self.assertIn("stockctl: error: item 'c': request id 'r1' was already used for deduct 5",
+                      res.stderr)
+        self.assertEqual(self.r("GET", "stock:{c}"), "95")
 
 
 class Usage(unittest.TestCase):
@@ -46,6 +138,36 @@ class Usage(unittest.TestCase):
         res = run("get", "1", "--frobnicate")
         self.assertEqual(res.rc, 2)
 
+    def test_unknown_option_suggests_the_closest(self):
+        res = run("get", "1", "--prety")
+        self.assertEqual(res.rc, 2)
+        self.assertIn("stockctl: error: unknown option '--prety' for 'get'; did you mean '--pretty'?",
+                      res.stderr)
+        res = run("--conect-timeout", "5", "get", "1")
+        self.assertIn("did you mean '--connect-timeout'?", res.stderr)
+
+    def test_a_subcommand_option_before_the_subcommand_names_its_owner(self):
+        res = run("--force", "init", "x", "5")
+        self.assertEqual((res.rc, res.stdout), (2, ""))
+        self.assertIn("stockctl: error: --force belongs to 'init'; put it after the subcommand",
+                      res.stderr)
+        res = run("--init-value", "5", "deduct", "x", "1")
+        self.assertIn("--init-value belongs to 'deduct'; put it after the subcommand", res.stderr)
+
+    def test_an_option_of_another_subcommand_names_its_owners(self):
+        res = run("get", "1", "--force")
+        self.assertEqual(res.rc, 2)
+        self.assertIn("stockctl: error: 'get' has no option --force; it belongs to 'init' and "
+                      "'rebuild'", res.stderr)
+
+    def test_a_bad_option_value_names_the_option(self):
+        res = run("init", "x", "5", "--ttl", "abc")
+        self.assertEqual(res.rc, 2)
+        self.assertIn("stockctl: error: --ttl: 'abc' is not an integer from 0 to", res.stderr)
+        res = run("init", "--file", "x.csv", "--format", "xml")
+        self.assertIn("stockctl: error: --format: 'xml' is not a format; use one of csv, tsv, json, "
+                      "ndjson, jsonl", res.stderr)
+
     def test_missing_qty(self):
         res = run("deduct", "42")
         self.assertEqual(res.rc, 2)
@@ -61,6 +183,27 @@ class Usage(unittest.TestCase):
         self.assertEqual(res.rc, 0)
         for sub in ("get", "deduct", "add", "init", "rebuild"):
             self.assertIn(sub, res.stdout)
+
+    def test_help_ends_with_formats_passwords_exit_statuses_and_examples(self):
+        res = run("--help")
+        self.assertEqual(res.rc, 0)
+        footer = res.stdout[res.stdout.index("Source formats"):]
+        self.assertIn("csv, tsv, json, ndjson, jsonl", footer)
+        for word in ("--password-file", "STOCKCTL_PASSWORD", "REDISCLI_AUTH", "STOCKCTL_URL",
+                     "REDIS_URL"):
+            self.assertIn(word, footer)
+        for code in ("0 ok", "1 runtime failure", "2 usage", "3 insufficient", "4 not initialized",
+                     "5 busy", "6 drift", "130/143 interrupted"):
+            self.assertIn(code, " ".join(footer.split()))
+        examples = footer[footer.index("Examples:"):].splitlines()[1:3]
+        self.assertTrue(all("stockctl " in e for e in examples), examples)
+        self.assertEqual(run("help").stdout, res.stdout)
+
+    def test_help_lists_every_format_the_parser_accepts(self):
+        for fmt in ("csv", "tsv", "json", "ndjson", "jsonl"):
+            res = run("init", "--file", "/nonexistent", "--format", fmt)
+            self.assertNotIn("--format", res.stderr, fmt)
+            self.assertIn(fmt, run("init", "--help").stdout)
 
     def test_version_names_the_revision(self):
         res = run("--version")

@@ -38,8 +38,17 @@ class Password(ServerTest):
         os.chmod(path, 0o644)
         res = self.sc("get", "p", "--password-file", path)
         self.assertEqual(res.rc, 2, res)
-        self.assertIn("can be read by others", res.stderr)
+        self.assertIn("is open to every user on this machine (mode 0644); run chmod o= ", res.stderr)
         self.assertNotIn("s3cret-pw", res.stderr)
+
+    def test_password_file_readable_by_its_group_is_accepted(self):
+        # As redis-cli and systemd credentials allow: root:stockctl 0640 is the usual way to share
+        # one secret with a service's group.
+        path = self.write("pw-group", "s3cret-pw\n")
+        os.chmod(path, 0o640)
+        res = self.sc("get", "p", "--password-file", path)
+        self.assertEqual((res.rc, res.stderr), (0, ""), res)
+        self.assertEqual(res.one["stock"], 10)
 
     def test_password_from_environment(self):
         for var in ("STOCKCTL_PASSWORD", "REDISCLI_AUTH"):

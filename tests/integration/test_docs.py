@@ -1,15 +1,18 @@
 """One source of truth: the binary's own option tree against the man page and completions."""
 
+import glob
 import os
+import pwd
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 import unittest
 
-from harness import ROOT, STOCKCTL, run
+from harness import ROOT, STOCKCTL, ServerTest, clean_env, free_port, run
 
 MAN = os.path.join(ROOT, "man", "stockctl.1")
 BASH = os.path.join(ROOT, "completions", "stockctl.bash")
@@ -73,6 +76,10 @@ class BashCompletion(unittest.TestCase):
     def test_offers_formats(self):
         self.assertEqual(self.complete("stockctl", "init", "--format", "nd"), ["ndjson"])
 
+    def test_offers_no_option_after_double_dash(self):
+        self.assertIn("--pretty", self.complete("stockctl", "get", "1", "--p"))
+        self.assertEqual(self.complete("stockctl", "get", "--", "--p"), [])
+
     def test_every_option_is_offered(self):
         for sub, options in surface().items():
             words = ["stockctl", sub, "--"] if sub else ["stockctl", "--"]
@@ -103,6 +110,10 @@ class FishCompletion(unittest.TestCase):
 
     def test_offers_formats(self):
         self.assertEqual(self.complete("stockctl init --format nd"), ["ndjson"])
+
+    def test_offers_no_option_after_double_dash(self):
+        self.assertIn("--pretty", self.complete("stockctl get 1 --p"))
+        self.assertEqual(self.complete("stockctl get -- --p"), [])
 
     def test_every_option_is_offered(self):
         for sub, options in surface().items():
@@ -158,6 +169,191 @@ class ZshCompletion(unittest.TestCase):
     def test_completes_a_format(self):
         self.tab("stockctl init --format nd")
         self.wait_for(self.line_reads("zsh> stockctl init --format ndjson"))
+
+
+def markdown_files():
+    skip = {".git", "build", "build-asan", "build-fuzz"}
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in skip and not d.startswith("build")]
+        for name in files:
+            if name.endswith(".md"):
+                yield os.path.join(top, name)
+
+
+class Links(unittest.TestCase):
+    """The project's documents stand alone: a user of the project has nothing outside it."""
+
+    LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|^\s*\[[^\]]+\]:\s*(\S+)", re.M)
+
+    def test_every_link_stays_inside_the_repository(self):
+        root = os.path.realpath(ROOT)
+        checked = 0
+        for path in markdown_files():
+            with open(path) as f:
+                text = f.read()
+            for m in self.LINK.finditer(text):
+                target = (m.group(1) or m.group(2)).split("#")[0]
+                if not target or re.match(r"(https?|mailto):", target):
+                    continue
+                checked += 1
+                where = "%s links %s" % (os.path.relpath(path, ROOT), target)
+                self.assertFalse(re.match(r"[a-z]+:", target) or target.startswith("/"), where)
+                resolved = os.path.realpath(os.path.join(os.path.dirname(path), target))
+                self.assertTrue(resolved.startswith(root + os.sep), where + ": outside the repository")
+                self.assertTrue(os.path.exists(resolved), where + ": no such file")
+        self.assertGreater(checked, 0)
+
+    def test_the_readme_links_the_project_reference(self):
+        with open(os.path.join(ROOT, "README.md")) as f:
+            readme = f.read()
+        for target in ("docs/cli.md", "man/stockctl.1"):
+            self.assertTrue("](%s)" % target in readme, "README.md does not link " + target)
+
+
+def lock_row(path):
+    """The lock keys of item 42 that a document's key table gives: (default, --no-hashtag)."""
+    with open(os.path.join(ROOT, path)) as f:
+        for line in f:
+            if line.startswith("| init lock |"):
+                cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+                return cells[1], cells[2]
+    raise AssertionError("%s has no init lock row in its key table" % path)
+
+
+class LockKeys(ServerTest):
+    """The lock keys the documents give are the ones stockctl takes, so that another service
+    can share the lock: while the documented key is held, stockctl waits and reports busy."""
+
+    LAYOUTS = ((), ("--prefix", "redis_key:stock:", "--no-hashtag"))
+
+    def test_documents_agree(self):
+        self.assertEqual(lock_row("README.md"), lock_row("docs/cli.md"))
+
+    def test_a_held_documented_lock_keeps_stockctl_waiting(self):
+        for layout, lock in zip(self.LAYOUTS, lock_row("README.md")):
+            self.r("FLUSHALL")
+            self.r("SET", lock, "held-by-the-classic-service", "PX", "60000")
+            res = self.sc("deduct", "42", "1", "--init-value", "5", "--lock-wait", "100", *layout)
+            self.assertEqual((res.rc, res.one["status"]), (5, "busy"), (lock, res))
+            self.r("DEL", lock)
+            res = self.sc("deduct", "42", "1", "--init-value", "5", "--lock-wait", "100", *layout)
+            self.assertEqual((res.rc, res.one["stock"]), (0, 4), (lock, res))
+
+
+def setup_packages(*args):
+    proc = subprocess.run([os.path.join(ROOT, "scripts", "setup"), *args, "--list"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return set(proc.stdout.split())
+
+
+def script_lines(*path):
+    with open(os.path.join(ROOT, *path)) as f:
+        return [l.split("#")[0].strip() for l in f if l.split("#")[0].strip()]
+
+
+class Scripts(unittest.TestCase):
+    """The demo installs what builds and runs stockctl and a redis-server, nothing more; the
+    tests and benchmarks install the rest."""
+
+    def test_the_demo_installs_only_what_builds_and_runs_stockctl(self):
+        demo = setup_packages()
+        self.assertTrue({"g++", "cmake", "libhiredis-dev", "redis-server", "redis-tools"} <= demo, demo)
+        for heavy in ("postgresql", "zsh", "fish", "clang", "valgrind", "clang-tidy", "tmux",
+                      "doctest-dev"):
+            self.assertNotIn(heavy, demo)
+        self.assertIn("scripts/setup", script_lines("scripts", "demo"))
+        self.assertTrue(any("-DSTOCKCTL_TESTS=OFF" in l for l in script_lines("scripts", "demo")))
+
+    def test_the_tests_install_the_rest(self):
+        self.assertTrue(setup_packages() < setup_packages("--test"))
+        self.assertTrue({"postgresql", "zsh", "fish", "clang", "valgrind", "doctest-dev"}
+                        <= setup_packages("--test"))
+        self.assertIn("scripts/setup --test", script_lines("scripts", "test"))
+        self.assertEqual(script_lines(".ci", "run")[-1], "exec scripts/test")
+
+
+def postgres_bindir():
+    for bindir in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(bindir, "postgres")):
+            return bindir
+    return None
+
+
+def documented_init_cmd():
+    """The --init-cmd example of docs/cli.md and the SQL file it runs: (command, sql, path)."""
+    with open(os.path.join(ROOT, "docs", "cli.md")) as f:
+        lines = f.read().splitlines()
+    example = next(l for l in lines if l.startswith("stockctl deduct 42 2 --init-cmd "))
+    sql = next(l for l in lines if l.startswith("select stock from item"))
+    command = shlex.split(example)[-1]
+    path = re.search(r"-f (\S+)", command).group(1)
+    return command, sql, path
+
+
+@unittest.skipUnless(postgres_bindir() and shutil.which("psql") and os.geteuid() == 0,
+                     "needs root and a PostgreSQL server")
+class InitCmdExample(ServerTest):
+    """The documented --init-cmd, run against a real PostgreSQL: the SKU reaches the query as
+    data, so an id that is an SQL injection is looked up as an id and drops nothing."""
+
+    EVIL = "1'; drop table item; --"
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        bindir = postgres_bindir()
+        pw = pwd.getpwnam("postgres")
+        os.chmod(cls.tmp, 0o711)
+        pg = os.path.join(cls.tmp, "pg")
+        os.mkdir(pg)
+        os.chown(pg, pw.pw_uid, pw.pw_gid)
+        as_postgres = {"user": pw.pw_uid, "group": pw.pw_gid, "cwd": pg}
+        subprocess.run([os.path.join(bindir, "initdb"), "-D", pg + "/data", "-U", "postgres",
+                        "--auth=trust", "--no-sync"], check=True, capture_output=True, **as_postgres)
+        cls.pg_port = free_port()
+        cls.pg = subprocess.Popen([os.path.join(bindir, "postgres"), "-D", pg + "/data", "-p",
+                                   str(cls.pg_port), "-k", pg, "-c", "listen_addresses=127.0.0.1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **as_postgres)
+        cls.pg_env = dict(clean_env(), PGHOST="127.0.0.1", PGPORT=str(cls.pg_port), PGUSER="postgres")
+        for _ in range(300):
+            if subprocess.run(["psql", "-c", "select 1"], env=cls.pg_env, capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        cls.psql("create table item (id text primary key, stock int);"
+                 "insert into item values ('42', 7), ('%s', 3);" % cls.EVIL.replace("'", "''"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pg.send_signal(signal.SIGINT)  # fast shutdown of this server only
+        cls.pg.wait(timeout=60)
+        super().tearDownClass()
+
+    @classmethod
+    def psql(cls, sql):
+        return subprocess.run(["psql", "-Atq", "-v", "ON_ERROR_STOP=1", "-c", sql], env=cls.pg_env,
+                              check=True, capture_output=True, text=True).stdout
+
+    def deduct(self, sku):
+        command, sql, path = documented_init_cmd()
+        sql_file = self.write("stock.sql", sql + "\n")
+        return run(*self.target_args(), "deduct", sku, "1",
+                   "--init-cmd", command.replace(path, sql_file), env=self.pg_env)
+
+    def test_man_page_shows_the_same_example(self):
+        command, sql, _ = documented_init_cmd()
+        man = man_text().replace("\\(aq", "'").replace("\\e\n    ", "")
+        self.assertIn("--init-cmd '%s'" % command, man)
+        self.assertIn(sql, man)
+
+    def test_the_example_reads_the_items_stock(self):
+        res = self.deduct("42")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 6), res)
+
+    def test_an_injection_in_the_sku_stays_an_id(self):
+        res = self.deduct(self.EVIL)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 2), res)
+        self.assertEqual(self.psql("select count(*) from item").strip(), "2")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
 """What an operator meets at a shell and in cron: help, quiet/verbose, progress, metrics."""
 
 import os
+import pwd
 import re
+import shlex
 import shutil
+import tempfile
 import subprocess
 import time
 import unittest
 
-from harness import ROOT, STOCKCTL, ServerTest, run
+from harness import ROOT, STOCKCTL, RedisServer, ServerTest, run
 
 
 class Help(unittest.TestCase):
@@ -137,3 +140,111 @@ class Examples(ServerTest):
                               capture_output=True, text=True, env=env)
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("oversold", proc.stderr)
+
+
+def unit_settings(path):
+    """The [Service] settings of a unit file as systemd reads them: continuation lines joined,
+    comments dropped; {name: [values]}."""
+    settings = {}
+    with open(path) as f:
+        text = f.read().replace("\\\n", " ")
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", ";", "[")):
+            continue
+        name, _, value = line.partition("=")
+        settings.setdefault(name, []).append(value)
+    return settings
+
+
+def relocate(arg, paths):
+    """`arg` with a leading path of the unit's machine replaced by this test's."""
+    for old, new in paths.items():
+        if arg.startswith(old):
+            return new + arg[len(old):]
+    return arg
+
+
+@unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv"), "needs root and setpriv")
+class SystemdUnit(unittest.TestCase):
+    """examples/stockctl-rebuild.service as systemd runs it: ExecStart's command line as an
+    unprivileged user that cannot read the root-only password file, with the credential that
+    LoadCredential= names copied into a credentials directory as systemd lays it out (directory
+    0500, file 0400, both owned by the service's user), against a password-protected server."""
+
+    UNIT = os.path.join(ROOT, "examples", "stockctl-rebuild.service")
+    PASSWORD = "unit-s3cret"
+
+    def setUp(self):
+        self.server = RedisServer(password=self.PASSWORD)
+        self.addCleanup(self.server.stop)
+        self.user = pwd.getpwnam("nobody")
+        self.root = tempfile.mkdtemp(prefix="stockctl-unit-")
+        self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
+        os.chmod(self.root, 0o711)  # the service's user may pass, not list
+        self.settings = unit_settings(self.UNIT)
+
+    def owned_dir(self, name, mode):
+        path = os.path.join(self.root, name)
+        os.mkdir(path)
+        os.chown(path, self.user.pw_uid, self.user.pw_gid)
+        os.chmod(path, mode)
+        return path
+
+    def credentials(self):
+        """Lays out LoadCredential=NAME:SOURCE as systemd does; returns the directory."""
+        (spec,) = self.settings["LoadCredential"]
+        name, _, source = spec.partition(":")
+        self.assertEqual(source, "/etc/stockctl/redis.pass")
+        creds = os.path.join(self.root, "credentials")
+        os.mkdir(creds)
+        path = os.path.join(creds, name)
+        with open(path, "w") as f:
+            f.write(self.PASSWORD + "\n")
+        os.chown(path, self.user.pw_uid, self.user.pw_gid)
+        os.chmod(path, 0o400)
+        os.chown(creds, self.user.pw_uid, self.user.pw_gid)
+        os.chmod(creds, 0o500)
+        return creds
+
+    def command_line(self, creds, paths):
+        (exec_start,) = self.settings["ExecStart"]
+        # %d is systemd's specifier for $CREDENTIALS_DIRECTORY; %% would be a literal percent.
+        self.assertNotIn("%%", exec_start)
+        argv = shlex.split(exec_start.replace("%d", creds))
+        return [relocate(a, paths) for a in argv]
+
+    def test_exec_start_runs_as_an_unprivileged_user_with_its_credential(self):
+        self.assertEqual(self.settings["DynamicUser"], ["yes"])
+        binary = os.path.join(self.root, "stockctl")
+        shutil.copy(STOCKCTL, binary)
+        os.chmod(binary, 0o755)
+        export = os.path.join(self.root, "export")
+        os.mkdir(export)
+        os.chmod(export, 0o755)
+        with open(os.path.join(export, "stock.tsv"), "w") as f:
+            f.write("sku\ttotal\tissued\n1001\t10\t2\n1002\t5\t5\n")
+        logs = self.owned_dir("logs", 0o755)  # LogsDirectory=: owned by the service's user
+        metrics = self.owned_dir("metrics", 0o755)
+        creds = self.credentials()
+        argv = self.command_line(creds, {
+            "/usr/bin/stockctl": binary,
+            "/var/lib/shop/export/": export + "/",
+            "/var/log/stockctl/": logs + "/",
+            "/var/lib/node_exporter/textfile_collector/": metrics + "/",
+        })
+        (environment,) = self.settings["Environment"]
+        name, _, _ = environment.partition("=")
+        self.assertEqual(name, "STOCKCTL_URL")
+        env = {"PATH": "/usr/bin:/bin", name: self.server.url, "CREDENTIALS_DIRECTORY": creds}
+        proc = subprocess.run(["setpriv", "--reuid=%d" % self.user.pw_uid,
+                               "--regid=%d" % self.user.pw_gid, "--clear-groups", "--"] + argv,
+                              capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, (argv, proc.stdout, proc.stderr))
+        self.assertEqual(proc.stderr, "")
+        r = self.server.client()
+        self.addCleanup(r.close)
+        self.assertEqual((r("GET", "stock:{1001}"), r("GET", "stock:{1002}")), ("8", "0"))
+        with open(os.path.join(logs, "rebuild.jsonl")) as f:
+            self.assertEqual(len(f.read().splitlines()), 2)
+        self.assertTrue(os.path.exists(os.path.join(metrics, "stockctl.prom")))

@@ -45,3 +45,12 @@ TEST_CASE("ExitFold folds item statuses") {
   fold.add(Status::error);
   CHECK(fold.code() == ExitCode::failure);
 }
+
+TEST_CASE("failures and invalid input ask for an error line; other outcomes do not") {
+  CHECK(needs_error_line(Status::error));
+  CHECK(needs_error_line(Status::invalid));
+  CHECK(needs_error_line(Status::conflict));
+  CHECK_FALSE(needs_error_line(Status::insufficient));
+  CHECK_FALSE(needs_error_line(Status::missing));
+  CHECK_FALSE(needs_error_line(Status::ok));
+}

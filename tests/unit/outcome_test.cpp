@@ -123,3 +123,17 @@ TEST_CASE("a forced write reports the value it replaced, null when the key was m
   apply_put_verdict(i, "created", std::nullopt, 7, PutMode{});
   CHECK_FALSE(i.forced);  // only --force reports "previous"
 }
+
+TEST_CASE("a request id used before is told in words, not as the ledger's record") {
+  ItemResult i = item();
+  i.request_id = "r1";
+  apply_error_reply(i, "STOCKCTL_CONFLICT deduct 5 95 95");
+  CHECK(i.status == Status::conflict);
+  CHECK(i.error == "request id 'r1' was already used for deduct 5 on this item; nothing changed");
+}
+
+TEST_CASE("a server's error text is kept on one line") {
+  ItemResult i = item();
+  apply_error_reply(i, "ERR one\ntwo");
+  CHECK(i.error == "redis error on stock:{42}: ERR one\\ntwo");
+}

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using namespace stockctl;
 
 TEST_CASE("parse_qty accepts 1 through 2^53-1") {
@@ -47,4 +49,20 @@ TEST_CASE("parse_bounded reads option values within their range") {
   CHECK(parse_bounded("15", 20).value == 15);
   CHECK_FALSE(parse_bounded("21", 20).ok());
   CHECK_FALSE(parse_bounded("-1", 20).ok());
+}
+
+TEST_CASE("a sign is not 'too large': the message says to write the value without it") {
+  CHECK(parse_qty("+5").error ==
+        "'+5' is not a quantity (an integer from 1 to 9007199254740991): write it without a sign");
+  CHECK(parse_stock_value("+5").error ==
+        "'+5' is not a stock value (0 to 9007199254740991, or -1 / unlimited): write it without a "
+        "sign");
+  CHECK(parse_qty("-5").error == "'-5' is not a quantity (an integer from 1 to 9007199254740991)");
+}
+
+TEST_CASE("a value quoted in a message is escaped and shortened") {
+  CHECK(parse_qty("1\n2").error ==
+        "'1\\n2' is not a quantity (an integer from 1 to 9007199254740991)");
+  std::string long_text(300, 'x');
+  CHECK(parse_qty(long_text).error.find("...' (300 bytes) is not a quantity") != std::string::npos);
 }

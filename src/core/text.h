@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace stockctl {
+
+/// The most bytes of a piece of user data that a message quotes before shortening it.
+inline constexpr std::size_t kShownBytes = 64;
+
+/// `text` with every control character written as an escape (\n, \r, \t, \x1b, ...), so that a
+/// message built from user data stays on one line and shows what the data holds. Escaping twice
+/// changes nothing more: a message may be escaped again where it is printed.
+std::string escape_control(std::string_view text);
+
+/// `text` as a message quotes it: escaped, in single quotes, and when longer than kShownBytes
+/// shortened to its first bytes (never cutting a UTF-8 character) followed by "... (N bytes)".
+std::string quote_value(std::string_view text);
+
+}  // namespace stockctl
