@@ -9,6 +9,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "output/progress.h"
 
 namespace stockctl {
@@ -63,6 +64,11 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
   RecordHandler handler{
       reader.header, [&](Record& record) {
         progress.advance(1);
+        if (interrupted()) {
+          throw StockctlError(exit_code_for_signal(interrupt_signal()),
+                              fmt::format("{} while reading {}; nothing was written",
+                                          interrupt_reason(), source.name()));
+        }
         if (record.fatal) {
           throw InputError(fmt::format("{}:{}: {}", source.name(), record.line, record.error));
         }
