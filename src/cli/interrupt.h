@@ -6,7 +6,8 @@ namespace stockctl {
 
 /// Makes SIGINT and SIGTERM only record that they came (the handler sets a flag and does
 /// nothing else), so that a command can stop between windows, settle what is in flight,
-/// release its locks and say what it did. A second signal ends the process at once.
+/// release its locks and say what it did. A second signal, half a second or more after the
+/// first, ends the process at once.
 void install_interrupt_handlers();
 
 /// The signal that asked us to stop (SIGINT or SIGTERM), or 0.
