@@ -1,8 +1,9 @@
 # cmake -DLUA_DIR=<dir> -DOUT=<header> -P embed.cmake
 #
-# Turns every lua/NAME-NUMKEYS.lua into a constant in one header, with the SHA1 Redis will give
-# the body, so EVALSHA needs no SCRIPT LOAD round trip first. Rewrites the header only when its
-# content changes, so an unchanged script does not rebuild the tool.
+# Turns every lua/NAME-NUMKEYS.lua (NUMKEYS: the most keys it takes) into a constant in one
+# header, with the SHA1 Redis will give the body, so EVALSHA needs no SCRIPT LOAD round trip
+# first. Rewrites the header only when its content changes, so an unchanged script does not
+# rebuild the tool.
 
 file(GLOB scripts "${LUA_DIR}/*.lua")
 list(SORT scripts)

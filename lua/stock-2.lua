@@ -2,7 +2,9 @@
 -- stock below zero; unlimited stock (-1) never changes.
 --
 -- KEYS[1]  the item's stock key
--- KEYS[2]  the item's request ledger key for ARGV[5] (same hash slot); unused without an id
+-- KEYS[2]  only with an id: the item's request ledger key for ARGV[5] (same hash slot). A call
+--          without an id sends KEYS[1] alone (numkeys 1), so that on a cluster it stays a
+--          single-key command that follows ASK while its slot migrates.
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
 -- ARGV[3]  initial stock to create a missing key with (canonical, -1 = unlimited); "" = do not
@@ -38,6 +40,9 @@ end
 
 local op, request_id = ARGV[1], ARGV[5]
 local has_id = request_id ~= nil and request_id ~= ''
+if has_id and KEYS[2] == nil then
+  return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger key as KEYS[2]')
+end
 
 -- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
 -- script, in the same slot as the stock, so both survive or are lost together.

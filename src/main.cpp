@@ -13,6 +13,7 @@
 #include "cli/common_options.h"
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/program.h"
 #include "output/metrics.h"
 #include "version.h"
@@ -97,7 +98,9 @@ int main(int argc, char** argv) {
                                          : Verbosity::normal);
   for (const CLI::App* sub : app.get_subcommands()) program.op = sub->get_name();
   const auto started = std::chrono::steady_clock::now();
+  install_interrupt_handlers();
   ExitCode code = run_guarded(program);
+  if (interrupted()) code = exit_code_for_signal(interrupt_signal());
   if (!program.common.metrics_file.empty()) {
     RunMetrics metrics{
         program.op, program.stats,

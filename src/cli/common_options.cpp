@@ -101,12 +101,14 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--connect-timeout", o.connect_timeout_ms, "connect timeout in ms (default 2000)")
       ->check(integer_range(1, 3600000LL))
       ->group(conn);
-  app.add_option("--timeout", o.timeout_ms, "timeout per command in ms (default 5000)")
+  app.add_option("--timeout", o.timeout_ms, "longest wait for one reply in ms (default 5000)")
       ->check(integer_range(1, 3600000LL))
       ->group(conn);
   const char* retries = "Retries";
-  app.add_option("--retry-timeout", o.retry_timeout_ms,
-                 "keep retrying what is safe to retry for this long, in ms (default 10000)")
+  app.add_option(
+         "--retry-timeout", o.retry_timeout_ms,
+         "keep retrying what is safe to retry for this long, in ms (default 10000); a command "
+         "with no answer ends within about this plus --timeout")
       ->check(integer_range(0, 3600000LL))
       ->group(retries);
   app.add_option("--wait-replicas", o.wait_replicas,
@@ -247,6 +249,22 @@ ConnectOptions connect_options(const CommonOptions& o) {
                     *c.user));
   }
   return c;
+}
+
+std::string password_sources(const CommonOptions& o, const ConnectOptions& c) {
+  const char* const order = "--password-file, the URL, STOCKCTL_PASSWORD, REDISCLI_AUTH";
+  std::string used;
+  if (!o.password_file.empty()) {
+    used = "--password-file";
+  } else if (c.url.password) {
+    used = "the URL";
+  } else if (!env("STOCKCTL_PASSWORD").empty()) {
+    used = "STOCKCTL_PASSWORD";
+  } else if (!env("REDISCLI_AUTH").empty()) {
+    used = "REDISCLI_AUTH";
+  }
+  if (used.empty()) return fmt::format("no password given (looked at {})", order);
+  return fmt::format("the password from {} (sources in order: {})", used, order);
 }
 
 ClientOptions client_options(const CommonOptions& o) {

@@ -68,6 +68,11 @@ void name_option_values(CLI::App& app);
 /// the command line. Throws InputError for a bad URL or an unsafe password file.
 ConnectOptions connect_options(const CommonOptions& options);
 
+/// For a refused login: where the password came from, by name only (never its value), in the
+/// order connect_options() looks: "the password from STOCKCTL_PASSWORD (sources in order:
+/// --password-file, the URL, STOCKCTL_PASSWORD, REDISCLI_AUTH)", or that none was found.
+std::string password_sources(const CommonOptions& options, const ConnectOptions& connect);
+
 /// How the client retries and waits for replicas.
 ClientOptions client_options(const CommonOptions& options);
 

@@ -1,10 +1,15 @@
 #include "cli/exit_code.h"
 
+#include <csignal>
+
 namespace stockctl {
 namespace {
 
 int rank(ExitCode code) {
   switch (code) {
+    case ExitCode::sigint:
+    case ExitCode::sigterm:
+      return 7;
     case ExitCode::failure:
       return 6;
     case ExitCode::invalid_input:
@@ -52,6 +57,10 @@ ExitCode exit_code_for(Status status, bool fail_on_drift) {
 bool needs_error_line(Status status) {
   ExitCode code = exit_code_for(status);
   return code == ExitCode::failure || code == ExitCode::invalid_input;
+}
+
+ExitCode exit_code_for_signal(int signal) {
+  return signal == SIGTERM ? ExitCode::sigterm : ExitCode::sigint;
 }
 
 ExitCode most_serious(ExitCode a, ExitCode b) { return rank(a) >= rank(b) ? a : b; }

@@ -12,8 +12,13 @@ enum class ExitCode : int {
   insufficient = 3,
   uninitialized = 4,
   busy = 5,
-  drift = 6,  ///< rebuild --fail-on-drift found drift
+  drift = 6,      ///< rebuild --fail-on-drift found drift
+  sigint = 130,   ///< interrupted by SIGINT (128 + 2)
+  sigterm = 143,  ///< interrupted by SIGTERM (128 + 15)
 };
+
+/// The exit status of a run that `signal` (SIGINT or SIGTERM) interrupted.
+ExitCode exit_code_for_signal(int signal);
 
 /// The exit status one item's status asks for; drift counts only with `fail_on_drift`.
 ExitCode exit_code_for(Status status, bool fail_on_drift = false);
@@ -22,7 +27,7 @@ ExitCode exit_code_for(Status status, bool fail_on_drift = false);
 /// asks for a "stockctl: error:" line on standard error besides the item's own line.
 bool needs_error_line(Status status);
 
-/// Folds two exit statuses: the most serious wins, in the order 1, 2, 5, 4, 3, 6, 0.
+/// Folds two exit statuses: the most serious wins, in the order 130/143, 1, 2, 5, 4, 3, 6, 0.
 ExitCode most_serious(ExitCode a, ExitCode b);
 
 /// Accumulates the exit status of a run, item by item.

@@ -10,6 +10,7 @@
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
 #include "core/stock_index.h"
+#include "cli/interrupt.h"
 #include "output/progress.h"
 
 namespace stockctl {
@@ -58,6 +59,11 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
   RecordHandler handler{
       reader.header, [&](Record& record) {
         progress.advance(1);
+        if (interrupted()) {
+          throw StockctlError(exit_code_for_signal(interrupt_signal()),
+                              fmt::format("{} while reading {}; nothing was written",
+                                          interrupt_reason(), source.name()));
+        }
         if (record.fatal) {
           throw InputError(fmt::format("{}:{}: {}", source.name(), record.line, record.error));
         }

@@ -48,12 +48,12 @@ std::vector<std::string> bench_keys(const BenchOptions& o, const std::string& ru
   return keys;
 }
 
-// One unit off a test item, with the stock script as `deduct` sends it (no request id).
+// One unit off a test item, with the stock script as `deduct` sends it (no request id, so the
+// stock key alone).
 Call deduction(const std::string& key) {
-  return Call{&stock_script(),
-              {key, companion_key(key, ":req:"), "deduct", "1", "", "0", "", "60"},
-              false,
-              true};
+  Call call{&stock_script(), {key, "deduct", "1", "", "0", "", "60"}, false, true};
+  call.numkeys = 1;
+  return call;
 }
 
 // Creates the test items, refusing to touch anything that already exists.

@@ -18,8 +18,14 @@ class Context {
 
   const KeyScheme& scheme() const { return scheme_; }
   JsonWriter& out() { return out_; }
-  /// The client, connecting on first use. Throws ConnectionError or InputError.
+  /// The client, connecting on first use. Throws ConnectionError or InputError; a refused
+  /// login says which password sources were looked at.
   Client& redis();
+  /// For bulk commands: the client, or null when no connection could be made. Then the reason
+  /// has been printed once on standard error and is kept in connect_error(), and the command
+  /// reports each row as not applied instead of failing the same way once per row.
+  Client* redis_or_null();
+  const std::string& connect_error() const { return connect_error_; }
   /// A new, separate client with the same settings (one per thread). Throws ConnectionError.
   std::unique_ptr<Client> new_client() const;
 
@@ -35,6 +41,7 @@ class Context {
   KeyScheme scheme_;
   JsonWriter out_;
   std::unique_ptr<Client> client_;
+  std::string connect_error_;
 };
 
 }  // namespace stockctl

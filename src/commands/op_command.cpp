@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
+#include <optional>
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/batch.h"
 #include "core/quantity.h"
 #include "output/progress.h"
@@ -89,6 +92,21 @@ void emit_window(Context& ctx, const std::vector<ItemResult>& window, ExitFold& 
   ctx.out().flush();
 }
 
+// Reports rows that will not be sent (no connection, or the run was interrupted) as not
+// applied. Their reason was said once on standard error, so they are not echoed one by one.
+void emit_unsent(Context& ctx, std::vector<ItemResult>& window, const std::string& why,
+                 ExitFold& fold, ItemErrorEcho& echo) {
+  for (ItemResult& item : window) {
+    if (!item.qty) {
+      emit_checked(ctx, item, fold, echo);  // invalid, reported as such
+      continue;
+    }
+    set_not_applied(item, why);
+    ctx.emit(item, fold);
+  }
+  ctx.out().flush();
+}
+
 ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                    const OpCommandOptions& o) {
   if (!o.sku.empty() || !o.qty.empty())
@@ -106,23 +124,37 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   ExitFold fold;
   std::vector<ItemResult> window;
   // Connect only now that the whole source is known to be valid.
-  OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
+  Client* client = ctx.redis_or_null();
+  std::optional<OpRunner> runner;
+  if (client) runner.emplace(*client, op, o.op, ctx.scheme());
+  // Why rows are no longer sent: no connection could be made, or a signal asked us to stop.
+  std::string stopped = client ? "" : ctx.connect_error();
+  std::size_t unsent = 0;
   Progress progress(name, validation.rows);
   ItemErrorEcho echo;
   // Two windows in flight: the server works on one while the next is read from the file.
   std::deque<std::vector<ItemResult>> sent;
   auto complete_oldest = [&] {
-    runner.finish(sent.front());
+    runner->finish(sent.front());
     emit_window(ctx, sent.front(), fold, echo);
     sent.pop_front();
   };
   auto submit = [&] {
     progress.advance(window.size());
-    runner.start(window);
-    sent.push_back(std::move(window));
+    if (stopped.empty() && interrupted()) stopped = interrupt_reason();
+    if (!stopped.empty()) {
+      // What is on the wire is settled and reported first: output keeps input order.
+      while (!sent.empty()) complete_oldest();
+      unsent += static_cast<std::size_t>(std::count_if(
+          window.begin(), window.end(), [](const ItemResult& i) { return i.qty.has_value(); }));
+      emit_unsent(ctx, window, stopped, fold, echo);
+    } else {
+      runner->start(window);
+      sent.push_back(std::move(window));
+      if (sent.size() > 1) complete_oldest();
+    }
     window = {};
     window.reserve(kWindow);
-    if (sent.size() > 1) complete_oldest();
   };
   for_each_row<OpRow>(source, reader, validation,
                       [&](const OpRow& row, const std::string& problem) {
@@ -139,6 +171,10 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
                       });
   if (!window.empty()) submit();
   while (!sent.empty()) complete_oldest();
+  if (interrupted()) {
+    print_error(fmt::format("{}: {} rows were not sent (reported as not applied)",
+                            interrupt_reason(), unsent));
+  }
   return fold.code();
 }
 

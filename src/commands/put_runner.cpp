@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/diagnostics.h"
+#include "cli/interrupt.h"
 #include "commands/durability.h"
 #include "redis/backoff.h"
 #include "scripts/registry.h"
@@ -208,6 +209,8 @@ void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
     }
     locked.swap(still);
   }
+  if (!interrupted()) return;  // what is still locked stays busy
+  for (PutItem* item : locked) set_not_applied(item->result, interrupt_reason());
 }
 
 FileRunLog::FileRunLog(const std::string& report_path, bool fail_on_drift) {
@@ -215,13 +218,13 @@ FileRunLog::FileRunLog(const std::string& report_path, bool fail_on_drift) {
   fold_.set_fail_on_drift(fail_on_drift);
 }
 
-void FileRunLog::add(const ItemResult& item) {
+void FileRunLog::add(const ItemResult& item, bool echo) {
   ++rows_;
   ++counts_[item.status];
   fold_.add(item.status);
   if (report_) report_->write(item);
   // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
-  if (item.status == Status::error) errors_.add(item.sku, item.error);
+  if (echo && item.status == Status::error) errors_.add(item.sku, item.error);
 }
 
 void FileRunLog::finish() {

@@ -81,7 +81,9 @@ class PutRunner {
 class FileRunLog {
  public:
   FileRunLog(const std::string& report_path, bool fail_on_drift);
-  void add(const ItemResult& item);
+  /// Counts and records an item; an error is echoed on standard error unless `echo` is false
+  /// (rows not sent, whose one reason was said once).
+  void add(const ItemResult& item, bool echo = true);
   /// Commits the report; throws IoError.
   void finish();
   const std::map<Status, std::size_t>& counts() const { return counts_; }

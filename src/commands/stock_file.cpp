@@ -1,9 +1,11 @@
 #include "commands/stock_file.h"
 
 #include <chrono>
+#include <optional>
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/batch.h"
 #include "commands/put_runner.h"
 #include "output/progress.h"
@@ -49,7 +51,12 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   RowReader<StockRow> reader = stock_reader(run.source.columns, ctx.scheme());
   Validation validation = validate_source(source, reader, run.source.skip_invalid);
   FileRunLog log(run.source.report, run.fail_on_drift);
-  PutRunner runner(ctx.redis(), run.mode, run.ttl_s, run.lock);
+  Client* client = ctx.redis_or_null();
+  std::optional<PutRunner> runner;
+  if (client) runner.emplace(*client, run.mode, run.ttl_s, run.lock);
+  // Why rows are no longer sent: no connection could be made, or a signal asked us to stop.
+  std::string stopped = client ? "" : ctx.connect_error();
+  std::size_t unsent = 0;
   std::vector<PutItem> window;
   Progress progress(run.op, validation.rows);
   const PutRunner::Done written = [&](std::vector<PutItem>& items) {
@@ -60,15 +67,28 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   };
   auto submit = [&] {
     progress.advance(window.size());
-    if (each_window) {
-      try {
-        each_window();
-      } catch (...) {
-        runner.finish(written);  // what is already on the wire is still counted
-        throw;
+    if (stopped.empty() && interrupted()) stopped = interrupt_reason();
+    if (!stopped.empty()) {
+      if (runner) runner->finish(written);  // what is on the wire is settled and counted first
+      for (PutItem& item : window) {
+        if (item.pending) {
+          set_not_applied(item.result, stopped);
+          ++unsent;
+        }
+        log.add(item.result, !item.pending);
+        ctx.count(item.result);
       }
+    } else {
+      if (each_window) {
+        try {
+          each_window();
+        } catch (...) {
+          runner->finish(written);  // what is already on the wire is still counted
+          throw;
+        }
+      }
+      runner->submit(std::move(window), written);
     }
-    runner.submit(std::move(window), written);
     window = {};
     window.reserve(kWindow);
   };
@@ -78,7 +98,7 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                            if (window.size() >= kWindow) submit();
                          });
   if (!window.empty()) submit();
-  runner.finish(written);
+  if (runner) runner->finish(written);
   // The writes to Redis are done whatever happens to the report: say what was done, then fail.
   std::string report_error;
   try {
@@ -92,6 +112,15 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   summary.rows = log.rows();
   summary.counts = log.counts();
   summary.dry_run = run.mode.dry_run;
+  if (!client) {
+    summary.status = "error";
+    summary.error = ctx.connect_error();
+  } else if (interrupted()) {
+    summary.status = "interrupted";
+    summary.error = fmt::format("{}: {} rows were not sent (reported as not applied)",
+                                interrupt_reason(), unsent);
+    print_error(summary.error);
+  }
   summary.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                            std::chrono::steady_clock::now() - started)
                            .count();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/durability.h"
 #include "core/quantity.h"
 #include "core/stock_index.h"
@@ -172,14 +173,20 @@ OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeySch
 
 OpRunner::~OpRunner() = default;
 
+std::vector<std::string> stock_call_keys(const ItemResult& item) {
+  std::vector<std::string> keys{item.key};
+  if (!item.request_id.empty()) keys.push_back(companion_key(item.key, ":req:" + item.request_id));
+  return keys;
+}
+
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
-  return Call{
-      &stock_script(),
-      {item.key, companion_key(item.key, ":req:" + item.request_id),
-       op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
-       std::to_string(options_.ttl_s), item.request_id, std::to_string(options_.request_ttl_s)},
-      !item.request_id.empty(),
-      true};
+  Call call{&stock_script(), stock_call_keys(item), !item.request_id.empty(), true};
+  call.numkeys = static_cast<int>(call.args.size());
+  call.args.insert(
+      call.args.end(),
+      {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
+       std::to_string(options_.ttl_s), item.request_id, std::to_string(options_.request_ttl_s)});
+  return call;
 }
 
 void OpRunner::apply(ItemResult& item, const CallResult& result) const {
@@ -226,9 +233,14 @@ void OpRunner::finish(std::vector<ItemResult>& items) {
   for (ItemResult& item : items) {
     if (item.qty) apply(item, results[next++]);
   }
-  // Locks are taken only where a key is actually missing.
+  // Locks are taken only where a key is actually missing, and not once a stop was asked for.
   for (ItemResult& item : items) {
-    if (item.qty && item.status == Status::uninitialized && can_initialize()) initialize(item);
+    if (!item.qty || item.status != Status::uninitialized || !can_initialize()) continue;
+    if (interrupted()) {
+      set_not_applied(item, interrupt_reason());
+    } else {
+      initialize(item);
+    }
   }
 }
 
@@ -251,6 +263,10 @@ void OpRunner::initialize(ItemResult& item) {
       return item.status != Status::uninitialized;
     });
     if (wait == LockWait::resolved) return;
+    if (wait == LockWait::timed_out && interrupted()) {
+      set_not_applied(item, interrupt_reason());
+      return;
+    }
     if (wait == LockWait::timed_out) {
       set_error(item, Status::busy,
                 fmt::format("init lock {} still held by another process after {} ms", lock_key,
@@ -276,6 +292,7 @@ void OpRunner::initialize_locked(ItemResult& item,
   ParsedNumber init{0, {}};
   if (options_.init.given()) init = initial_stock(item.sku, lock_expiry - kLockMargin);
   if (!init.ok()) {
+    if (interrupted()) return set_not_applied(item, init.error);
     set_error(item, Status::error, fmt::format("{}; nothing was created", init.error));
     return;
   }

@@ -92,6 +92,11 @@ void set_error(ItemResult& item, Status status, std::string message) {
   item.error = std::move(message);
 }
 
+void set_not_applied(ItemResult& item, const std::string& why) {
+  set_error(item, Status::error, "not applied: " + why);
+  item.stock.reset();
+}
+
 }  // namespace stockctl
 
 namespace stockctl {

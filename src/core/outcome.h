@@ -61,6 +61,10 @@ void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw)
 /// Marks an item as failed with a message.
 void set_error(ItemResult& item, Status status, std::string message);
 
+/// Marks an item that was never sent (no connection, or the run was interrupted): status
+/// error, "not applied: WHY", no stock.
+void set_not_applied(ItemResult& item, const std::string& why);
+
 }  // namespace stockctl
 
 namespace stockctl {

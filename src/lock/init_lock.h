@@ -25,7 +25,8 @@ enum class LockWait {
 };
 
 /// Takes `key` with SET NX PX and our `token`, retrying with backoff until `timing.wait_ms`
-/// passes; between tries calls `resolved()`, which returns true when waiting is pointless.
+/// passes or the run is interrupted (timed_out then too); between tries calls `resolved()`,
+/// which returns true when waiting is pointless.
 /// Throws ConnectionError, or StockctlError on an error reply.
 LockWait acquire_lock(Client& client, const std::string& key, const std::string& token,
                       const LockTiming& timing, const std::function<bool()>& resolved);

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cli/interrupt.h"
+
 namespace stockctl {
 namespace {
 
@@ -25,20 +27,25 @@ constexpr std::size_t kMaxOutput = 4096;
   _exit(127);
 }
 
-// Reads the child's output until it closes or the deadline passes; false on timeout.
-bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& out) {
+enum class ReadEnd { closed, timed_out, interrupted };
+
+// Reads the child's output until it closes, the deadline passes, or a signal asks us to stop
+// (poll returns EINTR then, whatever SA_RESTART says).
+ReadEnd read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& out) {
   char buf[512];
   for (;;) {
+    if (interrupted()) return ReadEnd::interrupted;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0) return ReadEnd::timed_out;
     pollfd p{fd, POLLIN, 0};
     int ready = poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return ready < 0 ? true : false;
+    if (ready == 0) return ReadEnd::timed_out;
+    if (ready < 0) return ReadEnd::closed;
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;
+    if (n <= 0) return ReadEnd::closed;
     if (out.size() < kMaxOutput) out.append(buf, static_cast<std::size_t>(n));
   }
 }
@@ -68,11 +75,12 @@ ParsedNumber run_init_cmd(const std::string& command, const std::string& sku,
   close(fds[1]);
   setpgid(pid, pid);  // also here, so the group exists before we might kill it
   std::string out;
-  bool finished = read_until(fds[0], deadline, out);
+  const ReadEnd end = read_until(fds[0], deadline, out);
   close(fds[0]);
-  if (!finished) {
+  if (end != ReadEnd::closed) {
     kill(-pid, SIGKILL);
     wait_child(pid);
+    if (end == ReadEnd::interrupted) return {0, "--init-cmd stopped: " + interrupt_reason()};
     return {0, "--init-cmd still running when the init lock would expire; it was stopped"};
   }
   int status = wait_child(pid);

@@ -5,6 +5,8 @@
 #include <random>
 #include <thread>
 
+#include "cli/interrupt.h"
+
 namespace stockctl {
 
 /// Waits between tries until a deadline: the pause doubles from `first_ms` up to `max_ms`, and
@@ -21,14 +23,15 @@ class Backoff {
   }
 
   /// Sleeps before the next try and returns true, or returns false at once when the deadline
-  /// has passed.
+  /// has passed or the run was interrupted (SIGINT, SIGTERM): no loop waits past a stop.
   bool pause() {
+    if (interrupted()) return false;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - clock::now());
     if (left.count() <= 0) return false;
     long long ms = pause_ms_ + (jitter_ ? static_cast<long long>(random_() % 5) : 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long long>(ms, left.count())));
     pause_ms_ = std::min<long long>(pause_ms_ * 2, max_ms_);
-    return true;
+    return !interrupted();
   }
 
  private:

@@ -1,15 +1,50 @@
 #include "redis/client.h"
 
+#include <fmt/format.h>
+
+#include "cli/diagnostics.h"
 #include "redis/backoff.h"
 #include "redis/connection.h"
 #include "redis/errors.h"
 
 namespace stockctl {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long long ms_since(Clock::time_point started) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started).count();
+}
+
+// What was tried, for a message about a call that was retried: " (3 tries over 2000 ms)".
+std::string tries_note(int tries, Clock::time_point started) {
+  if (tries < 2) return {};
+  return fmt::format(" ({} tries over {} ms)", tries, ms_since(started));
+}
+
+// Says what became of a call left without a usable answer. A write that was never sent was
+// certainly not applied; one whose connection broke may have been. A read changes nothing, so
+// its outcome is never "unknown": it just got no answer.
+void describe(const Call& call, CallResult& result, const std::string& tried) {
+  switch (result.state) {
+    case CallResult::State::not_sent:
+      result.error = (call.reads_only() ? "" : "not applied: ") + result.error + tried;
+      return;
+    case CallResult::State::unknown:
+      result.error = (call.reads_only() ? "" : "outcome unknown: ") + result.error + tried;
+      return;
+    case CallResult::State::replied:
+      if (!tried.empty() && retryable(call, result)) result.reply.str += tried;
+      return;
+  }
+}
+
+}  // namespace
 
 bool retryable(const Call& call, const CallResult& result) {
   switch (result.state) {
     case CallResult::State::not_sent:
-      return true;
+      return !result.hopeless;
     case CallResult::State::unknown:
       return call.idempotent;
     case CallResult::State::replied:
@@ -34,7 +69,8 @@ int Client::read_wait(Connection& conn) {
 }
 
 std::vector<CallResult> Client::run(const std::vector<Call>& calls) {
-  return settle(calls, send(calls));
+  const auto started = Clock::now();
+  return settle(calls, send(calls), started);
 }
 
 void Client::start(std::vector<Call> calls) { started_.push_back(std::move(calls)); }
@@ -46,20 +82,23 @@ std::vector<CallResult> Client::finish() {
 }
 
 std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
-                                       std::vector<CallResult> results) {
-  Backoff backoff(options_.retry_timeout_ms, 20, 500);
-  for (;;) {
+                                       std::vector<CallResult> results, Clock::time_point started) {
+  // The retry period counts from the first attempt, so that a command that gets no answer ends
+  // within about --retry-timeout plus one --timeout.
+  Backoff backoff(options_.retry_timeout_ms - ms_since(started), 20, 500);
+  int tries = 1;
+  for (;; ++tries) {
     std::vector<std::size_t> again;
     for (std::size_t i = 0; i < calls.size(); ++i) {
       if (retryable(calls[i], results[i])) again.push_back(i);
     }
     if (again.empty()) {
       down_ = false;
-      return results;
+      break;
     }
     if (down_ || !backoff.pause()) {
       down_ = true;  // the next windows report at once instead of waiting again
-      return results;
+      break;
     }
     recover();
     std::vector<Call> retry;
@@ -77,6 +116,29 @@ std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
         continue;
       }
       earlier = std::move(later);
+    }
+  }
+  const std::string tried = tries_note(tries, started);
+  for (std::size_t i = 0; i < calls.size(); ++i) describe(calls[i], results[i], tried);
+  return results;
+}
+
+void Client::connect_retrying(const std::function<void()>& connect) const {
+  const auto started = Clock::now();
+  Backoff backoff(options_.retry_timeout_ms, 20, 500);
+  for (int tries = 1;; ++tries) {
+    try {
+      return connect();
+    } catch (const FatalConnectionError&) {
+      throw;
+    } catch (const ConnectionError& e) {
+      if (tries == 1 && options_.retry_timeout_ms > 0) {
+        print_info(
+            fmt::format("{}; trying again for up to {} ms", e.what(), options_.retry_timeout_ms));
+      }
+      if (!backoff.pause()) {
+        throw ConnectionError(fmt::format("{}{}", e.what(), tries_note(tries, started)));
+      }
     }
   }
 }

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,13 @@ struct Call {
   std::vector<std::string> args;
   bool idempotent = false;  ///< safe to send again when its outcome is unknown
   bool writes = false;      ///< counts for --wait-replicas
+  /// For a script: how many of `args` are keys when the call sends fewer than the script can
+  /// take (a deduction without request id sends its stock key alone); unset: all of them.
+  std::optional<int> numkeys = std::nullopt;
+
+  /// Reads and other calls that change nothing can always be sent again, and never report an
+  /// unknown outcome.
+  bool reads_only() const { return idempotent && !writes; }
 };
 
 /// What became of one call.
@@ -31,6 +41,7 @@ struct CallResult {
   Reply reply;
   std::string error;        ///< why there is no reply
   int replicas_acked = -1;  ///< with --wait-replicas: replicas that acknowledged this write
+  bool hopeless = false;    ///< not sent, and sending again cannot help (credentials refused)
 };
 
 /// How a client retries and waits for replicas.
@@ -52,7 +63,10 @@ class Client {
   /// Retries, for up to retry_timeout_ms, what is safe to retry: calls never sent, calls whose
   /// outcome is unknown but that are idempotent (a request id makes a deduction so), and
   /// replies that say nothing was applied (TRYAGAIN, CLUSTERDOWN, LOADING, READONLY,
-  /// MASTERDOWN). After a whole retry period fails, later runs stop waiting until one succeeds.
+  /// MASTERDOWN). After a whole retry period fails, later runs stop waiting until one succeeds;
+  /// an interrupt (SIGINT, SIGTERM) stops the retries too. A result left without a reply says
+  /// what was tried: "not applied: ..." or "outcome unknown: ..." for writes, the plain reason
+  /// for reads, with "(N tries over M ms)" when it was retried.
   std::vector<CallResult> run(const std::vector<Call>& calls);
 
   /// Runs one call and returns its reply (possibly an error reply). Throws ConnectionError when
@@ -79,8 +93,14 @@ class Client {
   void append_wait(Connection& conn) const;
   /// Reads that WAIT's reply: how many replicas acknowledged.
   static int read_wait(Connection& conn);
-  /// Retries what run() would retry in `results` (the first attempt at `calls`).
-  std::vector<CallResult> settle(const std::vector<Call>& calls, std::vector<CallResult> results);
+  /// Retries what run() would retry in `results` (the first attempt at `calls`, made at
+  /// `started`), within --retry-timeout of `started`, then says what became of each.
+  std::vector<CallResult> settle(const std::vector<Call>& calls, std::vector<CallResult> results,
+                                 std::chrono::steady_clock::time_point started);
+  /// Runs `connect` (which throws ConnectionError) until it succeeds, for up to
+  /// --retry-timeout: nothing was sent yet, so trying again cannot apply anything twice.
+  /// FatalConnectionError (credentials refused, ...) is thrown at once.
+  void connect_retrying(const std::function<void()>& connect) const;
 
  private:
   ClientOptions options_;

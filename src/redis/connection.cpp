@@ -105,15 +105,7 @@ Connection::Connection(const ConnectOptions& options)
   if (redisSetTimeout(ctx_.get(), to_timeval(options.timeout_ms)) != REDIS_OK) {
     throw context_error(ctx_.get(), "cannot set the timeout of", where_, options.timeout_ms);
   }
-  if (options.password) {
-    std::vector<std::string> auth{"AUTH"};
-    if (options.user) auth.push_back(*options.user);
-    auth.push_back(*options.password);
-    Reply r = command(auth);
-    if (r.is_error()) {
-      throw ConnectionError(fmt::format("authentication failed at {}: {}", where_, r.str));
-    }
-  }
+  authenticate(options);
   if (url.db != 0) {
     Reply r = command({"SELECT", std::to_string(url.db)});
     if (r.is_error()) {
@@ -124,6 +116,30 @@ Connection::Connection(const ConnectOptions& options)
 }
 
 Connection::~Connection() = default;
+
+void Connection::authenticate(const ConnectOptions& options) {
+  // AUTH with a password, else PING: either way a server that wants other credentials says so
+  // now, once, rather than refusing every command of a batch (and a server that accepts the
+  // connection but does not answer is found before anything is sent).
+  std::vector<std::string> argv{"PING"};
+  if (options.password) {
+    argv = {"AUTH"};
+    if (options.user) argv.push_back(*options.user);
+    argv.push_back(*options.password);
+  }
+  Reply r = command(argv);
+  if (!r.is_error()) return;
+  if (options.password) {
+    std::string why = r.str;
+    if (!why.empty() && why.back() == '.') why.pop_back();  // the message goes on after it
+    throw AuthenticationError(fmt::format("authentication failed at {}: {}", where_, why));
+  }
+  if (r.error_code() == "NOAUTH") {
+    throw AuthenticationError(fmt::format(
+        "authentication failed at {}: the server requires a password (NOAUTH)", where_));
+  }
+  // Any other refusal of PING (an ACL user without +ping) is not about our credentials.
+}
 
 namespace {
 

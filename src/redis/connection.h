@@ -26,7 +26,8 @@ struct ConnectOptions {
 /// pipelining. The only place that owns a hiredis context.
 class Connection {
  public:
-  /// Connects, authenticates and selects the database. Throws ConnectionError.
+  /// Connects, authenticates and selects the database. Throws ConnectionError
+  /// (AuthenticationError when the credentials are refused or missing).
   explicit Connection(const ConnectOptions& options);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -55,6 +56,10 @@ class Connection {
   const std::string& where() const { return where_; }
 
  private:
+  /// AUTH, or PING when there is no password. Throws AuthenticationError when the server
+  /// refuses our credentials or wants some.
+  void authenticate(const ConnectOptions& options);
+
   struct Free {
     void operator()(redisContext* ctx) const;
   };

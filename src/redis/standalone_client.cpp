@@ -11,9 +11,9 @@
 namespace stockctl {
 
 StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options)
-    : Client(client_options),
-      options_(std::move(options)),
-      conn_(std::make_unique<Connection>(options_)) {}
+    : Client(client_options), options_(std::move(options)) {
+  connect_retrying([this] { conn_ = std::make_unique<Connection>(options_); });
+}
 
 std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
   std::vector<CallResult> results = send_raw(calls);
@@ -29,7 +29,7 @@ std::vector<CallResult> StandaloneClient::finish() {
   InFlight window = std::move(oldest);
   in_flight_.pop_front();
   reload_missing_scripts(window.calls, window.results);
-  return settle(window.calls, std::move(window.results));
+  return settle(window.calls, std::move(window.results), window.started);
 }
 
 std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& calls) {
@@ -50,7 +50,11 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) 
     try {
       conn_ = std::make_unique<Connection>(options_);
     } catch (const ConnectionError& e) {
-      for (auto& r : window.results) r.error = fmt::format("not applied: {}", e.what());
+      const bool fatal = dynamic_cast<const FatalConnectionError*>(&e) != nullptr;
+      for (auto& r : window.results) {
+        r.error = e.what();
+        r.hopeless = fatal;
+      }
       window.settled = true;
       return window;
     }
@@ -98,7 +102,7 @@ void StandaloneClient::lose_connection(const std::string& why) {
     if (window.settled) continue;
     for (std::size_t i = window.read; i < window.results.size(); ++i) {
       window.results[i].state = CallResult::State::unknown;
-      window.results[i].error = fmt::format("outcome unknown: {}", why);
+      window.results[i].error = why;
     }
     window.settled = true;
   }

@@ -8,8 +8,8 @@
 
 namespace stockctl {
 
-/// A Client over one standalone server. Connects in the constructor (throws ConnectionError);
-/// after the connection breaks, the next run() reconnects once before giving up.
+/// A Client over one standalone server. Connects in the constructor, trying again for up to
+/// --retry-timeout (throws ConnectionError); after the connection breaks, each retry reconnects.
 class StandaloneClient : public Client {
  public:
   StandaloneClient(ConnectOptions options, ClientOptions client_options);
@@ -29,6 +29,7 @@ class StandaloneClient : public Client {
     bool wait = false;     ///< a WAIT follows the window's calls
     std::size_t read = 0;  ///< replies read so far
     bool settled = false;  ///< every result is known (read, or lost with the connection)
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   };
 
   std::vector<CallResult> send_raw(const std::vector<Call>& calls);

@@ -4,8 +4,9 @@
 
 namespace stockctl {
 
-/// One embedded Lua script: its name, how many of its arguments are keys, the SHA1 Redis gives
-/// its body (computed at build time), and the body itself.
+/// One embedded Lua script: its name, how many of its arguments are keys (at most: a call may
+/// send fewer, see Call::numkeys), the SHA1 Redis gives its body (computed at build time), and
+/// the body itself.
 struct Script {
   std::string_view name;
   int numkeys;

@@ -1,5 +1,6 @@
 """Redis Cluster only: items spread over every primary, redirects, resharding and failover."""
 
+import binascii
 import json
 import os
 import signal
@@ -110,6 +111,71 @@ class Spread(ServerTest):
         self.r.refresh()
         self.assertEqual(self.r.node_port(key), dst.port)
         self.assertEqual(self.r("GET", key), "100")
+
+
+def skus_in_one_slot(count):
+    """`count` SKUs whose stock keys share one slot (CRC16-XMODEM, as keyslot computes it)."""
+    by_slot = {}
+    for i in range(200000):
+        sku = "m%d" % i
+        slot = binascii.crc_hqx(sku.encode(), 0) % 16384
+        by_slot.setdefault(slot, []).append(sku)
+        if len(by_slot[slot]) == count:
+            assert all(keyslot("stock:{%s}" % s) == slot for s in by_slot[slot])
+            return slot, by_slot[slot]
+    raise AssertionError("no slot with %d SKUs" % count)
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class HalfMigratedSlot(ServerTest):
+    def test_calls_without_id_follow_ask_and_calls_with_one_say_why_they_wait(self):
+        slot, skus = skus_in_one_slot(4)
+        for sku in skus:
+            self.r("SET", "stock:{%s}" % sku, "10")
+        primaries = self.server.primaries()
+        src = primaries[self.r.node_port("stock:{%s}" % skus[0])]
+        dst = [n for p, n in primaries.items() if p != src.port][0]
+        s, d = src.client(), dst.client()
+        try:
+            # The slot stays half migrated for the whole test: two of its keys have moved.
+            d("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(src))
+            s("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(dst))
+            moved = ["stock:{%s}" % sku for sku in skus[:2]]
+            s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *moved)
+
+            batch = self.write("d.csv", "sku,qty\n" + "".join("%s,1\n" % sku for sku in skus))
+            res = self.sc("deduct", "--file", batch, "--retry-timeout", "1000")
+            self.assertEqual(res.rc, 0, res)
+            self.assertEqual([(l["status"], l["stock"]) for l in res.lines], [("ok", 9)] * 4)
+            self.assertEqual(res.stderr, "")
+            res = self.sc("add", skus[0], "1", "--retry-timeout", "1000")
+            self.assertEqual((res.rc, res.one["stock"]), (0, 10), res)
+
+            # With a request id the call needs two keys, which the slot cannot serve together
+            # until it has moved: it is retried until --retry-timeout, then says why.
+            started = time.monotonic()
+            res = self.sc("deduct", skus[0], "1", "--request-id", "r-1", "--retry-timeout", "1000")
+            self.assertGreaterEqual(time.monotonic() - started, 1.0)
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn("slot %d is being migrated" % slot, res.one["error"])
+            self.assertIn("a migration is in progress", res.one["error"])
+            self.assertRegex(res.one["error"], r"\(\d+ tries over \d+ ms\)$")
+            d("ASKING")  # the importing node serves the slot's keys only after ASKING
+            self.assertEqual(d("GET", moved[0]), "10", "nothing was applied")
+        finally:
+            # Finish the migration, so the shared cluster is whole again for other tests.
+            while True:
+                keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
+                if not keys:
+                    break
+                s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
+            for node in primaries.values():
+                c = node.client()
+                c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
+                c.close()
+            s.close()
+            d.close()
+            self.r.refresh()
 
 
 @unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")

@@ -1,5 +1,6 @@
 """Connections: passwords, ACL users, unix sockets, databases, and servers that are not there."""
 
+import json
 import os
 import signal
 import socket
@@ -62,10 +63,40 @@ class Password(ServerTest):
         self.assertNotIn("wrong-guess", res.stderr + res.stdout)
         self.assertEqual(len(res.stderr.strip().splitlines()), 1)
 
-    def test_no_password_gives_a_clear_error_per_item(self):
-        res = self.sc("get", "p")
-        self.assertEqual(res.rc, 1)
-        self.assertIn("NOAUTH", res.one["error"])
+    def test_no_password_fails_once_naming_the_sources_looked_at(self):
+        res = self.sc("get", "p", "q")
+        self.assertEqual((res.rc, res.stdout), (1, ""), res)
+        self.assertEqual(res.stderr.splitlines(), [
+            "stockctl: error: authentication failed at 127.0.0.1:%d: the server requires a "
+            "password (NOAUTH); no password given (looked at --password-file, the URL, "
+            "STOCKCTL_PASSWORD, REDISCLI_AUTH)" % self.server.port])
+
+    def test_a_batch_without_password_reports_every_row_not_applied_once(self):
+        rows = 3000  # several windows
+        path = self.write("b.csv", "sku,qty\n" + "".join("p%d,1\n" % i for i in range(rows)))
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 1, res.stderr)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
+        self.assertIn("NOAUTH", res.stderr)
+        self.assertEqual(len(res.lines), rows)
+        for line in res.lines:
+            self.assertEqual(line["status"], "error")
+            self.assertTrue(line["error"].startswith("not applied: authentication failed"), line)
+
+    def test_a_wrong_password_names_its_source_not_its_value(self):
+        path = self.write("s.csv", "sku,stock\nA,1\nB,2\n")
+        report = os.path.join(self.tmp, "report.jsonl")
+        res = self.sc("init", "--file", path, "--report", report,
+                      env=clean_env(REDISCLI_AUTH="wrong-guess"))
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
+        self.assertIn("WRONGPASS", res.stderr)
+        self.assertIn("the password from REDISCLI_AUTH", res.stderr)
+        self.assertEqual((res.one["counts"]["error"], res.one["status"]), (2, "error"))
+        with open(report) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertTrue(all(l["error"].startswith("not applied:") for l in lines), lines)
+        self.assertNotIn("wrong-guess", res.stderr + res.stdout + str(lines))
 
 
 class AclUser(ServerTest):
@@ -113,7 +144,7 @@ class Database(ServerTest):
 class Unreachable(unittest.TestCase):
     def test_nothing_listening(self):
         port = free_port()
-        res = run("get", "x", "--url", "redis://127.0.0.1:%d" % port)
+        res = run("get", "x", "--url", "redis://127.0.0.1:%d" % port, "--retry-timeout", "300")
         self.assertEqual(res.rc, 1)
         self.assertEqual(res.stdout, "")
         self.assertIn("cannot connect to 127.0.0.1:%d" % port, res.stderr)
@@ -124,7 +155,8 @@ class Unreachable(unittest.TestCase):
         try:
             server.kill(signal.SIGSTOP)
             started = time.monotonic()
-            res = run("deduct", "x", "1", "--url", server.url, "--timeout", "500", "--connect-timeout", "500")
+            res = run("deduct", "x", "1", "--url", server.url, "--timeout", "500", "--connect-timeout", "500",
+                      "--retry-timeout", "1000")
             elapsed = time.monotonic() - started
             self.assertEqual(res.rc, 1, res)
             self.assertIn("no answer within 500 ms", res.stderr)

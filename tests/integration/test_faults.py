@@ -9,7 +9,7 @@ import threading
 import time
 import unittest
 
-from harness import RedisServer, Resp, ServerTest, clean_env, run, spawn_to_file
+from harness import STOCKCTL, RedisServer, Resp, ServerTest, clean_env, run, spawn, spawn_to_file
 
 ITEMS = 200
 PER_ITEM = 1000
@@ -253,6 +253,97 @@ class Files(ServerTest):
         self.assertEqual(self.sc("init", "--file", path, "--report", report).rc, 2)
         self.assertFalse(os.path.exists(report))
         self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp." in n])
+
+
+class Interrupted(ServerTest):
+    """SIGINT and SIGTERM: stop sending, settle what is in flight, release every lock, write the
+    report and metrics, print the summary, exit 130 / 143."""
+
+    def leftovers(self):
+        return [n for n in os.listdir(self.tmp) if ".tmp." in n]
+
+    def test_sigterm_during_rebuild_releases_the_run_lock_and_writes_everything(self):
+        skus = ["r%d" % i for i in range(1500)]
+        # Someone else holds z's init lock: the rebuild waits for it (up to --lock-wait) while
+        # holding its run lock, until `timeout` sends SIGTERM.
+        self.r("SET", "stock:{z}:lock", "someone-else", "PX", "600000")
+        path = self.write("export.csv", "sku,stock\n" + "".join("%s,5\n" % s for s in skus) + "z,5\n")
+        report = os.path.join(self.tmp, "report.jsonl")
+        prom = os.path.join(self.tmp, "rebuild.prom")
+        started = time.monotonic()
+        proc = subprocess.run(["timeout", "--preserve-status", "-s", "TERM", "3", STOCKCTL, "rebuild",
+                               "--file", path, "--lock-wait", "600000", "--report", report,
+                               "--metrics-file", prom, "--timeout", "1000", *self.target_args()],
+                              capture_output=True, text=True, env=clean_env(), timeout=120)
+        self.assertLess(time.monotonic() - started, 3 + 1 + 5)
+        self.assertEqual(proc.returncode, 143, proc.stderr)
+        summary = json.loads(proc.stdout)
+        self.assertEqual((summary["status"], summary["rows"], summary["counts"]["ok"],
+                          summary["counts"]["error"]), ("interrupted", 1501, 1500, 1), summary)
+        self.assertIn("interrupted by SIGTERM", proc.stderr)
+        with open(report) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual(len(lines), 1501)
+        self.assertEqual((lines[-1]["sku"], lines[-1]["error"]), ("z", "not applied: interrupted by SIGTERM"))
+        self.assertEqual(self.leftovers(), [])
+        with open(prom) as f:
+            self.assertIn('stockctl_last_exit_code{op="rebuild"} 143\n', f.read())
+        self.assertIsNone(self.r("GET", "stockctl:rebuild-lock:stock:"), "run lock released")
+        self.assertEqual(self.r("GET", "stock:{z}:lock"), "someone-else", "a foreign lock is kept")
+        self.assertEqual(self.r("GET", "stock:{r7}"), "5")
+
+        self.r("DEL", "stock:{z}:lock")
+        again = self.sc("rebuild", "--file", path)
+        self.assertEqual(again.rc, 0, again)
+        self.assertEqual((again.one["counts"]["ok"], again.one["counts"]["exists"]), (1, 1500))
+
+    def test_sigint_mid_batch_settles_releases_its_init_lock_and_reports_every_row(self):
+        rows = 5000
+        stock = self.write("stock.csv", "sku,stock\n" + "".join("b%d,10\n" % i for i in range(rows) if i != 100))
+        self.assertEqual(self.sc("init", "--file", stock).rc, 0)
+        # Row 100 is missing: stockctl takes its init lock and runs --init-cmd, which blocks
+        # reading a FIFO nobody writes. Holding that lock, mid-load, it gets SIGINT.
+        fifo = os.path.join(self.tmp, "never-written")
+        os.mkfifo(fifo)
+        path = self.write("batch.csv", "sku,qty\n" + "".join("b%d,1\n" % i for i in range(rows)))
+        out = os.path.join(self.tmp, "out.jsonl")
+        proc = spawn_to_file(out, "deduct", "--file", path, "--init-cmd", "cat " + fifo,
+                             "--lock-ttl", "600000", *self.target_args())
+        try:
+            deadline = time.monotonic() + 60
+            while self.r("EXISTS", "stock:{b100}:lock") == 0:
+                self.assertIsNone(proc.poll(), "still running")
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)  # polling the server for the lock, bounded by the deadline
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+            try:  # a reader still blocked on the FIFO (the test failed) gets its end of file
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("interrupted by SIGINT", err)
+        with open(out) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual([l["sku"] for l in lines], ["b%d" % i for i in range(rows)])
+        self.assertEqual(lines[100]["status"], "error")
+        self.assertIn("interrupted by SIGINT", lines[100]["error"])
+        ok = [l["sku"] for l in lines if l["status"] == "ok"]
+        unsent = [l for l in lines if l["status"] == "error" and l["sku"] != "b100"]
+        self.assertTrue(ok and unsent, "stopped mid-load")
+        self.assertTrue(all(l["error"] == "not applied: interrupted by SIGINT" for l in unsent))
+        self.assertEqual(len(ok) + len(unsent) + 1, rows)
+        for l in lines:  # Redis holds exactly what the output says
+            if l["sku"] != "b100":
+                self.assertEqual(self.r("GET", "stock:{%s}" % l["sku"]), "9" if l["status"] == "ok" else "10")
+        self.assertEqual(self.r("EXISTS", "stock:{b100}:lock", "stock:{b100}"), 0, "lock released")
+
+        again = self.sc("deduct", "b100", "1", "--init-value", "5", "--lock-wait", "0")
+        self.assertEqual((again.rc, again.one["stock"]), (0, 4), again)
 
 
 if __name__ == "__main__":

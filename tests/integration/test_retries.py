@@ -1,10 +1,12 @@
 """Idempotent requests, retries of unknown outcomes, and --wait-replicas, on a standalone server."""
 
 import json
+import re
+import signal
 import time
 import unittest
 
-from harness import RedisServer, ServerTest, spawn, standalone_only
+from harness import RedisServer, ServerTest, free_port, run, spawn, standalone_only
 
 
 class RequestIds(ServerTest):
@@ -133,6 +135,55 @@ class WaitReplicas(ServerTest):
         self.assertIn("applied on the primary (stock 4), but its durability is not confirmed: "
                       "1 of 2 replicas acknowledged within 200 ms", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{w}"), "4")
+
+
+class ServerStartsLate(unittest.TestCase):
+    def test_a_first_connection_refused_is_retried_until_the_server_is_up(self):
+        port = free_port()
+        proc = spawn("deduct", "late", "1", "--init-value", "5", "--request-id", "late-1",
+                     "--url", "redis://127.0.0.1:%d" % port, "--retry-timeout", "30000",
+                     "--verbose")
+        server = None
+        try:
+            # stockctl says (with --verbose) that it was refused and keeps trying; only then
+            # does the server start, on the port it is trying.
+            first = proc.stderr.readline()
+            self.assertIn("Connection refused; trying again for up to 30000 ms", first)
+            self.assertIsNone(proc.poll())
+            server = RedisServer(port_picker=lambda: port)
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 0, first + err)
+            self.assertEqual(json.loads(out)["stock"], 4)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+            if server:
+                server.stop()
+
+
+class StoppedServer(unittest.TestCase):
+    def test_a_read_is_retried_then_fails_plainly_within_retry_plus_timeout(self):
+        server = RedisServer()
+        try:
+            server.kill(signal.SIGSTOP)  # accepts connections (the kernel does), never answers
+            started = time.monotonic()
+            res = run("get", "x", "--url", server.url, "--timeout", "500",
+                      "--retry-timeout", "2000")
+            elapsed = time.monotonic() - started
+            self.assertEqual(res.rc, 1, res)
+            self.assertNotIn("outcome unknown", res.stdout + res.stderr)
+            lines = res.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 1, res)
+            self.assertRegex(lines[0], r"^stockctl: error: .*127\.0\.0\.1:%d: no answer within "
+                                       r"500 ms.* \((\d+) tries over (\d+) ms\)$" % server.port)
+            tries, over = map(int, re.search(r"(\d+) tries over (\d+) ms", lines[0]).groups())
+            self.assertGreater(tries, 1)
+            self.assertGreaterEqual(over, 2000)
+            # Bounded by --retry-timeout + --timeout, with generous room for a busy machine.
+            self.assertLess(elapsed, 2 + 0.5 + 3)
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

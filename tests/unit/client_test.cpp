@@ -13,13 +13,13 @@ namespace {
 CallResult unknown() {
   CallResult r;
   r.state = CallResult::State::unknown;
-  r.error = "outcome unknown: connection reset";
+  r.error = "connection reset";
   return r;
 }
 
 CallResult not_sent() {
   CallResult r;
-  r.error = "not applied: connection refused";
+  r.error = "connection refused";
   return r;
 }
 
@@ -102,4 +102,31 @@ TEST_CASE("started windows are finished in the order they were started") {
   CHECK(client.finish().size() == 1);
   CHECK(client.finish().size() == 2);
   CHECK(client.sent == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("a write left without an answer says whether it may have been applied") {
+  ScriptedClient lost({unknown()});
+  CHECK(lost.run({Call{nullptr, {"x"}, false, true}})[0].error ==
+        "outcome unknown: connection reset");
+  ScriptedClient refused({not_sent()});
+  CHECK(refused.run({Call{nullptr, {"x"}, false, true}})[0].error.rfind(
+            "not applied: connection refused (", 0) == 0);
+}
+
+TEST_CASE("a read never reports an unknown outcome, and says what was tried") {
+  ScriptedClient client({unknown()});
+  auto results = client.run({Call{nullptr, {"GET"}, true}});
+  CHECK(client.attempts > 1);
+  CHECK(results[0].error.rfind("connection reset (", 0) == 0);
+  CHECK(results[0].error.find(std::to_string(client.attempts) + " tries over ") !=
+        std::string::npos);
+}
+
+TEST_CASE("a call refused for good is not sent again") {
+  CallResult hopeless = not_sent();
+  hopeless.hopeless = true;
+  ScriptedClient client({hopeless, replied(Reply::Type::status, "OK")});
+  auto results = client.run({idempotent_call()});
+  CHECK(client.attempts == 1);
+  CHECK(results[0].error == "not applied: connection refused");
 }

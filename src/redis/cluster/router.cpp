@@ -23,6 +23,20 @@ const std::string& routing_key(const Call& call) {
   return call.script ? call.args.at(0) : call.args.at(1);
 }
 
+// TRYAGAIN from a cluster means that the call's keys are split between the two nodes of a slot
+// being migrated; Redis's own text ("Multiple keys request during rehashing of slot") names
+// neither the slot nor the cause. The code stays first, so the reply is still retried.
+void explain_tryagain(const Call& call, CallResult& result) {
+  if (result.state != CallResult::State::replied || !result.reply.is_error() ||
+      result.reply.error_code() != "TRYAGAIN") {
+    return;
+  }
+  result.reply.str = fmt::format(
+      "TRYAGAIN slot {} is being migrated between two nodes (a migration is in progress) and "
+      "this call's keys are split between them",
+      key_slot(routing_key(call)));
+}
+
 }  // namespace
 
 /// Where each pending call goes in one round of sends, and whether it needs ASKING first.
@@ -35,7 +49,7 @@ struct ClusterClient::Attempt {
 
 ClusterClient::ClusterClient(ConnectOptions seed, ClientOptions client_options)
     : Client(client_options), seed_(std::move(seed)), slots_(kClusterSlots) {
-  refresh();
+  connect_retrying([this] { refresh(); });
 }
 
 Connection& ClusterClient::node(const std::string& address) {
@@ -70,7 +84,7 @@ void ClusterClient::refresh() {
       if (reply.is_error()) {
         last_error = fmt::format("{}: {}", address, reply.str);
         if (reply.str.find("cluster support disabled") != std::string::npos) {
-          throw ConnectionError(fmt::format(
+          throw FatalConnectionError(fmt::format(
               "--cluster: {} is not a cluster node (cluster support disabled)", address));
         }
         continue;
@@ -90,6 +104,8 @@ void ClusterClient::refresh() {
       slots_.swap(fresh);
       print_info(fmt::format("cluster map from {}: {} ranges", address, reply.elements.size()));
       return;
+    } catch (const FatalConnectionError&) {
+      throw;  // every node would say the same
     } catch (const ConnectionError& e) {
       nodes_.erase(address);
       last_error = e.what();
@@ -122,6 +138,7 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
   const int replicas = options().wait_replicas;
   std::map<std::string, bool> waiting;
   std::map<std::string, std::string> failed;  // node -> why it could not be written to
+  std::set<std::string> refused;              // nodes that refused our credentials
   // Append to every node first, so that all of them work while we read.
   for (auto& [address, members] : groups) {
     try {
@@ -145,6 +162,7 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
       }
     } catch (const ConnectionError& e) {
       failed[address] = e.what();
+      if (dynamic_cast<const FatalConnectionError*>(&e) != nullptr) refused.insert(address);
       nodes_.erase(address);
       attempt.map_stale = true;
     }
@@ -154,7 +172,8 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
       for (std::size_t k : members) {
         CallResult& r = results[attempt.pending[k]];
         r = CallResult{};
-        r.error = fmt::format("not applied: {}", f->second);
+        r.error = f->second;
+        r.hopeless = refused.count(address) > 0;
       }
       continue;
     }
@@ -182,7 +201,7 @@ void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attem
         CallResult& r = results[attempt.pending[members[read]]];
         r = CallResult{};
         r.state = CallResult::State::unknown;
-        r.error = fmt::format("outcome unknown: {}", e.what());
+        r.error = e.what();
       }
     }
   }
@@ -249,6 +268,7 @@ std::vector<CallResult> ClusterClient::send(const std::vector<Call>& calls) {
     results[index].reply.str += fmt::format(" (gave up after {} redirects for key {})",
                                             kMaxRedirects, routing_key(calls[index]));
   }
+  for (std::size_t i = 0; i < calls.size(); ++i) explain_tryagain(calls[i], results[i]);
   if (stale) recover();
   return results;
 }
