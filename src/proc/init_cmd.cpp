@@ -1,29 +1,20 @@
 #include "proc/init_cmd.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <stdexcept>
+
+#include "proc/child_env.h"
+#include "proc/child_process.h"
 
 namespace stockctl {
 namespace {
 
 // More output than this cannot be one number.
 constexpr std::size_t kMaxOutput = 4096;
-
-[[noreturn]] void exec_child(const std::string& command, const std::string& sku, int out_fd) {
-  setpgid(0, 0);  // its own group, so a timeout kills everything it started
-  dup2(out_fd, STDOUT_FILENO);
-  close(out_fd);
-  setenv("STOCKCTL_SKU", sku.c_str(), 1);
-  execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-  _exit(127);
-}
 
 // Reads the child's output until it closes or the deadline passes; false on timeout.
 bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::string& out) {
@@ -35,7 +26,7 @@ bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::str
     pollfd p{fd, POLLIN, 0};
     int ready = poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return ready < 0 ? true : false;
+    if (ready <= 0) return ready < 0;
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return true;
@@ -43,43 +34,25 @@ bool read_until(int fd, std::chrono::steady_clock::time_point deadline, std::str
   }
 }
 
-int wait_child(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
 }  // namespace
 
 ParsedNumber run_init_cmd(const std::string& command, const std::string& sku,
                           std::chrono::steady_clock::time_point deadline) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return {0, fmt::format("--init-cmd: cannot create a pipe: {}", std::strerror(errno))};
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return {0, fmt::format("--init-cmd: cannot fork: {}", std::strerror(errno))};
-  }
-  if (pid == 0) exec_child(command, sku, fds[1]);
-  close(fds[1]);
-  setpgid(pid, pid);  // also here, so the group exists before we might kill it
+  std::vector<std::string> environment =
+      child_environment(current_environment(), {{"STOCKCTL_SKU", sku}});
   std::string out;
-  bool finished = read_until(fds[0], deadline, out);
-  close(fds[0]);
-  if (!finished) {
-    kill(-pid, SIGKILL);
-    wait_child(pid);
-    return {0, "--init-cmd still running when the init lock would expire; it was stopped"};
+  int status = 0;
+  try {
+    ChildProcess child(command, environment, false);
+    if (!read_until(child.stdout_fd(), deadline, out) || !child.wait_exit(deadline)) {
+      return {0, "--init-cmd still running when the init lock would expire; it was stopped"};
+    }
+    status = child.stop();
+  } catch (const std::runtime_error& e) {
+    return {0, fmt::format("--init-cmd: {}", e.what())};
   }
-  int status = wait_child(pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return {0, WIFEXITED(status)
-                   ? fmt::format("--init-cmd failed with exit status {}", WEXITSTATUS(status))
-                   : fmt::format("--init-cmd killed by signal {}", WTERMSIG(status))};
+  if (!exited_cleanly(status)) {
+    return {0, fmt::format("--init-cmd {}", describe_wait_status(status))};
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   ParsedNumber value = parse_stock_value(out);
