@@ -152,15 +152,25 @@ class Doctor {
     return locks;
   }
 
+  // The GETs of one SCAN batch go out in the same pipeline as the next SCAN, so the server
+  // always has the next batch to work on.
   void scan_values(Connection& conn, const std::string& node) {
+    const std::string pattern = glob_escape(scheme_.prefix) + "*";
     std::size_t items = 0;
     std::size_t corrupt = 0;
-    scan_keys(conn, glob_escape(scheme_.prefix) + "*", [&](const std::vector<Reply>& keys) {
+    Reply batch = conn.command({"SCAN", "0", "MATCH", pattern, "COUNT", kScanCount});
+    for (;;) {
+      if (batch.is_error() || batch.elements.size() != 2) {
+        throw StockctlError(ExitCode::failure, fmt::format("{}: SCAN failed: {}", conn.where(),
+                                                           describe_reply(batch)));
+      }
+      const std::string cursor = batch.elements[0].str;
       std::vector<std::string> stock_keys;
-      for (const Reply& k : keys) {
+      for (const Reply& k : batch.elements[1].elements) {
         if (sku_of_stock_key(scheme_, k.str)) stock_keys.push_back(k.str);
       }
       for (const std::string& k : stock_keys) conn.append({"GET", k});
+      if (cursor != "0") conn.append({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
       for (const std::string& k : stock_keys) {
         Reply r = conn.read();
         ++items;
@@ -170,7 +180,9 @@ class Doctor {
           report(*f);
         }
       }
-    });
+      if (cursor == "0") break;
+      batch = conn.read();
+    }
     report(Finding{"values", node, corrupt ? CheckStatus::fail : CheckStatus::ok,
                    fmt::format("{} items read, {} corrupt", items, corrupt),
                    corrupt ? "see the values findings above" : ""});
