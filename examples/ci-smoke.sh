@@ -1,10 +1,17 @@
 #!/bin/sh
-# CI smoke test against a deployed Redis: a deduct round trip on a throwaway item, checking
-# statuses and exit codes. Usage: STOCKCTL_URL=redis://host:6379 examples/ci-smoke.sh
+# CI smoke test against a deployed Redis: first doctor --strict (the server is set up not to
+# lose, evict or corrupt stock), then a deduct round trip on a throwaway item, checking statuses
+# and exit codes. Usage: STOCKCTL_URL=redis://host:6379 examples/ci-smoke.sh
+# (CI_SMOKE_DOCTOR=0 skips doctor, for a throwaway server without persistence or replicas.)
 set -eu
 stockctl=${STOCKCTL:-stockctl}
 sku="ci-smoke-$$"
 prefix="ci-smoke:"
+
+if [ "${CI_SMOKE_DOCTOR:-1}" != 0 ] && ! $stockctl doctor --strict >/dev/null; then
+  echo "ci-smoke: doctor found a problem; run stockctl doctor for the findings" >&2
+  exit 1
+fi
 
 $stockctl --prefix "$prefix" init "$sku" 1 --force --ttl 300 >/dev/null
 $stockctl --prefix "$prefix" deduct "$sku" 1 | grep -q '"status":"ok","stock":0'

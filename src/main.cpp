@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   setup_init(app, program);
   setup_rebuild(app, program);
   setup_bench(app, program);
+  setup_doctor(app, program);
   setup_help(app, program);
   setup_complete(app, program);
   name_option_values(app);
@@ -103,9 +104,12 @@ int main(int argc, char** argv) {
   if (interrupted()) code = exit_code_for_signal(interrupt_signal());
   if (!program.common.metrics_file.empty()) {
     RunMetrics metrics{
-        program.op, program.stats,
+        program.op,
+        program.stats,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
-        static_cast<int>(code), std::time(nullptr)};
+        static_cast<int>(code),
+        std::time(nullptr),
+        program.extra_metrics};
     try {
       write_metrics_file(program.common.metrics_file, metrics);
     } catch (const StockctlError& e) {

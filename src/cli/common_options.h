@@ -32,6 +32,8 @@ struct CommonOptions {
 /// Options of commands that read a source file.
 struct SourceOptions {
   std::string file;
+  std::string from_cmd;  ///< init, rebuild: a command whose output is the source
+  long long from_cmd_timeout_ms = 600000;
   std::string format;
   SourceColumns columns;
   bool skip_invalid = false;

@@ -23,7 +23,7 @@ struct InitOptions {
 
 ExitCode run_init_single(Context& ctx, const InitOptions& o) {
   if (o.sku.empty() && o.value.empty())
-    throw InputError("init needs SKU and VALUE, or --file FILE");
+    throw InputError("init needs SKU and VALUE, --file FILE or --from-cmd CMD");
   if (o.value.empty()) throw InputError(fmt::format("init {}: VALUE is missing", o.sku));
   PutItem item;
   item.result.op = "init";
@@ -52,9 +52,9 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
 
 ExitCode run_init(Program& program, const InitOptions& o) {
   Context ctx(program);
-  if (o.source.file.empty()) return run_init_single(ctx, o);
+  if (!has_source(o.source)) return run_init_single(ctx, o);
   if (!o.sku.empty() || !o.value.empty())
-    throw InputError("init: give SKU VALUE or --file, not both");
+    throw InputError("init: give SKU VALUE or a source (--file, --from-cmd), not both");
   StockFileRun run{"init", o.source, PutMode{false, o.force, false}, o.ttl_s, LockTiming{}, false};
   return run_stock_file(ctx, run);
 }
@@ -71,6 +71,7 @@ void setup_init(CLI::App& app, Program& program) {
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
       ->check(integer_range(0, 1LL << 40));
   add_source_options(*sub, o->source, true, true);
+  add_from_cmd_options(*sub, o->source);
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_init(program, *o); }; });
 }

@@ -16,6 +16,7 @@ struct Program {
   std::string op;  ///< the chosen subcommand, for metrics
   RunStats stats;  ///< what the run did, item by item
   std::function<ExitCode()> run;
+  std::string extra_metrics;  ///< more --metrics-file lines, in Prometheus text format (doctor)
 };
 
 /// Each subcommand declares its options and, when chosen, sets `program.run`.
@@ -24,6 +25,8 @@ void setup_deduct(CLI::App& app, Program& program);
 void setup_add(CLI::App& app, Program& program);
 void setup_init(CLI::App& app, Program& program);
 void setup_rebuild(CLI::App& app, Program& program);
+/// `doctor`: checks the server(s) for what can lose, evict or corrupt stock.
+void setup_doctor(CLI::App& app, Program& program);
 /// `bench`: a load test on keys it creates and removes itself.
 void setup_bench(CLI::App& app, Program& program);
 /// The end of `stockctl --help`: source formats, password sources, exit statuses, examples.

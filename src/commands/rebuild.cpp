@@ -67,7 +67,7 @@ class RunLock {
 };
 
 ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
-  if (o.source.file.empty()) throw InputError("rebuild needs --file FILE");
+  if (!has_source(o.source)) throw InputError("rebuild needs --file FILE or --from-cmd CMD");
   Context ctx(program);
   StockFileRun run{"rebuild", o.source, PutMode{true, o.force, o.dry_run},
                    o.ttl_s,   o.lock,   o.fail_on_drift};
@@ -85,7 +85,9 @@ ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
     print_error(e.what());
     Summary summary;
     summary.op = "rebuild";
-    summary.source = o.source.file == "-" ? "<stdin>" : o.source.file;
+    summary.source = !o.source.from_cmd.empty() ? "<from-cmd>"
+                     : o.source.file == "-"     ? "<stdin>"
+                                                : o.source.file;
     summary.status = "busy";
     summary.error = e.what();
     ctx.out().write(summary_json(summary));
@@ -111,6 +113,7 @@ void setup_rebuild(CLI::App& app, Program& program) {
                   "longest wait in ms for an item's init lock (default 5000)")
       ->check(integer_range(0, 86400000LL));
   add_source_options(*sub, o->source, true, true);
+  add_from_cmd_options(*sub, o->source);
   add_common_footer(*sub);
   sub->callback(
       [&program, o] { program.run = [&program, o] { return run_rebuild(program, *o); }; });

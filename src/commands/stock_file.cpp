@@ -41,13 +41,42 @@ PutItem put_item(const StockFileRun& run, const KeyScheme& scheme, const Source&
   return item;
 }
 
+std::unique_ptr<Source> open_source(const SourceOptions& options) {
+  std::optional<Format> format =
+      options.format.empty() ? std::nullopt : parse_format(options.format);
+  if (options.from_cmd.empty()) return std::make_unique<Source>(options.file, format);
+  return std::make_unique<Source>(
+      SourceCommand{options.from_cmd, std::chrono::milliseconds(options.from_cmd_timeout_ms)},
+      format);
+}
+
 }  // namespace
+
+void add_from_cmd_options(CLI::App& app, SourceOptions& o) {
+  app.add_option("--from-cmd", o.from_cmd,
+                 "run CMD with sh -c and read its standard output as the source (instead of "
+                 "--file; --format defaults to csv)")
+      ->type_name("CMD")
+      ->group("Source");
+  app.add_option("--from-cmd-timeout", o.from_cmd_timeout_ms,
+                 "stop --from-cmd and write nothing when it runs longer, in ms (default 600000)")
+      ->type_name("MS")
+      ->check(CLI::Range(1LL, 86400000LL).description(""))
+      ->group("Source");
+}
+
+bool has_source(const SourceOptions& o) {
+  if (!o.file.empty() && !o.from_cmd.empty()) {
+    throw InputError("give --file or --from-cmd, not both");
+  }
+  return !o.file.empty() || !o.from_cmd.empty();
+}
 
 ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                         const std::function<void()>& each_window) {
   const auto started = std::chrono::steady_clock::now();
-  Source source(run.source.file,
-                run.source.format.empty() ? std::nullopt : parse_format(run.source.format));
+  std::unique_ptr<Source> opened = open_source(run.source);
+  Source& source = *opened;
   RowReader<StockRow> reader = stock_reader(run.source.columns, ctx.scheme());
   Validation validation = validate_source(source, reader, run.source.skip_invalid);
   FileRunLog log(run.source.report, run.fail_on_drift);

@@ -19,6 +19,12 @@ struct StockFileRun {
   bool fail_on_drift = false;
 };
 
+/// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).
+void add_from_cmd_options(CLI::App& app, SourceOptions& options);
+
+/// True when the options name a source: --file or --from-cmd. Throws InputError for both.
+bool has_source(const SourceOptions& options);
+
 /// Validates the whole source, then writes it in pipelined windows; prints one summary and
 /// writes per-item lines to --report. `before_write` runs after validation, before the first
 /// write (rebuild takes its run-wide lock there); `each_window` runs before every window.

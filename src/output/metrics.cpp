@@ -47,7 +47,7 @@ std::string render_metrics(const RunMetrics& m, std::optional<double> previous_s
     out += fmt::format("stockctl_last_success_timestamp_seconds{{op=\"{}\"}} {}\n", op,
                        static_cast<long long>(*success));
   }
-  return out;
+  return out + m.extra;
 }
 
 std::optional<double> read_last_success(std::istream& in, const std::string& op) {

@@ -16,6 +16,7 @@ struct RunMetrics {
   double duration_seconds = 0;
   int exit_code = 0;
   std::time_t finished = 0;
+  std::string extra;  ///< appended as it is (a command's own gauges)
 };
 
 /// The run's figures in Prometheus text exposition format: items per status, drift, duration,

@@ -1,14 +1,14 @@
 #include "proc/init_cmd.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <stdexcept>
+
+#include "proc/child_env.h"
+#include "proc/child_process.h"
 
 #include "cli/interrupt.h"
 
@@ -17,15 +17,6 @@ namespace {
 
 // More output than this cannot be one number.
 constexpr std::size_t kMaxOutput = 4096;
-
-[[noreturn]] void exec_child(const std::string& command, const std::string& sku, int out_fd) {
-  setpgid(0, 0);  // its own group, so a timeout kills everything it started
-  dup2(out_fd, STDOUT_FILENO);
-  close(out_fd);
-  setenv("STOCKCTL_SKU", sku.c_str(), 1);
-  execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-  _exit(127);
-}
 
 enum class ReadEnd { closed, timed_out, interrupted };
 
@@ -50,44 +41,27 @@ ReadEnd read_until(int fd, std::chrono::steady_clock::time_point deadline, std::
   }
 }
 
-int wait_child(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
 }  // namespace
 
 ParsedNumber run_init_cmd(const std::string& command, const std::string& sku,
                           std::chrono::steady_clock::time_point deadline) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return {0, fmt::format("--init-cmd: cannot create a pipe: {}", std::strerror(errno))};
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return {0, fmt::format("--init-cmd: cannot fork: {}", std::strerror(errno))};
-  }
-  if (pid == 0) exec_child(command, sku, fds[1]);
-  close(fds[1]);
-  setpgid(pid, pid);  // also here, so the group exists before we might kill it
+  std::vector<std::string> environment =
+      child_environment(current_environment(), {{"STOCKCTL_SKU", sku}});
   std::string out;
-  const ReadEnd end = read_until(fds[0], deadline, out);
-  close(fds[0]);
-  if (end != ReadEnd::closed) {
-    kill(-pid, SIGKILL);
-    wait_child(pid);
+  int status = 0;
+  try {
+    ChildProcess child(command, environment, false);
+    const ReadEnd end = read_until(child.stdout_fd(), deadline, out);
     if (end == ReadEnd::interrupted) return {0, "--init-cmd stopped: " + interrupt_reason()};
-    return {0, "--init-cmd still running when the init lock would expire; it was stopped"};
+    if (end == ReadEnd::timed_out || !child.wait_exit(deadline)) {
+      return {0, "--init-cmd still running when the init lock would expire; it was stopped"};
+    }
+    status = child.stop();
+  } catch (const std::runtime_error& e) {
+    return {0, fmt::format("--init-cmd: {}", e.what())};
   }
-  int status = wait_child(pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return {0, WIFEXITED(status)
-                   ? fmt::format("--init-cmd failed with exit status {}", WEXITSTATUS(status))
-                   : fmt::format("--init-cmd killed by signal {}", WTERMSIG(status))};
+  if (!exited_cleanly(status)) {
+    return {0, fmt::format("--init-cmd {}", describe_wait_status(status))};
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   ParsedNumber value = parse_stock_value(out);

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <streambuf>
 
 #include "cli/errors.h"
+#include "proc/from_cmd.h"
 #include "sources/delimited.h"
 #include "sources/json.h"
 
@@ -117,40 +119,69 @@ Source::Source(std::string path, std::optional<Format> format)
   }
 }
 
+Source::Source(SourceCommand command, std::optional<Format> format)
+    : name_("<from-cmd>"), format_(format.value_or(Format::csv)), command_(std::move(command)) {}
+
 Source::~Source() {
   if (spool_) std::fclose(spool_);
 }
 
 void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
-  if (path_ != "-") {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
-    read_records(in, format_, wanted, handler);
-    if (in.bad()) throw IoError(fmt::format("error reading {}", name_));
-    return;
-  }
-  if (stdin_read_) {
+  if (spooled_) {
     std::rewind(spool_);
     FileBuf buf(spool_);
     std::istream in(&buf);
     read_records(in, format_, wanted, handler);
     return;
   }
+  if (command_) return read_command(wanted, handler);
+  if (path_ == "-") return spool(*std::cin.rdbuf(), wanted, handler);
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
+  read_records(in, format_, wanted, handler);
+  if (in.bad()) throw IoError(fmt::format("error reading {}", name_));
+}
+
+void Source::spool(std::streambuf& input, const WantedColumns& wanted,
+                   const RecordHandler& handler) {
+  const char* what = command_ ? "the command's output" : "standard input";
   spool_ = std::tmpfile();
-  if (!spool_)
+  if (!spool_) {
     throw IoError(
-        fmt::format("cannot create a temporary file for standard input: {}", std::strerror(errno)));
-  TeeBuf tee(std::cin.rdbuf(), spool_);
+        fmt::format("cannot create a temporary file for {}: {}", what, std::strerror(errno)));
+  }
+  TeeBuf tee(&input, spool_);
   std::istream in(&tee);
   read_records(in, format_, wanted, handler);
-  // Drain what the parser did not consume, so the spool holds all of standard input.
-  while (in.get() != std::char_traits<char>::eof()) {
-  }
+  // Drain what the parser did not consume, so the spool holds all of the input.
+  in.ignore(std::numeric_limits<std::streamsize>::max());
   if (tee.failed() || std::fflush(spool_) != 0) {
     throw IoError(
-        fmt::format("cannot spool standard input to a temporary file: {}", std::strerror(errno)));
+        fmt::format("cannot spool {} to a temporary file: {}", what, std::strerror(errno)));
   }
-  stdin_read_ = true;
+  spooled_ = true;
+}
+
+void Source::read_command(const WantedColumns& wanted, const RecordHandler& handler) {
+  std::unique_ptr<CommandOutput> output;
+  try {
+    output = std::make_unique<CommandOutput>(command_->command, command_->timeout);
+  } catch (const std::runtime_error& e) {
+    throw StockctlError(ExitCode::failure, fmt::format("--from-cmd cannot be run: {}", e.what()));
+  }
+  // Whatever the output held, a command that did not succeed is the error to report: its
+  // output may be cut anywhere.
+  std::exception_ptr parse_error;
+  try {
+    spool(*output, wanted, handler);
+  } catch (const StockctlError&) {
+    parse_error = std::current_exception();
+  }
+  if (std::string failure = output->finish(); !failure.empty()) {
+    throw StockctlError(ExitCode::failure,
+                        fmt::format("--from-cmd {}; nothing was written", failure));
+  }
+  if (parse_error) std::rethrow_exception(parse_error);
 }
 
 }  // namespace stockctl

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -21,14 +22,24 @@ std::optional<Format> format_from_extension(const std::string& path);
 void read_records(std::istream& in, Format format, const WantedColumns& wanted,
                   const RecordHandler& handler);
 
-/// A source file, or standard input ("-"), that can be read more than once: validation reads
-/// it in full before anything is written, then the write pass reads it again. Standard input is
-/// copied to an anonymous temporary file during the first pass, never held in memory.
+/// A command whose standard output is the source (--from-cmd).
+struct SourceCommand {
+  std::string command;
+  std::chrono::milliseconds timeout;
+};
+
+/// A source file, standard input ("-") or a command's output, that can be read more than once:
+/// validation reads it in full before anything is written, then the write pass reads it again.
+/// Standard input and a command's output are copied to an anonymous temporary file during the
+/// first pass, never held in memory.
 class Source {
  public:
   /// Opens `path` ("-" = standard input). Throws InputError when the format cannot be told
   /// and IoError when the file cannot be opened.
   Source(std::string path, std::optional<Format> format);
+  /// Runs `command` on the first read (format: `format`, else CSV). A first read that finds the
+  /// command failed, killed or timed out throws StockctlError (exit 1), whatever its output held.
+  Source(SourceCommand command, std::optional<Format> format);
   ~Source();
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
@@ -36,15 +47,20 @@ class Source {
   /// Streams every record to `handler`. Throws IoError when reading fails.
   void read(const WantedColumns& wanted, const RecordHandler& handler);
 
-  /// The name used in messages: the path, or "<stdin>".
+  /// The name used in messages: the path, "<stdin>" or "<from-cmd>".
   const std::string& name() const { return name_; }
 
  private:
   std::string path_;
   std::string name_;
   Format format_;
-  std::FILE* spool_ = nullptr;  // standard input, once read
-  bool stdin_read_ = false;
+  std::optional<SourceCommand> command_;
+  std::FILE* spool_ = nullptr;  // standard input or the command's output, once read
+  bool spooled_ = false;
+
+  /// The first read of standard input or the command: parses it while copying it to the spool.
+  void spool(std::streambuf& input, const WantedColumns& wanted, const RecordHandler& handler);
+  void read_command(const WantedColumns& wanted, const RecordHandler& handler);
 };
 
 }  // namespace stockctl

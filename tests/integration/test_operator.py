@@ -126,10 +126,19 @@ if __name__ == "__main__":
 
 class Examples(ServerTest):
     def test_ci_smoke_script_passes(self):
-        env = dict(os.environ, STOCKCTL=STOCKCTL, STOCKCTL_URL=self.server.url)
+        env = dict(os.environ, STOCKCTL=STOCKCTL, STOCKCTL_URL=self.server.url, CI_SMOKE_DOCTOR="0")
         proc = subprocess.run(["sh", os.path.join(ROOT, "examples", "ci-smoke.sh")],
                               capture_output=True, text=True, env=env)
         self.assertEqual((proc.returncode, proc.stdout), (0, "ci-smoke: ok\n"), proc.stderr)
+
+    def test_ci_smoke_script_runs_doctor_strict_first(self):
+        # The test server keeps nothing on disk and has no replica: doctor --strict refuses it.
+        env = dict(os.environ, STOCKCTL=STOCKCTL, STOCKCTL_URL=self.server.url)
+        proc = subprocess.run(["sh", os.path.join(ROOT, "examples", "ci-smoke.sh")],
+                              capture_output=True, text=True, env=env)
+        self.assertEqual(proc.returncode, 1, proc)
+        self.assertIn("ci-smoke: doctor found a problem", proc.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
 
     def test_ci_smoke_script_catches_an_oversell(self):
         # A fake stockctl whose deduct always succeeds must make the smoke test fail.

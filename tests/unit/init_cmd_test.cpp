@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 
 using namespace stockctl;
@@ -46,4 +47,49 @@ TEST_CASE("a command still running at the deadline is stopped and fails") {
   CHECK_FALSE(n.ok());
   CHECK(n.error == "--init-cmd still running when the init lock would expire; it was stopped");
   CHECK(std::chrono::steady_clock::now() - started < 10s);
+}
+
+TEST_CASE("stockctl's secrets never reach the command") {
+  setenv("STOCKCTL_PASSWORD", "hunter2", 1);
+  setenv("REDISCLI_AUTH", "hunter3", 1);
+  setenv("PGPASSFILE", "/nowhere/.pgpass", 1);
+  ParsedNumber n = run_init_cmd(
+      "test -z \"$STOCKCTL_PASSWORD$REDISCLI_AUTH\" && test \"$PGPASSFILE\" = /nowhere/.pgpass "
+      "&& echo 1",
+      "42", soon());
+  unsetenv("STOCKCTL_PASSWORD");
+  unsetenv("REDISCLI_AUTH");
+  unsetenv("PGPASSFILE");
+  CHECK(n.ok());
+}
+
+namespace {
+
+// True once `pid` is gone or a zombie; waits at most 5 s for a kill to take effect.
+bool dies_soon(const std::string& pid) {
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string ignored, name, state;
+    if (!(stat >> ignored >> name >> state) || state == "Z" || state == "X") return true;
+    usleep(10 * 1000);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("what the command leaves running in its group is stopped with it") {
+  char dir[] = "/tmp/stockctl-initcmd-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  std::string pid_file = std::string(dir) + "/pid";
+  ParsedNumber n =
+      run_init_cmd("sleep 60 >/dev/null & echo $! > " + pid_file + "; echo 3", "42", soon());
+  CHECK(n.value == 3);
+  std::string pid;
+  std::ifstream(pid_file) >> pid;
+  REQUIRE_FALSE(pid.empty());
+  CHECK(dies_soon(pid));
+  std::remove(pid_file.c_str());
+  rmdir(dir);
 }

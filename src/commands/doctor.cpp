@@ -1,0 +1,247 @@
+// doctor: checks the server, or every node of a cluster, for what can lose, evict or corrupt
+// stock. The decisions are pure functions in core/doctor; this file only asks the nodes.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <sstream>
+
+#include "cli/errors.h"
+#include "commands/context.h"
+#include "commands/program.h"
+#include "core/doctor.h"
+#include "redis/connection.h"
+
+namespace stockctl {
+namespace {
+
+struct DoctorOptions {
+  bool scan = false;
+  bool strict = false;
+};
+
+constexpr const char* kScanCount = "1000";
+
+std::string glob_escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// "host:port" of every node CLUSTER NODES lists (the part before '@' of its address field).
+std::vector<std::string> cluster_addresses(const std::string& nodes) {
+  std::vector<std::string> out;
+  std::istringstream lines(nodes);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string id, address;
+    if (!(words >> id >> address)) continue;
+    address = address.substr(0, address.find('@'));
+    if (address.empty() || address.front() == ':') continue;  // no address known yet
+    out.push_back(address);
+  }
+  return out;
+}
+
+ConnectOptions options_for(const ConnectOptions& seed, const std::string& address) {
+  ConnectOptions options = seed;
+  std::size_t colon = address.rfind(':');
+  options.url.kind = RedisUrl::Kind::tcp;
+  options.url.host = address.substr(0, colon);
+  if (options.url.host.size() > 2 && options.url.host.front() == '[') {
+    options.url.host = options.url.host.substr(1, options.url.host.size() - 2);
+  }
+  options.url.port = std::stoi(address.substr(colon + 1));
+  return options;
+}
+
+// Calls `each` with every key a SCAN MATCH `pattern` walks over on this node.
+template <class Each>
+void scan_keys(Connection& conn, const std::string& pattern, Each each) {
+  std::string cursor = "0";
+  do {
+    Reply r = conn.command({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
+    if (r.is_error() || r.elements.size() != 2) {
+      throw StockctlError(ExitCode::failure,
+                          fmt::format("{}: SCAN failed: {}", conn.where(), describe_reply(r)));
+    }
+    cursor = r.elements[0].str;
+    each(r.elements[1].elements);
+  } while (cursor != "0");
+}
+
+class Doctor {
+ public:
+  Doctor(Context& ctx, const DoctorOptions& options, const KeyScheme& scheme)
+      : ctx_(ctx), options_(options), scheme_(scheme) {}
+
+  void check_node(const ConnectOptions& options, const std::string& node) {
+    std::unique_ptr<Connection> conn;
+    try {
+      conn = std::make_unique<Connection>(options);
+      NodeFacts facts = gather(*conn, node);
+      for (auto check :
+           {check_eviction, check_persistence, check_replication, check_cluster, check_version}) {
+        report(check(facts));
+      }
+      bool primary = facts.info["role"] != "slave";
+      if (primary) report(check_locks(node, find_locks(*conn)));
+      report(check_holds(node));
+      if (primary && options_.scan) scan_values(*conn, node);
+    } catch (const StockctlError& e) {
+      report(Finding{"connect", node, CheckStatus::fail, e.what(),
+                     "check that the node runs and that this host can reach it"});
+    }
+  }
+
+  void finish() {
+    for (const Finding& f : check_clocks(clocks_)) report(f);
+  }
+
+  const std::vector<Finding>& findings() const { return findings_; }
+
+ private:
+  NodeFacts gather(Connection& conn, const std::string& node) {
+    NodeFacts facts;
+    facts.node = node;
+    facts.info = parse_info(conn.command({"INFO"}).str);
+    static const char* const kConfig[] = {"maxmemory-policy", "maxmemory", "appendonly",
+                                          "appendfsync",      "save",      "min-replicas-to-write"};
+    for (const char* name : kConfig) conn.append({"CONFIG", "GET", name});
+    for (const char* name : kConfig) {
+      Reply r = conn.read();
+      if (r.elements.size() == 2) facts.config[name] = r.elements[1].str;
+    }
+    if (facts.info["cluster_enabled"] == "1") {
+      facts.cluster_info = conn.command({"CLUSTER", "INFO"}).str;
+      facts.cluster_nodes = conn.command({"CLUSTER", "NODES"}).str;
+    }
+    sample_clock(conn, node);
+    return facts;
+  }
+
+  void sample_clock(Connection& conn, const std::string& node) {
+    using namespace std::chrono;
+    const auto sent = steady_clock::now();
+    const auto wall = system_clock::now();
+    Reply r = conn.command({"TIME"});
+    const auto rtt = duration_cast<milliseconds>(steady_clock::now() - sent);
+    if (r.elements.size() != 2) return;
+    ClockSample s;
+    s.node = node;
+    s.server_ms = std::stoll(r.elements[0].str) * 1000 + std::stoll(r.elements[1].str) / 1000;
+    s.local_ms = duration_cast<milliseconds>((wall + rtt / 2).time_since_epoch()).count();
+    s.rtt_ms = rtt.count();
+    clocks_.push_back(s);
+  }
+
+  std::vector<LockKey> find_locks(Connection& conn) {
+    std::vector<LockKey> locks;
+    scan_keys(conn, "*lock*", [&](const std::vector<Reply>& keys) {
+      std::vector<std::string> found;
+      for (const Reply& k : keys) {
+        if (is_stockctl_lock(scheme_, k.str)) found.push_back(k.str);
+      }
+      for (const std::string& k : found) conn.append({"PTTL", k});
+      for (const std::string& k : found) locks.push_back(LockKey{k, conn.read().integer});
+    });
+    return locks;
+  }
+
+  // The GETs of one SCAN batch go out in the same pipeline as the next SCAN, so the server
+  // always has the next batch to work on.
+  void scan_values(Connection& conn, const std::string& node) {
+    const std::string pattern = glob_escape(scheme_.prefix) + "*";
+    std::size_t items = 0;
+    std::size_t corrupt = 0;
+    Reply batch = conn.command({"SCAN", "0", "MATCH", pattern, "COUNT", kScanCount});
+    for (;;) {
+      if (batch.is_error() || batch.elements.size() != 2) {
+        throw StockctlError(ExitCode::failure, fmt::format("{}: SCAN failed: {}", conn.where(),
+                                                           describe_reply(batch)));
+      }
+      const std::string cursor = batch.elements[0].str;
+      std::vector<std::string> stock_keys;
+      for (const Reply& k : batch.elements[1].elements) {
+        if (sku_of_stock_key(scheme_, k.str)) stock_keys.push_back(k.str);
+      }
+      for (const std::string& k : stock_keys) conn.append({"GET", k});
+      if (cursor != "0") conn.append({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
+      for (const std::string& k : stock_keys) {
+        Reply r = conn.read();
+        ++items;
+        bool wrong_type = r.is_error() && r.error_code() == "WRONGTYPE";
+        if (auto f = check_value(node, k, r.string_or_nil(), wrong_type)) {
+          ++corrupt;
+          report(*f);
+        }
+      }
+      if (cursor == "0") break;
+      batch = conn.read();
+    }
+    report(Finding{"values", node, corrupt ? CheckStatus::fail : CheckStatus::ok,
+                   fmt::format("{} items read, {} corrupt", items, corrupt),
+                   corrupt ? "see the values findings above" : ""});
+  }
+
+  void report(const Finding& f) {
+    nlohmann::ordered_json line;
+    line["op"] = "doctor";
+    line["check"] = f.check;
+    line["node"] = f.node;
+    line["status"] = check_status_name(f.status);
+    line["detail"] = f.detail;
+    line["hint"] =
+        f.hint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(f.hint);
+    ctx_.out().write(line);
+    findings_.push_back(f);
+  }
+
+  Context& ctx_;
+  const DoctorOptions& options_;
+  const KeyScheme& scheme_;
+  std::vector<ClockSample> clocks_;
+  std::vector<Finding> findings_;
+};
+
+ExitCode run_doctor(Program& program, const DoctorOptions& options) {
+  Context ctx(program);
+  const ConnectOptions seed = connect_options(program.common);
+  Doctor doctor(ctx, options, ctx.scheme());
+  std::vector<std::string> nodes;
+  if (program.common.cluster) {
+    Connection conn(seed);
+    Reply r = conn.command({"CLUSTER", "NODES"});
+    if (r.is_error()) {
+      throw StockctlError(ExitCode::failure,
+                          fmt::format("{}: CLUSTER NODES: {}", conn.where(), r.str));
+    }
+    nodes = cluster_addresses(r.str);
+  }
+  if (nodes.empty()) {
+    doctor.check_node(seed, describe_endpoint(seed.url));
+  } else {
+    for (const std::string& node : nodes) doctor.check_node(options_for(seed, node), node);
+  }
+  doctor.finish();
+  program.extra_metrics = render_doctor_metrics(doctor.findings());
+  return doctor_exit_status(doctor.findings(), options.strict) ? ExitCode::failure : ExitCode::ok;
+}
+
+}  // namespace
+
+void setup_doctor(CLI::App& app, Program& program) {
+  auto o = std::make_shared<DoctorOptions>();
+  CLI::App* sub =
+      app.add_subcommand("doctor", "check the server(s) for what can lose, evict or corrupt stock");
+  sub->add_flag("--scan", o->scan, "also read every item and report corrupt values");
+  sub->add_flag("--strict", o->strict, "exit 1 on warnings too");
+  add_common_footer(*sub);
+  sub->callback([&program, o] { program.run = [&program, o] { return run_doctor(program, *o); }; });
+}
+
+}  // namespace stockctl

@@ -1,0 +1,380 @@
+#include "core/doctor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/quantity.h"
+
+namespace stockctl {
+namespace {
+
+std::string get(const std::map<std::string, std::string>& m, const std::string& key) {
+  auto it = m.find(key);
+  return it == m.end() ? std::string() : it->second;
+}
+
+long long to_number(const std::string& text) {
+  try {
+    return std::stoll(text);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Finding finding(const std::string& check, const std::string& node, CheckStatus status,
+                std::string detail, std::string hint = {}) {
+  return Finding{check, node, status, std::move(detail),
+                 status == CheckStatus::ok ? std::string() : std::move(hint)};
+}
+
+// "keys=10,expires=2,avg_ttl=0" -> the expires count.
+long long expires_of(const std::string& keyspace_line) {
+  auto at = keyspace_line.find("expires=");
+  return at == std::string::npos ? 0 : to_number(keyspace_line.substr(at + 8));
+}
+
+long long keys_with_expiry(const NodeFacts& facts) {
+  long long total = 0;
+  for (const auto& [field, value] : facts.info) {
+    if (starts_with(field, "db") && field.size() > 2 && std::isdigit(field[2])) {
+      total += expires_of(value);
+    }
+  }
+  return total;
+}
+
+// The `[slot->-id]` (migrating) and `[slot-<-id]` (importing) marks on this node's own line.
+std::vector<std::string> open_migrations(const std::string& cluster_nodes) {
+  std::istringstream lines(cluster_nodes);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    for (std::string w; words >> w;) fields.push_back(w);
+    if (fields.size() < 3 || fields[2].find("myself") == std::string::npos) continue;
+    std::vector<std::string> out;
+    for (std::size_t i = 8; i < fields.size(); ++i) {
+      const std::string& f = fields[i];
+      if (f.size() < 2 || f.front() != '[') continue;
+      bool migrating = f.find("->-") != std::string::npos;
+      std::string slot = f.substr(1, f.find('-') - 1);
+      std::string peer = f.substr(f.find(migrating ? "->-" : "-<-") + 3, 8);
+      out.push_back(migrating ? fmt::format("slot {} migrating to {}", slot, peer)
+                              : fmt::format("slot {} importing from {}", slot, peer));
+    }
+    return out;
+  }
+  return {};
+}
+
+// 'text' for a shell, with embedded single quotes closed, escaped and reopened.
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+}  // namespace
+
+const char* check_status_name(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok:
+      return "ok";
+    case CheckStatus::warn:
+      return "warn";
+    case CheckStatus::fail:
+      return "fail";
+  }
+  return "fail";
+}
+
+std::map<std::string, std::string> parse_info(std::string_view text) {
+  std::map<std::string, std::string> out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    std::string_view line = text.substr(start, end == std::string_view::npos ? end : end - start);
+    start = end == std::string_view::npos ? text.size() : end + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    std::size_t colon = line.find(':');
+    if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
+    out[std::string(line.substr(0, colon))] = std::string(line.substr(colon + 1));
+  }
+  return out;
+}
+
+Finding check_eviction(const NodeFacts& f) {
+  const std::string policy = get(f.config, "maxmemory-policy");
+  const long long maxmemory = to_number(get(f.config, "maxmemory"));
+  const std::string evicted = get(f.info, "evicted_keys");
+  const char* hint =
+      "CONFIG SET maxmemory-policy noeviction (and in redis.conf): a full server then refuses "
+      "writes instead of dropping stock keys";
+  if (starts_with(policy, "allkeys-")) {
+    if (maxmemory > 0) {
+      return finding("eviction", f.node, CheckStatus::fail,
+                     fmt::format("maxmemory-policy {} with maxmemory {}: stock keys are evicted "
+                                 "under memory pressure, then read as missing ({} keys evicted "
+                                 "so far)",
+                                 policy, maxmemory, evicted.empty() ? "0" : evicted),
+                     hint);
+    }
+    return finding("eviction", f.node, CheckStatus::warn,
+                   fmt::format("maxmemory-policy {}: stock keys will be evicted once a maxmemory "
+                               "is set",
+                               policy),
+                   hint);
+  }
+  if (starts_with(policy, "volatile-")) {
+    long long expiring = keys_with_expiry(f);
+    if (expiring > 0) {
+      return finding("eviction", f.node, CheckStatus::warn,
+                     fmt::format("maxmemory-policy {}: {} keys have an expiry and can be "
+                                 "evicted (stock keys written with --ttl among them)",
+                                 policy, expiring),
+                     hint);
+    }
+    return finding("eviction", f.node, CheckStatus::ok,
+                   fmt::format("maxmemory-policy {}; no key has an expiry", policy));
+  }
+  return finding("eviction", f.node, CheckStatus::ok,
+                 fmt::format("maxmemory-policy {}", policy.empty() ? "unknown" : policy));
+}
+
+Finding check_persistence(const NodeFacts& f) {
+  const bool aof = get(f.config, "appendonly") == "yes";
+  const std::string save = get(f.config, "save");
+  if (!aof && save.empty()) {
+    return finding("persistence", f.node, CheckStatus::warn,
+                   "neither AOF nor RDB snapshots: a restart loses every item",
+                   "CONFIG SET appendonly yes (and in redis.conf), or plan a rebuild after every "
+                   "restart");
+  }
+  std::vector<std::string> kinds;
+  if (aof) kinds.push_back(fmt::format("AOF (appendfsync {})", get(f.config, "appendfsync")));
+  if (!save.empty()) kinds.push_back(fmt::format("RDB snapshots (save {})", save));
+  return finding("persistence", f.node, CheckStatus::ok, join(kinds, ", "));
+}
+
+Finding check_replication(const NodeFacts& f) {
+  const std::string role = get(f.info, "role");
+  if (role == "slave") {
+    const std::string link = get(f.info, "master_link_status");
+    const std::string primary =
+        fmt::format("{}:{}", get(f.info, "master_host"), get(f.info, "master_port"));
+    if (link != "up") {
+      return finding("replication", f.node, CheckStatus::warn,
+                     fmt::format("replica of {} with its link {}", primary, link),
+                     "check the replica's log and its network path to the primary");
+    }
+    return finding("replication", f.node, CheckStatus::ok,
+                   fmt::format("replica of {}, link up", primary));
+  }
+  const long long replicas = to_number(get(f.info, "connected_slaves"));
+  const std::string min_replicas = get(f.config, "min-replicas-to-write");
+  if (replicas == 0) {
+    return finding("replication", f.node, CheckStatus::warn,
+                   "no replica: every item lives on this one server",
+                   "add a replica, and set min-replicas-to-write 1 so that a write no replica "
+                   "receives is refused (or run stockctl with --wait-replicas)");
+  }
+  std::vector<std::string> down;
+  for (long long i = 0; i < replicas; ++i) {
+    std::string line = get(f.info, fmt::format("slave{}", i));
+    if (line.find("state=online") == std::string::npos) down.push_back(line);
+  }
+  if (!down.empty()) {
+    return finding(
+        "replication", f.node, CheckStatus::warn,
+        fmt::format("{} of {} replicas not online: {}", down.size(), replicas, join(down, "; ")),
+        "check the replicas' logs and their network path to this primary");
+  }
+  return finding("replication", f.node, CheckStatus::ok,
+                 fmt::format("{} replicas online; min-replicas-to-write {}", replicas,
+                             min_replicas.empty() ? "0" : min_replicas));
+}
+
+Finding check_cluster(const NodeFacts& f) {
+  if (!f.cluster_info) return finding("cluster", f.node, CheckStatus::ok, "not a cluster");
+  auto info = parse_info(*f.cluster_info);
+  std::vector<std::string> problems;
+  if (get(info, "cluster_state") != "ok") {
+    problems.push_back(fmt::format("cluster_state {}", get(info, "cluster_state")));
+  }
+  long long assigned = to_number(get(info, "cluster_slots_assigned"));
+  if (assigned < 16384) problems.push_back(fmt::format("{} slots not covered", 16384 - assigned));
+  for (const std::string& m : open_migrations(f.cluster_nodes.value_or(""))) problems.push_back(m);
+  if (problems.empty()) {
+    return finding("cluster", f.node, CheckStatus::ok,
+                   fmt::format("cluster_state ok, 16384 slots covered, {} known nodes",
+                               get(info, "cluster_known_nodes")));
+  }
+  return finding("cluster", f.node, CheckStatus::fail, join(problems, "; "),
+                 fmt::format("run redis-cli --cluster fix {} (then redis-cli --cluster check {})",
+                             f.node, f.node));
+}
+
+Finding check_version(const NodeFacts& f) {
+  const std::string version = get(f.info, "redis_version");
+  int major = 0;
+  int minor = 0;
+  char dot = 0;
+  std::istringstream in(version);
+  if (!(in >> major >> dot >> minor) || dot != '.') {
+    return finding("version", f.node, CheckStatus::warn, "the server did not say its version",
+                   "run INFO server on the node");
+  }
+  if (major < 6 || (major == 6 && minor < 2)) {
+    return finding("version", f.node, CheckStatus::warn,
+                   fmt::format("Redis {}: older than 6.2, which stockctl is not tested with "
+                               "(init --force falls back to its put script)",
+                               version),
+                   "upgrade to Redis 6.2 or later (stockctl is tested with 7.0)");
+  }
+  return finding("version", f.node, CheckStatus::ok, fmt::format("Redis {}", version));
+}
+
+bool is_stockctl_lock(const KeyScheme& scheme, std::string_view key) {
+  if (key == rebuild_lock_key(scheme)) return true;
+  if (!ends_with(key, ":lock")) return false;
+  std::string_view base = key.substr(0, key.size() - 5);
+  if (sku_of_stock_key(scheme, base)) return true;
+  return base.size() > 2 && base.front() == '{' && base.back() == '}' &&
+         sku_of_stock_key(scheme, base.substr(1, base.size() - 2)).has_value();
+}
+
+Finding check_locks(const std::string& node, const std::vector<LockKey>& locks) {
+  std::vector<std::string> forever;
+  for (const LockKey& lock : locks) {
+    if (lock.pttl_ms == -1) forever.push_back(lock.key);
+  }
+  if (forever.empty()) {
+    return finding("locks", node, CheckStatus::ok,
+                   fmt::format("{} locks held, each with an expiry", locks.size()));
+  }
+  std::vector<std::string> shown = forever;
+  if (shown.size() > 5) shown.resize(5);
+  return finding(
+      "locks", node, CheckStatus::fail,
+      fmt::format("{} locks without an expiry, each blocking its item (or every rebuild) "
+                  "forever: {}{}",
+                  forever.size(), join(shown, ", "), forever.size() > shown.size() ? ", ..." : ""),
+      fmt::format("make sure no stockctl is running, then redis-cli -h {} -p {} DEL {}",
+                  node.substr(0, node.rfind(':')), node.substr(node.rfind(':') + 1),
+                  shell_quote(forever.front())));
+}
+
+Finding check_holds(const std::string& node) {
+  return finding("holds", node, CheckStatus::ok,
+                 "this version of stockctl writes no holds: nothing to return");
+}
+
+std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples) {
+  std::vector<Finding> out;
+  if (samples.size() < 2) {
+    for (const ClockSample& s : samples) {
+      out.push_back(finding("clock", s.node, CheckStatus::ok, "one node: nothing to compare"));
+    }
+    return out;
+  }
+  // Each node against the (lower) median offset from the local clock: one node off is named,
+  // and of two nodes apart the later one is.
+  std::vector<std::int64_t> offsets;
+  std::int64_t slack = 0;
+  for (const ClockSample& s : samples) {
+    offsets.push_back(s.server_ms - s.local_ms);
+    slack = std::max(slack, s.rtt_ms);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  const std::int64_t median = offsets[(offsets.size() - 1) / 2];
+  for (const ClockSample& sample : samples) {
+    const std::int64_t off = sample.server_ms - sample.local_ms - median;
+    const std::int64_t apart = off < 0 ? -off : off;
+    if (apart > 1000 + slack) {
+      out.push_back(finding(
+          "clock", sample.node, CheckStatus::warn,
+          fmt::format("clock {} ms {} the other nodes'", apart, off > 0 ? "ahead of" : "behind"),
+          "synchronise the nodes' clocks (NTP, chrony): holds expire by "
+          "server time"));
+    } else {
+      out.push_back(finding("clock", sample.node, CheckStatus::ok,
+                            fmt::format("within {} ms of the other nodes'", apart)));
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> sku_of_stock_key(const KeyScheme& scheme, std::string_view key) {
+  if (!starts_with(key, scheme.prefix)) return std::nullopt;
+  std::string_view rest = key.substr(scheme.prefix.size());
+  if (scheme.hashtag) {
+    if (rest.size() < 3 || rest.front() != '{' || rest.back() != '}') return std::nullopt;
+    rest = rest.substr(1, rest.size() - 2);
+  }
+  std::string sku(rest);
+  if (!validate_sku(sku, scheme).empty()) return std::nullopt;
+  return sku;
+}
+
+std::optional<Finding> check_value(const std::string& node, const std::string& key,
+                                   const std::optional<std::string>& value, bool wrong_type) {
+  const char* hint = "look at the item's history, then set it: stockctl init SKU VALUE --force";
+  if (wrong_type) {
+    return finding("values", node, CheckStatus::fail, fmt::format("{} is not a string key", key),
+                   hint);
+  }
+  if (!value || parse_stored_value(*value)) return std::nullopt;
+  std::string shown = value->size() > 40 ? value->substr(0, 40) + "..." : *value;
+  return finding("values", node, CheckStatus::fail,
+                 fmt::format("{} holds '{}', not a stock value", key, shown), hint);
+}
+
+int doctor_exit_status(const std::vector<Finding>& findings, bool strict) {
+  for (const Finding& f : findings) {
+    if (f.status == CheckStatus::fail || (strict && f.status == CheckStatus::warn)) return 1;
+  }
+  return 0;
+}
+
+std::string render_doctor_metrics(const std::vector<Finding>& findings) {
+  // The worst status of each check on each node, in the order first seen.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, CheckStatus> worst;
+  for (const Finding& f : findings) {
+    auto key = std::make_pair(f.check, f.node);
+    auto [it, fresh] = worst.emplace(key, f.status);
+    if (fresh) {
+      order.push_back(key);
+    } else {
+      it->second = std::max(it->second, f.status);
+    }
+  }
+  std::string out =
+      "# HELP stockctl_doctor_check 1 for the status each doctor check had on each node\n"
+      "# TYPE stockctl_doctor_check gauge\n";
+  for (const auto& key : order) {
+    for (CheckStatus s : {CheckStatus::ok, CheckStatus::warn, CheckStatus::fail}) {
+      out += fmt::format("stockctl_doctor_check{{check=\"{}\",node=\"{}\",status=\"{}\"}} {}\n",
+                         key.first, key.second, check_status_name(s), worst[key] == s ? 1 : 0);
+    }
+  }
+  return out;
+}
+
+}  // namespace stockctl

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/sku.h"
+
+namespace stockctl {
+
+/// How a doctor check came out on one node.
+enum class CheckStatus { ok, warn, fail };
+
+/// "ok", "warn" or "fail".
+const char* check_status_name(CheckStatus status);
+
+/// One line of doctor's report.
+struct Finding {
+  std::string check;  ///< eviction, persistence, replication, cluster, version, locks, holds,
+                      ///< clock, values, connect
+  std::string node;   ///< "host:port"
+  CheckStatus status = CheckStatus::ok;
+  std::string detail;
+  std::string hint;  ///< what to do; "" when nothing
+};
+
+/// `INFO` text as field -> value ("# Section" lines and blank lines skipped).
+std::map<std::string, std::string> parse_info(std::string_view text);
+
+/// What doctor learned from one node: its INFO, the CONFIG values it asked for, and (on a
+/// cluster) its own CLUSTER INFO and CLUSTER NODES.
+struct NodeFacts {
+  std::string node;
+  std::map<std::string, std::string> info;
+  std::map<std::string, std::string> config;  ///< maxmemory-policy, maxmemory, appendonly, save,
+                                              ///< min-replicas-to-write
+  std::optional<std::string> cluster_info;    ///< absent when not a cluster
+  std::optional<std::string> cluster_nodes;
+};
+
+/// eviction: allkeys-* with a maxmemory fails (stock keys can be evicted), volatile-* warns
+/// while keys have expiries, noeviction is ok.
+Finding check_eviction(const NodeFacts& facts);
+/// persistence: neither AOF nor RDB snapshots warns (a restart loses every item).
+Finding check_persistence(const NodeFacts& facts);
+/// replication: a primary without replicas, or a replica whose link is down, warns.
+Finding check_replication(const NodeFacts& facts);
+/// cluster: a state other than ok, uncovered slots, or slots this node has left migrating or
+/// importing fail, with the redis-cli --cluster fix hint. Not a cluster: ok.
+Finding check_cluster(const NodeFacts& facts);
+/// version: below 6.2 warns.
+Finding check_version(const NodeFacts& facts);
+
+/// A lock key doctor found, with its PTTL (-1: no expiry).
+struct LockKey {
+  std::string key;
+  long long pttl_ms = 0;
+};
+/// True when `key` is an init lock of an item under `scheme`, or its rebuild run lock.
+bool is_stockctl_lock(const KeyScheme& scheme, std::string_view key);
+/// locks: any lock without an expiry fails (it would block its item, or every rebuild, forever).
+Finding check_locks(const std::string& node, const std::vector<LockKey>& locks);
+
+/// holds: this version of stockctl writes no holds, so there is nothing to return.
+Finding check_holds(const std::string& node);
+
+/// One node's TIME reply set against the local clock: `server_ms` is the node's time,
+/// `local_ms` the local time halfway through the round trip, `rtt_ms` the round trip.
+struct ClockSample {
+  std::string node;
+  std::int64_t server_ms = 0;
+  std::int64_t local_ms = 0;
+  std::int64_t rtt_ms = 0;
+};
+/// clock: node clocks more than 1 s apart (beyond what the round trips can explain) warn, since
+/// holds expire by server time. One finding per node; fewer than two nodes are ok.
+std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples);
+
+/// The item id of a stock key under `scheme`; nullopt for companion and foreign keys.
+std::optional<std::string> sku_of_stock_key(const KeyScheme& scheme, std::string_view key);
+/// values (doctor --scan): a stored value that is not -1 or 0..2^53-1 (or not a string at all:
+/// `wrong_type`) fails; nullopt when the value is fine.
+std::optional<Finding> check_value(const std::string& node, const std::string& key,
+                                   const std::optional<std::string>& value, bool wrong_type);
+
+/// Exit status of a doctor run: 1 when a check failed (or warned, with `strict`), else 0.
+int doctor_exit_status(const std::vector<Finding>& findings, bool strict);
+
+/// The findings as gauges for the node_exporter textfile collector:
+/// stockctl_doctor_check{check,node,status} is 1 for the worst status each check had on each
+/// node, 0 for the other two.
+std::string render_doctor_metrics(const std::vector<Finding>& findings);
+
+}  // namespace stockctl

@@ -1,0 +1,182 @@
+"""doctor against real servers configured each bad way (and one good way)."""
+
+import os
+import time
+import unittest
+
+from harness import RedisCluster, RedisServer, clean_env, free_port, keyslot, run
+
+
+def findings(res):
+    """{check: [finding, ...]} of a doctor run."""
+    out = {}
+    for line in res.lines:
+        assert line["op"] == "doctor", line
+        assert set(line) == {"op", "check", "node", "status", "detail", "hint"}, line
+        out.setdefault(line["check"], []).append(line)
+    return out
+
+
+def statuses(res, check):
+    return [f["status"] for f in findings(res)[check]]
+
+
+class DoctorTest(unittest.TestCase):
+    def setUp(self):
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            s.stop()
+        self.servers = []
+
+    def server(self, *args, **kw):
+        s = RedisServer(*args, **kw)
+        self.servers.append(s)
+        return s
+
+    def doctor(self, server, *args):
+        return run("doctor", "--url", server.url, *args)
+
+
+class Standalone(DoctorTest):
+    def test_a_persistent_primary_with_a_replica_passes_strict(self):
+        primary = self.server(persist=True)
+        replica = self.server("--replicaof", "127.0.0.1", str(primary.port), persist=True)
+        deadline = time.monotonic() + 30
+        c = primary.client()
+        while "slave0:" not in c("INFO", "replication") or "state=online" not in c("INFO", "replication"):
+            self.assertLess(time.monotonic(), deadline, "the replica never came online")
+            time.sleep(0.05)  # waiting for the replica's sync, bounded by the deadline
+        c.close()
+        res = self.doctor(primary, "--strict")
+        self.assertEqual(res.rc, 0, res)
+        got = findings(res)
+        self.assertEqual(sorted(got), ["clock", "cluster", "eviction", "holds", "locks", "persistence",
+                                       "replication", "version"])
+        self.assertTrue(all(f["status"] == "ok" and f["hint"] is None for fs in got.values() for f in fs), res)
+        self.assertEqual(got["cluster"][0]["detail"], "not a cluster")
+        self.assertIn("holds", got["holds"][0]["detail"])
+        self.assertEqual(got["eviction"][0]["node"], "127.0.0.1:%d" % primary.port)
+        replica_res = self.doctor(replica)
+        self.assertEqual(findings(replica_res)["replication"][0]["detail"],
+                         "replica of 127.0.0.1:%d, link up" % primary.port)
+
+    def test_no_persistence_warns_and_strict_fails(self):
+        server = self.server()
+        res = self.doctor(server)
+        self.assertEqual(res.rc, 0, res)
+        persistence = findings(res)["persistence"][0]
+        self.assertEqual(persistence["status"], "warn")
+        self.assertIn("a restart loses every item", persistence["detail"])
+        self.assertIn("appendonly yes", persistence["hint"])
+        self.assertEqual(self.doctor(server, "--strict").rc, 1)
+
+    def test_allkeys_lru_that_really_evicts_stock_keys_fails(self):
+        server = self.server("--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru")
+        path = os.path.join(server.dir, "stock.csv")
+        with open(path, "w") as f:
+            f.write("sku,stock\n")
+            f.writelines("item-%d,%d\n" % (i, i) for i in range(50000))
+        loaded = run("init", "--file", path, "--url", server.url)
+        self.assertEqual((loaded.rc, loaded.one["counts"]["ok"]), (0, 50000), loaded)
+        c = server.client()
+        self.assertLess(c("DBSIZE"), 50000)  # stock keys written "ok" are gone
+        c.close()
+        res = self.doctor(server)
+        self.assertEqual(res.rc, 1, res)
+        eviction = findings(res)["eviction"][0]
+        self.assertEqual(eviction["status"], "fail")
+        self.assertIn("allkeys-lru with maxmemory 2097152", eviction["detail"])
+        self.assertIn("noeviction", eviction["hint"])
+
+    def test_lock_without_expiry_fails(self):
+        server = self.server()
+        c = server.client()
+        c("SET", "stock:{a}:lock", "token", "PX", "60000")
+        c("SET", "other:{b}:lock", "not ours")
+        self.assertEqual(statuses(self.doctor(server), "locks"), ["ok"])
+        c("SET", "stock:{b}:lock", "token")
+        res = self.doctor(server)
+        self.assertEqual((res.rc, statuses(res, "locks")), (1, ["fail"]), res)
+        lock = findings(res)["locks"][0]
+        self.assertIn("stock:{b}:lock", lock["detail"])
+        self.assertNotIn("stock:{a}:lock", lock["detail"])
+        self.assertIn("DEL 'stock:{b}:lock'", lock["hint"])
+        c("DEL", "stock:{b}:lock")
+        c("SET", "stockctl:rebuild-lock:stock:", "token")
+        res = self.doctor(server)
+        self.assertEqual((res.rc, statuses(res, "locks")), (1, ["fail"]), res)
+        self.assertEqual(statuses(self.doctor(server, "--prefix", "other:"), "locks"), ["fail"])
+        c.close()
+
+    def test_scan_reports_each_corrupt_value(self):
+        server = self.server()
+        c = server.client()
+        c("MSET", "stock:{good}", "5", "stock:{free}", "-1", "stock:{bad}", "abc", "stock:{neg}", "-5",
+          "stock:{good}:lock", "x")
+        c("LPUSH", "stock:{list}", "1")
+        c.close()
+        self.assertNotIn("values", findings(self.doctor(server)))
+        res = self.doctor(server, "--scan")
+        self.assertEqual(res.rc, 1, res)
+        values = findings(res)["values"]
+        bad = sorted(f["detail"] for f in values if f["detail"].startswith("stock:"))
+        self.assertEqual(bad, ["stock:{bad} holds 'abc', not a stock value",
+                               "stock:{list} is not a string key",
+                               "stock:{neg} holds '-5', not a stock value"])
+        self.assertEqual(values[-1]["detail"], "5 items read, 3 corrupt")
+
+    def test_metrics_file_has_a_gauge_per_check_node_and_status(self):
+        server = self.server()
+        path = os.path.join(server.dir, "doctor.prom")
+        res = self.doctor(server, "--metrics-file", path)
+        self.assertEqual(res.rc, 0, res)
+        with open(path) as f:
+            text = f.read()
+        node = "127.0.0.1:%d" % server.port
+        self.assertIn('stockctl_doctor_check{check="persistence",node="%s",status="warn"} 1\n' % node, text)
+        self.assertIn('stockctl_doctor_check{check="persistence",node="%s",status="ok"} 0\n' % node, text)
+        self.assertIn('stockctl_doctor_check{check="eviction",node="%s",status="ok"} 1\n' % node, text)
+        self.assertIn('stockctl_last_exit_code{op="doctor"} 0\n', text)
+
+    def test_unreachable_server_is_a_failure(self):
+        res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(statuses(res, "connect"), ["fail"])
+
+
+class Cluster(DoctorTest):
+    def test_a_slot_left_migrating_fails_on_both_nodes(self):
+        cluster = RedisCluster(primaries=3, replicas_per_primary=0)
+        self.servers = cluster.nodes
+        ids = {}
+        for n in cluster.nodes:
+            c = n.client()
+            ids[n.port] = c("CLUSTER", "MYID")
+            c.close()
+        res = run("doctor", "--url", cluster.url, "--cluster")
+        self.assertEqual(len(findings(res)["cluster"]), 3, res)
+        self.assertEqual(statuses(res, "cluster"), ["ok"] * 3, res)
+        self.assertEqual(statuses(res, "clock"), ["ok"] * 3, res)
+        slot = keyslot("stock:{42}")
+        router = cluster.client()
+        owner = router.node_port("stock:{42}")
+        router.close()
+        target = next(p for p in ids if p != owner)
+        nodes = {n.port: n for n in cluster.nodes}
+        for port, args in ((owner, ("MIGRATING", ids[target])), (target, ("IMPORTING", ids[owner]))):
+            c = nodes[port].client()
+            c("CLUSTER", "SETSLOT", slot, *args)
+            c.close()
+        res = run("doctor", "--url", cluster.url, "--cluster")
+        self.assertEqual(res.rc, 1, res)
+        by_node = {f["node"]: f for f in findings(res)["cluster"]}
+        migrating = by_node["127.0.0.1:%d" % owner]
+        self.assertEqual(migrating["status"], "fail")
+        self.assertEqual(migrating["detail"], "slot %d migrating to %s" % (slot, ids[target][:8]))
+        self.assertEqual(migrating["hint"], "run redis-cli --cluster fix 127.0.0.1:%d (then redis-cli "
+                         "--cluster check 127.0.0.1:%d)" % (owner, owner))
+        self.assertEqual(by_node["127.0.0.1:%d" % target]["detail"],
+                         "slot %d importing from %s" % (slot, ids[owner][:8]))
+        self.assertEqual(sorted(f["status"] for f in by_node.values()), ["fail", "fail", "ok"])

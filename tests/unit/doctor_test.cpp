@@ -1,0 +1,167 @@
+#include "core/doctor.h"
+
+#include <doctest/doctest.h>
+
+using namespace stockctl;
+
+namespace {
+
+NodeFacts facts(std::map<std::string, std::string> info,
+                std::map<std::string, std::string> config = {}) {
+  NodeFacts f;
+  f.node = "10.0.0.1:6379";
+  f.info = std::move(info);
+  f.config = std::move(config);
+  return f;
+}
+
+const KeyScheme kTagged{"stock:", true};
+const KeyScheme kClassic{"redis_key:stock:", false};
+
+}  // namespace
+
+TEST_CASE("INFO text is read field by field") {
+  auto info = parse_info(
+      "# Server\r\nredis_version:7.0.15\r\n\r\n# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=0\r\n");
+  CHECK(info.at("redis_version") == "7.0.15");
+  CHECK(info.at("db0") == "keys=3,expires=1,avg_ttl=0");
+  CHECK(info.size() == 2);
+}
+
+TEST_CASE("eviction: allkeys with a maxmemory fails, volatile warns while keys expire") {
+  auto lru = facts({{"evicted_keys", "12"}},
+                   {{"maxmemory-policy", "allkeys-lru"}, {"maxmemory", "3145728"}});
+  Finding f = check_eviction(lru);
+  CHECK(f.status == CheckStatus::fail);
+  CHECK(f.detail.find("12 keys evicted") != std::string::npos);
+  CHECK(f.hint.find("noeviction") != std::string::npos);
+  CHECK(
+      check_eviction(facts({}, {{"maxmemory-policy", "allkeys-lfu"}, {"maxmemory", "0"}})).status ==
+      CheckStatus::warn);
+  auto volatile_policy = std::map<std::string, std::string>{{"maxmemory-policy", "volatile-ttl"},
+                                                            {"maxmemory", "100"}};
+  CHECK(check_eviction(facts({{"db0", "keys=5,expires=2,avg_ttl=9"}}, volatile_policy)).status ==
+        CheckStatus::warn);
+  CHECK(check_eviction(facts({{"db0", "keys=5,expires=0,avg_ttl=0"}}, volatile_policy)).status ==
+        CheckStatus::ok);
+  Finding ok = check_eviction(facts({}, {{"maxmemory-policy", "noeviction"}}));
+  CHECK(ok.status == CheckStatus::ok);
+  CHECK(ok.hint.empty());
+}
+
+TEST_CASE("persistence: neither AOF nor RDB warns") {
+  CHECK(check_persistence(facts({}, {{"appendonly", "no"}, {"save", ""}})).status ==
+        CheckStatus::warn);
+  CHECK(check_persistence(facts({}, {{"appendonly", "yes"}, {"save", ""}})).status ==
+        CheckStatus::ok);
+  CHECK(check_persistence(facts({}, {{"appendonly", "no"}, {"save", "3600 1"}})).status ==
+        CheckStatus::ok);
+}
+
+TEST_CASE("replication: no replica or a replica not online warns") {
+  CHECK(check_replication(facts({{"role", "master"}, {"connected_slaves", "0"}})).status ==
+        CheckStatus::warn);
+  CHECK(check_replication(facts({{"role", "master"},
+                                 {"connected_slaves", "1"},
+                                 {"slave0", "ip=10.0.0.2,port=6379,state=online,offset=1,lag=0"}}))
+            .status == CheckStatus::ok);
+  CHECK(check_replication(facts({{"role", "master"},
+                                 {"connected_slaves", "1"},
+                                 {"slave0", "ip=10.0.0.2,port=6379,state=wait_bgsave"}}))
+            .status == CheckStatus::warn);
+  CHECK(check_replication(facts({{"role", "slave"}, {"master_link_status", "down"}})).status ==
+        CheckStatus::warn);
+}
+
+TEST_CASE("cluster: a slot left migrating fails with the fix hint") {
+  NodeFacts f = facts({});
+  f.cluster_info = "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_known_nodes:3\r\n";
+  f.cluster_nodes =
+      "aaaa1111bbbb 10.0.0.1:6379@16379 myself,master - 0 0 1 connected 0-5460 "
+      "[42->-cccc3333dddd] [7000-<-eeee5555ffff]\n"
+      "cccc3333dddd 10.0.0.2:6379@16379 master - 0 0 2 connected 5461-10922\n";
+  Finding bad = check_cluster(f);
+  CHECK(bad.status == CheckStatus::fail);
+  CHECK(bad.detail == "slot 42 migrating to cccc3333; slot 7000 importing from eeee5555");
+  CHECK(bad.hint ==
+        "run redis-cli --cluster fix 10.0.0.1:6379 (then redis-cli --cluster check "
+        "10.0.0.1:6379)");
+  f.cluster_nodes = "aaaa1111bbbb 10.0.0.1:6379@16379 myself,master - 0 0 1 connected 0-5460\n";
+  CHECK(check_cluster(f).status == CheckStatus::ok);
+  f.cluster_info = "cluster_state:fail\r\ncluster_slots_assigned:16000\r\n";
+  CHECK(check_cluster(f).detail == "cluster_state fail; 384 slots not covered");
+  CHECK(check_cluster(facts({})).detail == "not a cluster");
+}
+
+TEST_CASE("version: below 6.2 warns") {
+  CHECK(check_version(facts({{"redis_version", "6.0.16"}})).status == CheckStatus::warn);
+  CHECK(check_version(facts({{"redis_version", "5.0.7"}})).status == CheckStatus::warn);
+  CHECK(check_version(facts({{"redis_version", "6.2.0"}})).status == CheckStatus::ok);
+  CHECK(check_version(facts({{"redis_version", "7.0.15"}})).status == CheckStatus::ok);
+  CHECK(check_version(facts({})).status == CheckStatus::warn);
+}
+
+TEST_CASE("locks: init and run locks are told from other keys; no expiry fails") {
+  CHECK(is_stockctl_lock(kTagged, "stock:{42}:lock"));
+  CHECK(is_stockctl_lock(kTagged, "stockctl:rebuild-lock:stock:"));
+  CHECK_FALSE(is_stockctl_lock(kTagged, "other:{42}:lock"));
+  CHECK_FALSE(is_stockctl_lock(kTagged, "stock:{42}:lockout"));
+  CHECK(is_stockctl_lock(kClassic, "{redis_key:stock:42}:lock"));
+  std::vector<LockKey> held{{"stock:{1}:lock", 5000}, {"stock:{2}:lock", -1}};
+  Finding f = check_locks("10.0.0.1:6379", held);
+  CHECK(f.status == CheckStatus::fail);
+  CHECK(f.detail.find("stock:{2}:lock") != std::string::npos);
+  CHECK(f.hint.find("redis-cli -h 10.0.0.1 -p 6379 DEL 'stock:{2}:lock'") != std::string::npos);
+  CHECK(check_locks("n", {{"stock:{1}:lock", 5000}}).status == CheckStatus::ok);
+}
+
+TEST_CASE("clock: a node more than a second off the others warns") {
+  std::vector<ClockSample> samples{{"a:1", 1'000'000, 1'000'000, 2},
+                                   {"b:1", 1'000'400, 1'000'000, 2},
+                                   {"c:1", 1'002'500, 1'000'000, 3}};
+  auto out = check_clocks(samples);
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].status == CheckStatus::ok);
+  CHECK(out[1].status == CheckStatus::ok);
+  CHECK(out[2].status == CheckStatus::warn);
+  CHECK(out[2].detail == "clock 2100 ms ahead of the other nodes'");
+  // A slow round trip explains an apparent difference of the same size.
+  std::vector<ClockSample> slow{{"a:1", 1'000'000, 1'000'000, 900},
+                                {"b:1", 1'001'500, 1'000'000, 900}};
+  CHECK(check_clocks(slow)[1].status == CheckStatus::ok);
+  CHECK(check_clocks({{"a:1", 5, 1'000'000, 1}})[0].status == CheckStatus::ok);
+}
+
+TEST_CASE("values: stock keys are told from companions; corrupt values fail") {
+  CHECK(sku_of_stock_key(kTagged, "stock:{42}") == std::optional<std::string>("42"));
+  CHECK_FALSE(sku_of_stock_key(kTagged, "stock:{42}:lock"));
+  CHECK_FALSE(sku_of_stock_key(kTagged, "stock:42"));
+  CHECK(sku_of_stock_key(kClassic, "redis_key:stock:42") == std::optional<std::string>("42"));
+  CHECK_FALSE(check_value("n", "stock:{1}", std::string("10"), false));
+  CHECK_FALSE(check_value("n", "stock:{1}", std::string("-1"), false));
+  CHECK_FALSE(check_value("n", "stock:{1}", std::nullopt, false));
+  CHECK(check_value("n", "stock:{1}", std::string("abc"), false)->detail ==
+        "stock:{1} holds 'abc', not a stock value");
+  CHECK(check_value("n", "stock:{1}", std::string("-5"), false));
+  CHECK(check_value("n", "stock:{1}", std::nullopt, true)->status == CheckStatus::fail);
+}
+
+TEST_CASE("exit status: a failure, or with --strict a warning, is 1") {
+  std::vector<Finding> warned{{"persistence", "n", CheckStatus::warn, "", "x"}};
+  CHECK(doctor_exit_status(warned, false) == 0);
+  CHECK(doctor_exit_status(warned, true) == 1);
+  warned.push_back({"locks", "n", CheckStatus::fail, "", "x"});
+  CHECK(doctor_exit_status(warned, false) == 1);
+}
+
+TEST_CASE("metrics: one gauge per check, node and status; the worst status is 1") {
+  std::vector<Finding> findings{{"values", "a:1", CheckStatus::fail, "stock:{x}", "h"},
+                                {"values", "a:1", CheckStatus::ok, "summary", ""}};
+  std::string text = render_doctor_metrics(findings);
+  CHECK(text.find("# TYPE stockctl_doctor_check gauge\n") != std::string::npos);
+  CHECK(text.find("stockctl_doctor_check{check=\"values\",node=\"a:1\",status=\"fail\"} 1\n") !=
+        std::string::npos);
+  CHECK(text.find("stockctl_doctor_check{check=\"values\",node=\"a:1\",status=\"ok\"} 0\n") !=
+        std::string::npos);
+  CHECK(text.find("status=\"warn\"} 0\n") != std::string::npos);
+}
