@@ -7,6 +7,11 @@
 --          "peek" stores nothing and only reports (dry run)
 -- ARGV[3]  expiry in seconds for the stored key; "0" = none
 -- ARGV[4]  "1": a missing key held under someone's init lock is left to the lock holder
+-- KEYS[3]  the item's change log (a stream, same hash slot); sent only with ARGV[6]
+-- ARGV[5]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
+--          is logged as "overwrite")
+-- ARGV[6]  change log: keep about this many entries; absent or "" = write no log
+-- ARGV[7]  change log: actor; ARGV[8]: reason ("" = none)
 --
 -- Returns {verdict, previous}; previous is the value stored before the call, or nil:
 --   "created"   the key was missing and now holds ARGV[1]
@@ -34,6 +39,12 @@ if ttl > 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
 else
   redis.call('SET', KEYS[1], ARGV[1])
+end
+if ARGV[6] and ARGV[6] ~= '' and previous ~= ARGV[1] then
+  local entry = {'change', previous and 'overwrite' or ARGV[5], 'after', ARGV[1], 'actor', ARGV[7]}
+  if previous then entry[#entry + 1] = 'before'; entry[#entry + 1] = previous end
+  if ARGV[8] ~= '' then entry[#entry + 1] = 'reason'; entry[#entry + 1] = ARGV[8] end
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', unpack(entry))
 end
 if previous then return {'replaced', previous} end
 return {'created', false}

@@ -2,7 +2,8 @@
 -- stock below zero; unlimited stock (-1) never changes.
 --
 -- KEYS[1]  the item's stock key
--- KEYS[2]  the item's request ledger key for ARGV[5] (same hash slot); unused without an id
+-- KEYS[2]  the item's request ledger key for ARGV[5] (same hash slot); sent only with an id
+-- KEYS[#]  the item's change log (a stream, same hash slot), last; sent only with ARGV[7]
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
 -- ARGV[3]  initial stock to create a missing key with (canonical, -1 = unlimited); "" = do not
@@ -11,6 +12,9 @@
 -- ARGV[5]  request id; "" = none. With an id the operation is applied at most once: a repeat
 --          returns the first answer with replayed = 1, a repeat with another op or QTY is refused
 -- ARGV[6]  how long the ledger remembers an id, in seconds
+-- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
+-- ARGV[8]  change log: who made the change (actor)
+-- ARGV[9]  change log: why ("" = no reason)
 --
 -- Returns {answer, stock, replayed}, answer being the classic design's:
 --   -3     not initialized: the key is missing and no initial stock was given
@@ -38,6 +42,20 @@ end
 
 local op, request_id = ARGV[1], ARGV[5]
 local has_id = request_id ~= nil and request_id ~= ''
+local log_max = ARGV[7]
+local logging = log_max ~= nil and log_max ~= ''
+
+-- Appends one change to the item's log: the time is the entry's id. Without a log key the
+-- script does no more work than before the log existed.
+local function log_change(change, qty, before, after)
+  if not logging then return end
+  local entry = {'change', change, 'after', after, 'actor', ARGV[8]}
+  if qty then entry[#entry + 1] = 'qty'; entry[#entry + 1] = qty end
+  if before then entry[#entry + 1] = 'before'; entry[#entry + 1] = before end
+  if has_id then entry[#entry + 1] = 'request_id'; entry[#entry + 1] = request_id end
+  if ARGV[9] ~= '' then entry[#entry + 1] = 'reason'; entry[#entry + 1] = ARGV[9] end
+  redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', unpack(entry))
+end
 
 -- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
 -- script, in the same slot as the stock, so both survive or are lost together.
@@ -97,13 +115,16 @@ if creating then
   else
     redis.call('SET', KEYS[1], raw)
   end
+  log_change('init', nil, nil, raw)
 end
 if stock == -1 then return answer(-1, -1) end
 if op == 'add' then
   -- INCRBY and DECRBY do the arithmetic on Redis integers, never on doubles.
   local now = redis.call('INCRBY', KEYS[1], ARGV[2])
+  log_change(op, ARGV[2], raw, now)
   return answer(now, now)
 end
 if stock < qty then return answer(-2, stock) end
 local left = redis.call('DECRBY', KEYS[1], ARGV[2])
+log_change(op, ARGV[2], raw, left)
 return answer(left, left)

@@ -55,7 +55,10 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
   } else {
     item.qty = qty.value;
     std::vector<ItemResult> items{item};
-    OpRunner(ctx.redis(), op, o.op, ctx.scheme()).run(items);
+    OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
+  runner.set_change_log(ctx.change_log());
+    runner.set_change_log(ctx.change_log());
+    runner.run(items);
     item = items[0];
   }
   ItemErrorEcho echo;
@@ -97,6 +100,7 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   std::vector<ItemResult> window;
   // Connect only now that the whole source is known to be valid.
   OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
+  runner.set_change_log(ctx.change_log());
   Progress progress(name, validation.rows);
   ItemErrorEcho echo;
   // Two windows in flight: the server works on one while the next is read from the file.

@@ -50,6 +50,7 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   Validation validation = validate_source(source, reader, run.source.skip_invalid);
   FileRunLog log(run.source.report, run.fail_on_drift);
   PutRunner runner(ctx.redis(), run.mode, run.ttl_s, run.lock);
+  runner.set_change_log(ctx.change_log(), run.op);
   std::vector<PutItem> window;
   Progress progress(run.op, validation.rows);
   const PutRunner::Done written = [&](std::vector<PutItem>& items) {

@@ -94,13 +94,23 @@ OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeySch
     : client_(client), op_(op), options_(options), scheme_(scheme) {}
 
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
-  return Call{
-      &stock_script(),
-      {item.key, companion_key(item.key, ":req:" + item.request_id),
-       op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
-       std::to_string(options_.ttl_s), item.request_id, std::to_string(options_.request_ttl_s)},
-      !item.request_id.empty(),
-      true};
+  // Only the keys this call needs: the stock key alone follows ASK at once while its slot
+  // migrates, like any single-key command.
+  Call call{&stock_script(), {item.key}, !item.request_id.empty(), true};
+  std::vector<std::string>& args = call.args;
+  args.reserve(13);
+  if (!item.request_id.empty()) {
+    args.push_back(companion_key(item.key, std::string(kRequestSuffix) + item.request_id));
+  }
+  if (log_.enabled) args.push_back(log_key(item.key));
+  call.keys = static_cast<int>(args.size());
+  args.insert(args.end(), {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
+                           std::to_string(options_.ttl_s), item.request_id,
+                           std::to_string(options_.request_ttl_s)});
+  if (log_.enabled) {
+    args.insert(args.end(), {std::to_string(log_.max_entries), log_.actor, log_.reason});
+  }
+  return call;
 }
 
 void OpRunner::apply(ItemResult& item, const CallResult& result) const {

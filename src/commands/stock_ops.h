@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands/context.h"
+#include "core/change_log.h"
 #include "core/outcome.h"
 #include "core/quantity.h"
 #include "core/rows.h"
@@ -49,6 +50,9 @@ class OpRunner {
   enum class Op { deduct, add };
   OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme);
 
+  /// Logs every change in the items' change logs (off by default: bench writes none).
+  void set_change_log(const ChangeLogSettings& log) { log_ = log; }
+
   /// Applies every item (sku, key and qty set) and fills in its status and stock.
   void run(std::vector<ItemResult>& items);
   /// run() in two halves, so a batch can send its next window before reading this one's
@@ -72,6 +76,7 @@ class OpRunner {
   Op op_;
   const OpOptions& options_;
   const KeyScheme& scheme_;
+  ChangeLogSettings log_{false, 0, {}, {}};
 };
 
 }  // namespace stockctl

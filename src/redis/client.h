@@ -18,6 +18,7 @@ struct Call {
   std::vector<std::string> args;
   bool idempotent = false;  ///< safe to send again when its outcome is unknown
   bool writes = false;      ///< counts for --wait-replicas
+  int keys = 0;             ///< script calls: how many of `args` are keys; 0 = the script's numkeys
 };
 
 /// What became of one call.

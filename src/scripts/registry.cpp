@@ -16,7 +16,7 @@ std::vector<const Script*> all_scripts() {
 
 void append_call(Connection& conn, const Call& call) {
   if (call.script == nullptr) return conn.append(call.args);
-  const std::string numkeys = std::to_string(call.script->numkeys);
+  const std::string numkeys = std::to_string(call.keys > 0 ? call.keys : call.script->numkeys);
   conn.append({"EVALSHA", call.script->sha1, numkeys}, call.args);
 }
 
@@ -26,7 +26,7 @@ std::vector<std::string> script_argv(const Call& call) {
   argv.reserve(call.args.size() + 3);
   argv.emplace_back("EVALSHA");
   argv.emplace_back(call.script->sha1);
-  argv.push_back(std::to_string(call.script->numkeys));
+  argv.push_back(std::to_string(call.keys > 0 ? call.keys : call.script->numkeys));
   argv.insert(argv.end(), call.args.begin(), call.args.end());
   return argv;
 }

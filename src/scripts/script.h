@@ -4,7 +4,8 @@
 
 namespace stockctl {
 
-/// One embedded Lua script: its name, how many of its arguments are keys, the SHA1 Redis gives
+/// One embedded Lua script: its name, how many of its arguments are keys (the usual count; a
+/// call may send fewer or more, see Call::keys), the SHA1 Redis gives
 /// its body (computed at build time), and the body itself.
 struct Script {
   std::string_view name;
