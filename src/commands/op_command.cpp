@@ -56,7 +56,7 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
     item.qty = qty.value;
     std::vector<ItemResult> items{item};
     OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
-  runner.set_change_log(ctx.change_log());
+    runner.set_change_log(ctx.change_log());
     runner.set_change_log(ctx.change_log());
     runner.run(items);
     item = items[0];

@@ -99,14 +99,22 @@ LogEntry parse_log_entry(const std::string& id, const StreamFields& fields) {
   e.id = id;
   e.time_ms = to_int(std::string_view(id).substr(0, id.find('-'))).value_or(0);
   for (const auto& [name, value] : fields) {
-    if (name == "change") e.change = value;
-    else if (name == "qty") e.qty = to_int(value);
-    else if (name == "before") e.before = to_int(value);
-    else if (name == "after") e.after = to_int(value);
-    else if (name == "request_id") e.request_id = value;
-    else if (name == "hold_id") e.hold_id = value;
-    else if (name == "actor") e.actor = value;
-    else if (name == "reason") e.reason = value;
+    if (name == "change")
+      e.change = value;
+    else if (name == "qty")
+      e.qty = to_int(value);
+    else if (name == "before")
+      e.before = to_int(value);
+    else if (name == "after")
+      e.after = to_int(value);
+    else if (name == "request_id")
+      e.request_id = value;
+    else if (name == "hold_id")
+      e.hold_id = value;
+    else if (name == "actor")
+      e.actor = value;
+    else if (name == "reason")
+      e.reason = value;
   }
   return e;
 }

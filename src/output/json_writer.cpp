@@ -106,6 +106,8 @@ void append_number(std::string& out, const std::optional<std::int64_t>& n) {
 
 }  // namespace
 
+void append_json_string(std::string& out, std::string_view s) { append_string(out, s); }
+
 void append_item_line(std::string& out, const ItemResult& item) {
   out += "{\"op\":";
   append_string(out, item.op);

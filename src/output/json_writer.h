@@ -32,6 +32,9 @@ nlohmann::ordered_json item_json(const ItemResult& item);
 /// tree, because bulk commands print one line per row.
 void append_item_line(std::string& out, const ItemResult& item);
 
+/// Appends `s` as a JSON string, quoted and escaped, invalid UTF-8 replaced by U+FFFD.
+void append_json_string(std::string& out, std::string_view s);
+
 /// A summary as an ordered JSON object: op, source, rows, counts, dry_run, elapsed_ms.
 nlohmann::ordered_json summary_json(const Summary& summary);
 
