@@ -38,11 +38,16 @@ struct ItemResult {
   std::optional<std::int64_t> qty;  ///< for deduct and add
   bool has_qty = false;             ///< print "qty" (null when invalid)
   Status status = Status::error;
-  std::optional<std::int64_t> stock;     ///< current stock after the call; null when unknown
-  std::optional<std::int64_t> expected;  ///< rebuild: the export's value, on drift
-  std::string error;                     ///< why, for invalid and error
-  std::string request_id;                ///< deduct/add: applied at most once per item and id
-  bool replayed = false;                 ///< the answer is the first one recorded for the id
+  std::optional<std::int64_t> stock;        ///< current stock after the call; null when unknown
+  std::optional<std::int64_t> expected;     ///< rebuild: the export's value, on drift
+  std::string error;                        ///< why, for invalid and error
+  std::string request_id;                   ///< deduct/add: applied at most once per item and id
+  bool replayed = false;                    ///< the answer is the first one recorded for the id
+  bool has_held = false;                    ///< get: print "held" (null when unknown)
+  std::optional<std::int64_t> held;         ///< get: units in unexpired holds
+  bool details = false;                     ///< get --details: print "ttl" and "lock_ttl"
+  std::optional<std::int64_t> ttl_s;        ///< seconds until the key expires; null: never, unknown
+  std::optional<std::int64_t> lock_ttl_ms;  ///< ms left on a held init lock; null: none
 };
 
 /// Classifies the deduct script's answer (-3, -2, -1, remaining) with the stock it returned.

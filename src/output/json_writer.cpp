@@ -19,6 +19,11 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   if (item.has_qty) j["qty"] = item.qty ? nlohmann::ordered_json(*item.qty) : nullptr;
   j["status"] = status_name(item.status);
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;
+  if (item.has_held) j["held"] = item.held ? nlohmann::ordered_json(*item.held) : nullptr;
+  if (item.details) {
+    j["ttl"] = item.ttl_s ? nlohmann::ordered_json(*item.ttl_s) : nullptr;
+    j["lock_ttl"] = item.lock_ttl_ms ? nlohmann::ordered_json(*item.lock_ttl_ms) : nullptr;
+  }
   if (item.expected) j["expected"] = *item.expected;
   if (item.replayed) j["replayed"] = true;
   if (!item.error.empty()) j["error"] = item.error;
@@ -127,6 +132,16 @@ void append_item_line(std::string& out, const ItemResult& item) {
   append_string(out, status_name(item.status));
   out += ",\"stock\":";
   append_number(out, item.stock);
+  if (item.has_held) {
+    out += ",\"held\":";
+    append_number(out, item.held);
+  }
+  if (item.details) {
+    out += ",\"ttl\":";
+    append_number(out, item.ttl_s);
+    out += ",\"lock_ttl\":";
+    append_number(out, item.lock_ttl_ms);
+  }
   if (item.expected) {
     out += ",\"expected\":";
     append_number(out, item.expected);

@@ -23,7 +23,8 @@ struct Summary {
   std::string error;
 };
 
-/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [expected],
+/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [held], [ttl,
+/// lock_ttl], [expected],
 /// [replayed], [error].
 nlohmann::ordered_json item_json(const ItemResult& item);
 
