@@ -63,7 +63,7 @@ class BashCompletion(unittest.TestCase):
 
     def test_completes_subcommands(self):
         self.assertEqual(self.complete("stockctl", "ded"), ["deduct"])
-        self.assertEqual(sorted(self.complete("stockctl", "")), ["add", "bench", "deduct", "export", "get", "help", "init", "log", "rebuild"])
+        self.assertEqual(sorted(self.complete("stockctl", "")), ["add", "bench", "deduct", "delete", "export", "get", "help", "init", "log", "rebuild"])
 
     def test_completes_options_of_the_subcommand(self):
         self.assertEqual(sorted(self.complete("stockctl", "deduct", "--init-")),
@@ -96,7 +96,7 @@ class FishCompletion(unittest.TestCase):
 
     def test_completes_subcommands(self):
         self.assertEqual(self.complete("stockctl ded"), ["deduct"])
-        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "deduct", "export", "get", "help", "init", "log", "rebuild"])
+        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "deduct", "delete", "export", "get", "help", "init", "log", "rebuild"])
 
     def test_completes_options_of_the_subcommand(self):
         self.assertEqual(sorted(self.complete("stockctl deduct --init-")), ["--init-cmd", "--init-from", "--init-value"])
