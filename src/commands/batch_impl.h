@@ -16,12 +16,6 @@ namespace batch_detail {
 
 inline constexpr std::size_t kMaxPrinted = 20;
 
-inline std::uint64_t sku_hash(const std::string& sku) {
-  std::uint64_t h = 1469598103934665603ULL;  // FNV-1a: stable and cheap
-  for (unsigned char c : sku) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
-
 inline void report_invalid(const Source& source, std::size_t line, const std::string& problem,
                            std::size_t& printed) {
   if (printed++ < kMaxPrinted) print_error(fmt::format("{}:{}: {}", source.name(), line, problem));
@@ -53,7 +47,8 @@ std::unordered_map<std::size_t, std::size_t> confirm_duplicates(
 }  // namespace batch_detail
 
 template <class Row>
-Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid) {
+Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
+                           bool keep_hashes) {
   using namespace batch_detail;
   Validation v;
   std::size_t printed = 0;
@@ -84,6 +79,10 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
     if (hashes[i] == hashes[i - 1] && (repeated.empty() || repeated.back() != hashes[i])) {
       repeated.push_back(hashes[i]);
     }
+  }
+  if (keep_hashes) {
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+    v.sku_hashes.swap(hashes);
   }
   std::vector<std::uint64_t>().swap(hashes);
   if (!repeated.empty()) {

@@ -12,6 +12,7 @@
 #include "cli/errors.h"
 #include "commands/context.h"
 #include "commands/holds.h"
+#include "commands/item_scan.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"
@@ -54,14 +55,6 @@ class ExportSink {
   std::unique_ptr<AtomicFile> file_;
 };
 
-// The SCAN pattern for the items `match` selects: the prefix matches only itself, the glob
-// applies to the SKU inside the braces the stock key puts around it.
-std::string scan_pattern(const KeyScheme& scheme, const std::string& match) {
-  std::string pattern = escape_glob(scheme.prefix);
-  if (scheme.hashtag) return pattern + "{" + match + "}";
-  return pattern + match;
-}
-
 struct ExportRun {
   Context& ctx;
   ExportFormat format;
@@ -72,12 +65,12 @@ struct ExportRun {
 };
 
 // Reads the value and expiry of one SCAN batch's items (pipelined) and writes them.
-void export_batch(ExportRun& run, std::vector<std::pair<std::string, std::string>>& batch) {
+void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   std::vector<Call> calls;
   calls.reserve(batch.size() * 2);
-  for (const auto& [key, sku] : batch) {
-    calls.push_back(Call{nullptr, {"GET", key}, true});
-    calls.push_back(Call{nullptr, {"TTL", key}, true});
+  for (const ScannedItem& item : batch) {
+    calls.push_back(Call{nullptr, {"GET", item.key}, true});
+    calls.push_back(Call{nullptr, {"TTL", item.key}, true});
   }
   std::vector<CallResult> results = run.ctx.redis().run(calls);
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -85,7 +78,7 @@ void export_batch(ExportRun& run, std::vector<std::pair<std::string, std::string
     const CallResult& ttl = results[2 * i + 1];
     for (const CallResult* r : {&value, &ttl}) {
       if (r->state != CallResult::State::replied) {
-        throw ConnectionError(fmt::format("{}: {}", batch[i].first, r->error));
+        throw ConnectionError(fmt::format("{}: {}", batch[i].key, r->error));
       }
     }
     // A key deleted since SCAN named it was not present for the whole scan: leave it out.
@@ -95,40 +88,17 @@ void export_batch(ExportRun& run, std::vector<std::pair<std::string, std::string
     if (!stock) {
       ++run.corrupt;
       print_error(
-          fmt::format("item '{}': {} holds {}; not exported", batch[i].second, batch[i].first,
+          fmt::format("item '{}': {} holds {}; not exported", batch[i].sku, batch[i].key,
                       value.reply.is_error() ? value.reply.str : "'" + value.reply.str + "'"));
       continue;
     }
     ExportRow row{
-        std::move(batch[i].second), *stock, held_units(batch[i].first),
+        std::move(batch[i].sku), *stock, held_units(batch[i].key),
         ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt};
     append_export_row(run.buffer, run.format, row, run.items == 0);
     ++run.items;
   }
   run.sink.write(run.buffer);
-}
-
-void export_node(ExportRun& run, const std::string& node, const std::string& pattern,
-                 long long count) {
-  std::string cursor = "0";
-  std::vector<std::pair<std::string, std::string>> batch;
-  do {
-    Reply reply = run.ctx.redis().call_on(
-        node, Call{nullptr, {"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(count)}});
-    if (reply.is_error() || reply.elements.size() != 2) {
-      throw ConnectionError(
-          fmt::format("SCAN on {}: {}", node.empty() ? "the server" : node, describe_reply(reply)));
-    }
-    cursor = reply.elements[0].str;
-    batch.clear();
-    for (Reply& key : reply.elements[1].elements) {
-      // Companion keys (locks, logs, request records) and keys of other layouts are no items.
-      if (auto sku = sku_of_key(run.ctx.scheme(), key.str)) {
-        batch.emplace_back(std::move(key.str), std::move(*sku));
-      }
-    }
-    if (!batch.empty()) export_batch(run, batch);
-  } while (cursor != "0");
 }
 
 ExitCode run_export(Program& program, const ExportOptions& o) {
@@ -143,8 +113,8 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   ExportSink sink(o.output);
   ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0};
   append_export_head(run.buffer, run.format);
-  const std::string pattern = scan_pattern(ctx.scheme(), o.match);
-  for (const std::string& node : ctx.redis().primaries()) export_node(run, node, pattern, o.count);
+  scan_items(ctx, o.match, o.count,
+             [&run](std::vector<ScannedItem>& batch) { export_batch(run, batch); });
   append_export_tail(run.buffer, run.format, run.items == 0);
   sink.write(run.buffer);
   sink.commit();

@@ -1,10 +1,12 @@
 #include "commands/stock_file.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
 #include "commands/batch.h"
+#include "commands/item_scan.h"
 #include "commands/put_runner.h"
 #include "output/progress.h"
 
@@ -39,6 +41,39 @@ PutItem put_item(const StockFileRun& run, const KeyScheme& scheme, const Source&
   return item;
 }
 
+// Every item Redis holds whose SKU has no valid row in the source, found by its hash among the
+// rows' hashes (no second copy of the SKUs is kept), with its current value.
+// Returns how many were reported.
+std::size_t report_extra_items(Context& ctx, const std::vector<std::uint64_t>& row_hashes,
+                               const PutRunner::Done& report) {
+  std::size_t reported = 0;
+  scan_items(ctx, "*", 1000, [&](std::vector<ScannedItem>& batch) {
+    std::vector<PutItem> extra;
+    std::vector<Call> reads;
+    for (ScannedItem& found : batch) {
+      if (std::binary_search(row_hashes.begin(), row_hashes.end(), sku_hash(found.sku))) continue;
+      PutItem& item = extra.emplace_back();
+      item.result.op = "rebuild";
+      item.result.sku = std::move(found.sku);
+      item.result.key = std::move(found.key);
+      reads.push_back(Call{nullptr, {"GET", item.result.key}, true});
+    }
+    if (extra.empty()) return;
+    std::vector<CallResult> values = ctx.redis().run(reads);
+    for (std::size_t i = 0; i < extra.size(); ++i) {
+      ItemResult& r = extra[i].result;
+      if (values[i].state == CallResult::State::replied && !values[i].reply.is_error()) {
+        apply_stored_value(r, values[i].reply.string_or_nil());
+      }
+      r.status = Status::extra;
+      r.error.clear();
+    }
+    reported += extra.size();
+    report(extra);
+  });
+  return reported;
+}
+
 }  // namespace
 
 ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
@@ -47,7 +82,7 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   Source source(run.source.file,
                 run.source.format.empty() ? std::nullopt : parse_format(run.source.format));
   RowReader<StockRow> reader = stock_reader(run.source.columns, ctx.scheme());
-  Validation validation = validate_source(source, reader, run.source.skip_invalid);
+  Validation validation = validate_source(source, reader, run.source.skip_invalid, run.extra);
   FileRunLog log(run.source.report, run.fail_on_drift);
   PutRunner runner(ctx.redis(), run.mode, run.ttl_s, run.lock);
   runner.set_change_log(ctx.change_log(), run.op);
@@ -80,6 +115,8 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                          });
   if (!window.empty()) submit();
   runner.finish(written);
+  // Extra items are findings, not rows of the source.
+  const std::size_t extra = run.extra ? report_extra_items(ctx, validation.sku_hashes, written) : 0;
   // The writes to Redis are done whatever happens to the report: say what was done, then fail.
   std::string report_error;
   try {
@@ -90,7 +127,7 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   Summary summary;
   summary.op = run.op;
   summary.source = source.name();
-  summary.rows = log.rows();
+  summary.rows = log.rows() - extra;
   summary.counts = log.counts();
   summary.dry_run = run.mode.dry_run;
   summary.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -16,6 +16,7 @@ enum class Status {
   missing,
   exists,
   drift,
+  extra,  ///< rebuild --extra: Redis holds the item, the source lacks it
   busy,
   conflict,
   invalid,
@@ -23,9 +24,9 @@ enum class Status {
 };
 
 inline constexpr Status kAllStatuses[] = {
-    Status::ok,       Status::unlimited, Status::insufficient, Status::uninitialized,
-    Status::missing,  Status::exists,    Status::drift,        Status::busy,
-    Status::conflict, Status::invalid,   Status::error};
+    Status::ok,      Status::unlimited, Status::insufficient, Status::uninitialized,
+    Status::missing, Status::exists,    Status::drift,        Status::extra,
+    Status::busy,    Status::conflict,  Status::invalid,      Status::error};
 
 /// The contract's name of a status ("ok", "insufficient", ...).
 std::string_view status_name(Status status);
