@@ -41,10 +41,10 @@ else
   redis.call('SET', KEYS[1], ARGV[1])
 end
 if ARGV[6] and ARGV[6] ~= '' and previous ~= ARGV[1] then
-  local entry = {'change', previous and 'overwrite' or ARGV[5], 'after', ARGV[1], 'actor', ARGV[7]}
-  if previous then entry[#entry + 1] = 'before'; entry[#entry + 1] = previous end
-  if ARGV[8] ~= '' then entry[#entry + 1] = 'reason'; entry[#entry + 1] = ARGV[8] end
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', unpack(entry))
+  -- The same fields as the stock script's entries ("" = does not apply).
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'change',
+             previous and 'overwrite' or ARGV[5], 'qty', '', 'before', previous or '',
+             'after', ARGV[1], 'request_id', '', 'actor', ARGV[7], 'reason', ARGV[8])
 end
 if previous then return {'replaced', previous} end
 return {'created', false}

@@ -49,12 +49,11 @@ local logging = log_max ~= nil and log_max ~= ''
 -- script does no more work than before the log existed.
 local function log_change(change, qty, before, after)
   if not logging then return end
-  local entry = {'change', change, 'after', after, 'actor', ARGV[8]}
-  if qty then entry[#entry + 1] = 'qty'; entry[#entry + 1] = qty end
-  if before then entry[#entry + 1] = 'before'; entry[#entry + 1] = before end
-  if has_id then entry[#entry + 1] = 'request_id'; entry[#entry + 1] = request_id end
-  if ARGV[9] ~= '' then entry[#entry + 1] = 'reason'; entry[#entry + 1] = ARGV[9] end
-  redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', unpack(entry))
+  -- Always the same fields, in the same order: a stream then stores their names once per
+  -- block instead of once per entry. "" stands for "does not apply".
+  redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', 'change', change,
+             'qty', qty or '', 'before', before or '', 'after', after, 'request_id', request_id,
+             'actor', ARGV[8], 'reason', ARGV[9])
 end
 
 -- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same

@@ -70,7 +70,7 @@ void apply_reads(ItemResult& item, const CallResult* results) {
 // Reads windows of items with two windows in flight, printing each in input order.
 class GetPipeline {
  public:
-  explicit GetPipeline(Context& ctx) : ctx_(ctx) {}
+  explicit GetPipeline(Context& ctx) : ctx_(ctx) { window_.reserve(kWindow); }
 
   void add(ItemResult item) {
     window_.push_back(std::move(item));
@@ -92,7 +92,8 @@ class GetPipeline {
     }
     ctx_.redis().start(std::move(calls));
     in_flight_.push_back(std::move(window_));
-    window_.clear();
+    window_ = {};
+    window_.reserve(kWindow);  // growing would move every item already in the window
     if (in_flight_.size() > 1) receive();
   }
   void receive() {

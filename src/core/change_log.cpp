@@ -92,6 +92,12 @@ std::optional<std::int64_t> parse_iso8601(std::string_view s) {
   return seconds * 1000 + ms;
 }
 
+// The scripts write "" for a field that does not apply.
+std::optional<std::string> text(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  return value;
+}
+
 }  // namespace
 
 LogEntry parse_log_entry(const std::string& id, const StreamFields& fields) {
@@ -108,13 +114,13 @@ LogEntry parse_log_entry(const std::string& id, const StreamFields& fields) {
     else if (name == "after")
       e.after = to_int(value);
     else if (name == "request_id")
-      e.request_id = value;
+      e.request_id = text(value);
     else if (name == "hold_id")
-      e.hold_id = value;
+      e.hold_id = text(value);
     else if (name == "actor")
-      e.actor = value;
+      e.actor = text(value);
     else if (name == "reason")
-      e.reason = value;
+      e.reason = text(value);
   }
   return e;
 }

@@ -34,8 +34,9 @@ struct LogEntry {
 /// A stream entry's fields, as XRANGE returns them: name, value, name, value, ...
 using StreamFields = std::vector<std::pair<std::string, std::string>>;
 
-/// Reads one stream entry written by the scripts. Unknown fields are ignored; a number field
-/// that is not a decimal integer is left null.
+/// Reads one stream entry written by the scripts. Unknown fields are ignored; an empty field
+/// (the scripts write "" where one does not apply) and a number field that is not a decimal
+/// integer are null.
 LogEntry parse_log_entry(const std::string& id, const StreamFields& fields);
 
 /// Parses --since: epoch milliseconds ("1764536400000") or ISO 8601 UTC or with an offset

@@ -53,6 +53,16 @@ void append_string(std::string& out, std::string_view s) {
   static const char* const kHex = "0123456789abcdef";
   out += '"';
   for (std::size_t i = 0; i < s.size();) {
+    // Most text needs no escape: copy each plain run at once (bulk output writes millions).
+    std::size_t plain = i;
+    while (plain < s.size()) {
+      unsigned char p = static_cast<unsigned char>(s[plain]);
+      if (p < 0x20 || p >= 0x80 || p == '"' || p == '\\') break;
+      ++plain;
+    }
+    out.append(s, i, plain - i);
+    i = plain;
+    if (i == s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       std::size_t n = utf8_length(s, i);

@@ -21,6 +21,10 @@ TEST_CASE("parse_log_entry reads what the scripts write, null where a field is a
   CHECK_FALSE(e.hold_id);
   CHECK(parse_log_entry("1-0", {{"change", "init"}, {"after", "-1"}}).after == -1);
   CHECK_FALSE(parse_log_entry("1-0", {{"before", "abc"}}).before);
+  LogEntry blank = parse_log_entry("1-0", {{"qty", ""}, {"request_id", ""}, {"reason", ""}});
+  CHECK_FALSE(blank.qty);
+  CHECK_FALSE(blank.request_id);
+  CHECK_FALSE(blank.reason);
 }
 
 TEST_CASE("parse_log_time takes epoch ms and ISO 8601") {
