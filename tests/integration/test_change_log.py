@@ -128,6 +128,12 @@ class ChangeLog(ServerTest):
             self.assertEqual(entries[-1]["after"], int(self.r("GET", "stock:{%s}" % sku)))
 
     @standalone_only
+    def test_bench_writes_no_log(self):
+        res = self.sc("bench", "-c", "2", "-n", "200", "--items", "3")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("KEYS", "*log*"), [])
+
+    @standalone_only
     def test_a_deduction_without_log_or_request_id_sends_the_stock_key_alone(self):
         self.r("SET", "stock:{k}", "10")
         mon = socket.create_connection(("127.0.0.1", self.server.port))
