@@ -82,13 +82,14 @@ std::optional<std::int64_t> parse_iso8601(std::string_view s) {
       if (!digits(s, pos, 2, oh)) return std::nullopt;
       if (pos < s.size() && s[pos] == ':') ++pos;
       if (!digits(s, pos, 2, om)) return std::nullopt;
-      offset_min = sign * (oh * 60 + om);
+      offset_min = static_cast<std::int64_t>(sign) * (oh * 60 + om);
     }
   }
   if (pos != s.size()) return std::nullopt;
   const std::int64_t days =
       days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  const std::int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_min * 60;
+  const std::int64_t seconds = days * 86400 + std::int64_t{hour} * 3600 +
+                               std::int64_t{minute} * 60 + second - offset_min * 60;
   return seconds * 1000 + ms;
 }
 
