@@ -21,7 +21,7 @@ class ClusterClient : public Client {
   std::vector<std::string> primaries() override;
   /// Sends to that node directly; a broken connection is retried within --retry-timeout (the
   /// calls sent this way are reads) and then reported by throwing ConnectionError.
-  Reply call_on(const std::string& node, const Call& call) override;
+  Reply call_on(const std::string& address, const Call& call) override;
 
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;
