@@ -7,6 +7,11 @@
 --          "peek" stores nothing and only reports (dry run)
 -- ARGV[3]  expiry in seconds for the stored key; "0" = none (a replaced key keeps its own)
 -- ARGV[4]  "1": a missing key held under someone's init lock is left to the lock holder
+-- KEYS[3]  the item's change log (a stream, same hash slot); sent only with ARGV[6]
+-- ARGV[5]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
+--          is logged as "overwrite")
+-- ARGV[6]  change log: keep about this many entries; absent or "" = write no log
+-- ARGV[7]  change log: actor; ARGV[8]: reason ("" = none)
 --
 -- Returns {verdict, previous}; previous is the value stored before the call, or nil:
 --   "created"   the key was missing and now holds ARGV[1]
@@ -32,12 +37,17 @@ end
 local ttl = tonumber(ARGV[3]) or 0
 if ttl > 0 then
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
-  if previous then return {'replaced', previous} end
-  return {'created', false}
+else
+  -- PTTL and PEXPIRE rather than KEEPTTL, which servers before 6.0 do not know.
+  local keep = previous and redis.call('PTTL', KEYS[1]) or -1
+  redis.call('SET', KEYS[1], ARGV[1])
+  if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep) end
 end
--- PTTL and PEXPIRE rather than KEEPTTL, which servers before 6.0 do not know.
-local keep = previous and redis.call('PTTL', KEYS[1]) or -1
-redis.call('SET', KEYS[1], ARGV[1])
-if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep) end
+if ARGV[6] and ARGV[6] ~= '' and previous ~= ARGV[1] then
+  -- The same fields as the stock script's entries ("" = does not apply).
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'change',
+             previous and 'overwrite' or ARGV[5], 'qty', '', 'before', previous or '',
+             'after', ARGV[1], 'request_id', '', 'actor', ARGV[7], 'reason', ARGV[8])
+end
 if previous then return {'replaced', previous} end
 return {'created', false}

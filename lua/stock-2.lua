@@ -5,6 +5,7 @@
 -- KEYS[2]  only with an id: the item's request ledger key for ARGV[5] (same hash slot). A call
 --          without an id sends KEYS[1] alone (numkeys 1), so that on a cluster it stays a
 --          single-key command that follows ASK while its slot migrates.
+-- KEYS[#]  the item's change log (a stream, same hash slot), last; sent only with ARGV[7]
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
 -- ARGV[3]  initial stock to create a missing key with (canonical, -1 = unlimited); "" = do not
@@ -13,6 +14,9 @@
 -- ARGV[5]  request id; "" = none. With an id the operation is applied at most once: a repeat
 --          returns the first answer with replayed = 1, a repeat with another op or QTY is refused
 -- ARGV[6]  how long the ledger remembers an id, in seconds
+-- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
+-- ARGV[8]  change log: who made the change (actor)
+-- ARGV[9]  change log: why ("" = no reason)
 --
 -- Returns {answer, stock, replayed}, answer being the classic design's:
 --   -3     not initialized: the key is missing and no initial stock was given
@@ -42,6 +46,19 @@ local op, request_id = ARGV[1], ARGV[5]
 local has_id = request_id ~= nil and request_id ~= ''
 if has_id and KEYS[2] == nil then
   return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger key as KEYS[2]')
+end
+local log_max = ARGV[7]
+local logging = log_max ~= nil and log_max ~= ''
+
+-- Appends one change to the item's log: the time is the entry's id. Without a log key the
+-- script does no more work than before the log existed.
+local function log_change(change, qty, before, after)
+  if not logging then return end
+  -- Always the same fields, in the same order: a stream then stores their names once per
+  -- block instead of once per entry. "" stands for "does not apply".
+  redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', 'change', change,
+             'qty', qty or '', 'before', before or '', 'after', after, 'request_id', request_id,
+             'actor', ARGV[8], 'reason', ARGV[9])
 end
 
 -- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
@@ -102,13 +119,16 @@ if creating then
   else
     redis.call('SET', KEYS[1], raw)
   end
+  log_change('init', nil, nil, raw)
 end
 if stock == -1 then return answer(-1, -1) end
 if op == 'add' then
   -- INCRBY and DECRBY do the arithmetic on Redis integers, never on doubles.
   local now = redis.call('INCRBY', KEYS[1], ARGV[2])
+  log_change(op, ARGV[2], raw, now)
   return answer(now, now)
 end
 if stock < qty then return answer(-2, stock) end
 local left = redis.call('DECRBY', KEYS[1], ARGV[2])
+log_change(op, ARGV[2], raw, left)
 return answer(left, left)

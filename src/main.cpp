@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   setup_add(app, program);
   setup_init(app, program);
   setup_rebuild(app, program);
+  setup_delete(app, program);
+  setup_export(app, program);
+  setup_log(app, program);
   setup_bench(app, program);
   setup_doctor(app, program);
   setup_help(app, program);

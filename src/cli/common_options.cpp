@@ -1,7 +1,9 @@
 #include "cli/common_options.h"
 
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -130,6 +132,16 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->group(output);
   app.add_flag("-v,--verbose", o.verbose, "say what is being done on standard error")
       ->group(output);
+  const char* log = "Change log";
+  app.add_flag("--no-log", o.no_log, "write no entry in the items' change logs for this run")
+      ->group(log);
+  app.add_option("--log-max", o.log_max, "keep about N entries per item's log (default 1000)")
+      ->check(CLI::Range(1LL, 1LL << 40).description(""))
+      ->group(log);
+  app.add_option("--actor", o.actor,
+                 "who makes the changes, for the log (default $STOCKCTL_ACTOR, else user@host)")
+      ->group(log);
+  app.add_option("--reason", o.reason, "why, for the log")->group(log);
   app.add_option("--metrics-file", o.metrics_file,
                  "write the run's figures in Prometheus text format (node_exporter textfile)")
       ->group(output);
@@ -203,7 +215,10 @@ void name_option_values(CLI::App& app) {
                                                                  {"--requests", "N"},
                                                                  {"--duration", "SECONDS"},
                                                                  {"--bench-prefix", "PREFIX"},
-                                                                 {"--run-id", "ID"}};
+                                                                 {"--run-id", "ID"},
+                                                                 {"--log-max", "N"},
+                                                                 {"--actor", "NAME"},
+                                                                 {"--reason", "TEXT"}};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) opt->type_name("");
     for (const std::string& name : opt->get_lnames()) {
@@ -269,6 +284,19 @@ std::string password_sources(const CommonOptions& o, const ConnectOptions& c) {
 
 ClientOptions client_options(const CommonOptions& o) {
   return ClientOptions{o.retry_timeout_ms, o.wait_replicas, o.wait_timeout_ms};
+}
+
+ChangeLogSettings change_log_settings(const CommonOptions& o) {
+  ChangeLogSettings s{!o.no_log, o.log_max, o.actor, o.reason};
+  if (s.actor.empty()) s.actor = env("STOCKCTL_ACTOR");
+  if (s.actor.empty()) {
+    const passwd* pw = getpwuid(getuid());
+    std::string user = pw != nullptr ? pw->pw_name : env("USER");
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    s.actor = fmt::format("{}@{}", user.empty() ? std::to_string(getuid()) : user, host);
+  }
+  return s;
 }
 
 KeyScheme key_scheme(const CommonOptions& o) { return KeyScheme{o.prefix, !o.no_hashtag}; }

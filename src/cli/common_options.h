@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "core/change_log.h"
 #include "core/rows.h"
 #include "core/sku.h"
 #include "redis/client.h"
@@ -27,6 +28,10 @@ struct CommonOptions {
   bool quiet = false;
   bool verbose = false;
   std::string metrics_file;
+  bool no_log = false;
+  long long log_max = 1000;
+  std::string actor;  ///< empty: STOCKCTL_ACTOR, else user@host
+  std::string reason;
 };
 
 /// Options of commands that read a source file.
@@ -77,6 +82,10 @@ std::string password_sources(const CommonOptions& options, const ConnectOptions&
 
 /// How the client retries and waits for replicas.
 ClientOptions client_options(const CommonOptions& options);
+
+/// How this run writes change logs: --no-log, --log-max, --reason, and the actor from --actor,
+/// STOCKCTL_ACTOR, else user@host.
+ChangeLogSettings change_log_settings(const CommonOptions& options);
 
 /// The key layout the options ask for.
 KeyScheme key_scheme(const CommonOptions& options);

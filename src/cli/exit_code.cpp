@@ -35,6 +35,7 @@ ExitCode exit_code_for(Status status, bool fail_on_drift) {
     case Status::ok:
     case Status::unlimited:
     case Status::exists:
+    case Status::extra:  // a finding, not a failure
       return ExitCode::ok;
     case Status::insufficient:
       return ExitCode::insufficient;

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 
 #include "sources/open_source.h"
@@ -25,14 +27,24 @@ struct Validation {
   std::size_t rows = 0;
   std::size_t invalid = 0;
   std::unordered_set<std::size_t> duplicate_lines;  ///< later rows repeating an earlier SKU
+  std::vector<std::uint64_t> sku_hashes;  ///< with keep_hashes: sku_hash of every valid row, sorted
 };
+
+/// The 8-byte hash duplicate detection keeps per row (FNV-1a: stable and cheap).
+inline std::uint64_t sku_hash(std::string_view sku) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : sku) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
 
 /// Reads the whole source once, before anything is written: prints each invalid row as
 /// "FILE:LINE: problem" on standard error, and throws InputError when there is any, unless
 /// `skip_invalid`. A fatal error (unreadable structure) always throws. Duplicate detection keeps
-/// 8 bytes per row (a hash), then re-reads only to confirm candidates exactly.
+/// 8 bytes per row (a hash), then re-reads only to confirm candidates exactly; `keep_hashes`
+/// hands those hashes back in the result instead of freeing them (rebuild --extra).
 template <class Row>
-Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid);
+Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
+                           bool keep_hashes = false);
 
 /// Reads the source again and calls `each(row, error)` per row in order; `error` is "" for a
 /// valid row, else why it is invalid (including duplicates found by validation).

@@ -49,7 +49,8 @@ std::unordered_map<std::size_t, std::size_t> confirm_duplicates(
 }  // namespace batch_detail
 
 template <class Row>
-Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid) {
+Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
+                           bool keep_hashes) {
   using namespace batch_detail;
   Validation v;
   std::size_t printed = 0;
@@ -85,6 +86,10 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
     if (hashes[i] == hashes[i - 1] && (repeated.empty() || repeated.back() != hashes[i])) {
       repeated.push_back(hashes[i]);
     }
+  }
+  if (keep_hashes) {
+    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+    v.sku_hashes.swap(hashes);
   }
   std::vector<std::uint64_t>().swap(hashes);
   if (!repeated.empty()) {

@@ -16,6 +16,7 @@ Context::Context(Program& program)
     : options_(program.common),
       stats_(program.stats),
       scheme_(key_scheme(program.common)),
+      change_log_(change_log_settings(program.common)),
       out_(std::cout, program.common.pretty) {}
 
 std::unique_ptr<Client> Context::new_client() const {

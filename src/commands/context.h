@@ -17,6 +17,8 @@ class Context {
   explicit Context(Program& program);
 
   const KeyScheme& scheme() const { return scheme_; }
+  /// How this run writes change logs (--no-log, --log-max, --actor, --reason).
+  const ChangeLogSettings& change_log() const { return change_log_; }
   JsonWriter& out() { return out_; }
   /// The client, connecting on first use. Throws ConnectionError or InputError; a refused
   /// login says which password sources were looked at.
@@ -39,6 +41,7 @@ class Context {
   const CommonOptions& options_;
   RunStats& stats_;
   KeyScheme scheme_;
+  ChangeLogSettings change_log_;
   JsonWriter out_;
   std::unique_ptr<Client> client_;
   std::string connect_error_;

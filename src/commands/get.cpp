@@ -1,9 +1,19 @@
+// `get SKU...`, `get --file F`, `get -`: read items' stock, pipelined, in input order.
+
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iostream>
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
 #include "commands/batch.h"
 #include "commands/context.h"
+#include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"
 
@@ -12,63 +22,152 @@ namespace {
 
 struct GetOptions {
   std::vector<std::string> skus;
+  std::string file;  ///< one SKU per line; "-" = standard input
+  bool details = false;
 };
 
-ItemResult get_item(const Context& ctx, const std::string& sku) {
+ItemResult get_item(const Context& ctx, std::string sku, bool details) {
   ItemResult item;
   item.op = "get";
-  item.sku = sku;
-  if (std::string problem = validate_sku(sku, ctx.scheme()); !problem.empty()) {
+  item.sku = std::move(sku);
+  item.has_held = true;
+  item.details = details;
+  if (std::string problem = validate_sku(item.sku, ctx.scheme()); !problem.empty()) {
     set_error(item, Status::invalid, problem);
   } else {
-    item.key = stock_key(ctx.scheme(), sku);
+    item.key = stock_key(ctx.scheme(), item.sku);
   }
   return item;
 }
 
-// Reads the valid items of a window in one pipeline; invalid ones keep their status.
-void read_window(Context& ctx, std::vector<ItemResult>& items) {
-  std::vector<Call> calls;
-  std::vector<std::size_t> read;  // positions of the items that are read
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (items[i].status == Status::invalid) continue;
-    calls.push_back(Call{nullptr, {"GET", items[i].key}, true});
-    read.push_back(i);
-  }
-  if (calls.empty()) return;
-  std::vector<CallResult> results = ctx.redis().run(calls);
-  for (std::size_t j = 0; j < read.size(); ++j) {
-    ItemResult& item = items[read[j]];
-    const CallResult& r = results[j];
-    if (r.state != CallResult::State::replied) {
-      set_error(item, Status::error, r.error);
-    } else if (r.reply.is_error()) {
-      apply_error_reply(item, r.reply.str);
-    } else {
-      apply_stored_value(item, r.reply.string_or_nil());
-    }
-  }
+// The calls that read one item: its value, and with --details its expiry and its init lock's.
+void append_reads(std::vector<Call>& calls, const ItemResult& item) {
+  calls.push_back(Call{nullptr, {"GET", item.key}, true});
+  if (!item.details) return;
+  calls.push_back(Call{nullptr, {"TTL", item.key}, true});
+  calls.push_back(Call{nullptr, {"PTTL", companion_key(item.key, kLockSuffix)}, true});
 }
 
-// Every SKU gets its line, in input order, invalid ones included; problems are echoed on
-// standard error as deduct does.
-ExitCode run_get(Program& program, const GetOptions& options) {
-  if (options.skus.empty()) throw InputError("get needs at least one SKU");
-  Context ctx(program);
-  ExitFold fold;
-  ItemErrorEcho echo;
-  for (std::size_t start = 0; start < options.skus.size(); start += kWindow) {
-    std::size_t end = std::min(options.skus.size(), start + kWindow);
-    std::vector<ItemResult> window;
-    window.reserve(end - start);
-    for (std::size_t i = start; i < end; ++i) window.push_back(get_item(ctx, options.skus[i]));
-    read_window(ctx, window);
-    for (const ItemResult& item : window) {
-      if (needs_error_line(item.status)) echo.add(item.sku, item.error);
-      ctx.emit(item, fold);
-    }
+std::optional<std::int64_t> remaining(const CallResult& r) {
+  if (r.state != CallResult::State::replied || r.reply.type != Reply::Type::integer ||
+      r.reply.integer < 0) {
+    return std::nullopt;  // -1: no expiry, -2: no such key
   }
-  return fold.code();
+  return r.reply.integer;
+}
+
+void apply_reads(ItemResult& item, const CallResult* results) {
+  const CallResult& r = results[0];
+  if (r.state != CallResult::State::replied) return set_error(item, Status::error, r.error);
+  if (r.reply.is_error()) return apply_error_reply(item, r.reply.str);
+  apply_stored_value(item, r.reply.string_or_nil());
+  if (item.status != Status::error) item.held = held_units(item.key);
+  if (!item.details) return;
+  item.ttl_s = remaining(results[1]);
+  item.lock_ttl_ms = remaining(results[2]);
+}
+
+// Reads windows of items with two windows in flight, printing each in input order.
+class GetPipeline {
+ public:
+  explicit GetPipeline(Context& ctx) : ctx_(ctx) { window_.reserve(kWindow); }
+
+  void add(ItemResult item) {
+    window_.push_back(std::move(item));
+    if (window_.size() == kWindow) send();
+  }
+  ExitCode finish() {
+    send();
+    while (!in_flight_.empty()) receive();
+    return fold_.code();
+  }
+
+ private:
+  void send() {
+    if (window_.empty()) return;
+    std::vector<Call> calls;
+    calls.reserve(window_.size());
+    for (const ItemResult& item : window_) {
+      if (!item.key.empty()) append_reads(calls, item);
+    }
+    ctx_.redis().start(std::move(calls));
+    in_flight_.push_back(std::move(window_));
+    window_ = {};
+    window_.reserve(kWindow);  // growing would move every item already in the window
+    if (in_flight_.size() > 1) receive();
+  }
+  void receive() {
+    std::vector<ItemResult>& items = in_flight_.front();
+    std::vector<CallResult> results = ctx_.redis().finish();
+    std::size_t next = 0;
+    for (ItemResult& item : items) {
+      if (!item.key.empty()) {
+        apply_reads(item, &results[next]);
+        next += item.details ? 3 : 1;
+      }
+      if (item.status == Status::error) errors_.add(item.sku, item.error);
+      ctx_.emit(item, fold_);
+    }
+    in_flight_.pop_front();
+  }
+
+  Context& ctx_;
+  std::vector<ItemResult> window_;
+  std::deque<std::vector<ItemResult>> in_flight_;
+  ItemErrorEcho errors_;
+  ExitFold fold_;
+};
+
+// Every SKU gets its line, in input order, invalid ones included: a read changes nothing, so
+// the valid ones are read all the same.
+ExitCode get_listed(Context& ctx, const GetOptions& o) {
+  GetPipeline pipeline(ctx);
+  for (const std::string& sku : o.skus) {
+    ItemResult item = get_item(ctx, sku, o.details);
+    if (item.status == Status::invalid) {
+      print_error(fmt::format("item '{}': {}", item.sku, item.error));
+      item.has_held = false;
+      item.details = false;
+    }
+    pipeline.add(std::move(item));
+  }
+  return pipeline.finish();
+}
+
+// One SKU per line; a line that is not a valid SKU is reported invalid in its place, and the
+// others are read all the same (a read changes nothing).
+ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
+  std::ifstream file;
+  if (o.file != "-") {
+    file.open(o.file, std::ios::binary);
+    if (!file) throw IoError(fmt::format("cannot read {}: {}", o.file, std::strerror(errno)));
+  }
+  std::istream& in = o.file == "-" ? std::cin : file;
+  const std::string name = o.file == "-" ? "<stdin>" : o.file;
+  GetPipeline pipeline(ctx);
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    ItemResult item = get_item(ctx, std::move(line), o.details);
+    if (item.status == Status::invalid) {
+      print_error(fmt::format("{}:{}: item '{}': {}", name, number, item.sku, item.error));
+      item.has_held = false;
+      item.details = false;
+    }
+    pipeline.add(std::move(item));
+  }
+  if (in.bad()) throw IoError(fmt::format("cannot read {}", name));
+  return pipeline.finish();
+}
+
+ExitCode run_get(Program& program, GetOptions& o) {
+  Context ctx(program);
+  if (!o.file.empty() && !o.skus.empty()) throw InputError("get: give SKUs or --file, not both");
+  if (o.skus.size() == 1 && o.skus[0] == "-") o.file = "-";
+  if (!o.file.empty()) return get_from_lines(ctx, o);
+  if (o.skus.empty()) throw InputError("get needs SKU..., --file FILE, or - for standard input");
+  return get_listed(ctx, o);
 }
 
 }  // namespace
@@ -76,7 +175,12 @@ ExitCode run_get(Program& program, const GetOptions& options) {
 void setup_get(CLI::App& app, Program& program) {
   auto options = std::make_shared<GetOptions>();
   CLI::App* sub = app.add_subcommand("get", "read the current stock of one or more items");
-  sub->add_option("SKU", options->skus, "item ids");
+  sub->add_option("SKU", options->skus, "item ids; - reads them from standard input");
+  sub->add_option("-f,--file", options->file,
+                  "read item ids from FILE, one per line (- = standard input)");
+  sub->add_flag("--details", options->details,
+                "also print ttl (seconds until the key expires) and lock_ttl (ms left on an init "
+                "lock)");
   add_common_footer(*sub);
   sub->callback([&program, options] {
     program.run = [&program, options] { return run_get(program, *options); };

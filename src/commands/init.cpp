@@ -39,7 +39,9 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
     item.result.key = stock_key(ctx.scheme(), item.result.sku);
     item.value = value.value;
     std::vector<PutItem> items{item};
-    PutRunner(ctx.redis(), PutMode{false, o.force, false}, o.ttl_s, LockTiming{}).run(items);
+    PutRunner runner(ctx.redis(), PutMode{false, o.force, false}, o.ttl_s, LockTiming{});
+    runner.set_change_log(ctx.change_log(), "init");
+    runner.run(items);
     item = items[0];
   }
   if (needs_error_line(item.result.status)) {

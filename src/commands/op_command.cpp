@@ -58,7 +58,10 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
   } else {
     item.qty = qty.value;
     std::vector<ItemResult> items{item};
-    OpRunner(ctx.redis(), op, o.op, ctx.scheme()).run(items);
+    OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
+    runner.set_change_log(ctx.change_log());
+    runner.set_change_log(ctx.change_log());
+    runner.run(items);
     item = items[0];
   }
   ItemErrorEcho echo;
@@ -127,6 +130,7 @@ ExitCode run_batch(Context& ctx, OpRunner::Op op, const std::string& name,
   Client* client = ctx.redis_or_null();
   std::optional<OpRunner> runner;
   if (client) runner.emplace(*client, op, o.op, ctx.scheme());
+  if (runner) runner->set_change_log(ctx.change_log());
   // Why rows are no longer sent: no connection could be made, or a signal asked us to stop.
   std::string stopped = client ? "" : ctx.connect_error();
   std::size_t unsent = 0;

@@ -27,6 +27,12 @@ void setup_init(CLI::App& app, Program& program);
 void setup_rebuild(CLI::App& app, Program& program);
 /// `doctor`: checks the server(s) for what can lose, evict or corrupt stock.
 void setup_doctor(CLI::App& app, Program& program);
+/// `log SKU`: the item's change log.
+void setup_log(CLI::App& app, Program& program);
+/// `delete SKU...`: remove items and every companion key.
+void setup_delete(CLI::App& app, Program& program);
+/// `export`: every item under the prefix, streamed.
+void setup_export(CLI::App& app, Program& program);
 /// `bench`: a load test on keys it creates and removes itself.
 void setup_bench(CLI::App& app, Program& program);
 /// The end of `stockctl --help`: source formats, password sources, exit statuses, examples.

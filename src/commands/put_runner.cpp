@@ -53,7 +53,8 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
     window.written = true;
     return;
   }
-  if (step == Step::set && set_get_refused_) step = Step::script;
+  // SET cannot append to the change log in the same step; the put script can.
+  if (step == Step::set && (set_get_refused_ || log_.enabled)) step = Step::script;
   std::vector<Call> calls;
   calls.reserve(items.size());
   for (const PutItem* item : items) calls.push_back(call_for(step, *item));
@@ -113,11 +114,18 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
       break;
   }
   // Storing a given value is idempotent: sending it again can at most turn "created" into "kept".
-  return Call{&put_script(),
-              {key, companion_key(key, ":lock"), std::to_string(item.value),
-               std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"},
-              true,
-              !mode_.dry_run};
+  Call call{&put_script(),
+            {key, companion_key(key, kLockSuffix), std::to_string(item.value),
+             std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"},
+            true,
+            !mode_.dry_run};
+  if (log_.enabled && !mode_.dry_run) {
+    call.args.insert(call.args.begin() + 2, log_key(key));
+    call.keys = 3;
+    call.args.insert(call.args.end(),
+                     {change_, std::to_string(log_.max_entries), log_.actor, log_.reason});
+  }
+  return call;
 }
 
 std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,

@@ -8,6 +8,7 @@
 
 #include "cli/diagnostics.h"
 #include "commands/context.h"
+#include "core/change_log.h"
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
 #include "output/json_writer.h"
@@ -36,6 +37,13 @@ class PutRunner {
 
   PutRunner(Client& client, const PutMode& mode, long long ttl_s, const LockTiming& lock)
       : client_(client), mode_(mode), ttl_s_(ttl_s), lock_(lock) {}
+
+  /// Logs every change in the items' change logs as `change` ("init", "rebuild"). A logged
+  /// write goes through the put script, which appends the entry in the same step.
+  void set_change_log(const ChangeLogSettings& log, std::string change) {
+    log_ = log;
+    change_ = std::move(change);
+  }
 
   /// Starts writing `window`; hands earlier windows to `done`, in order, once they are written.
   void submit(std::vector<PutItem> window, const Done& done);
@@ -74,6 +82,8 @@ class PutRunner {
   bool set_get_refused_ = false;  ///< the server predates SET GET (Redis < 6.2)
   std::deque<Window> windows_;    ///< submitted, not yet handed over
   std::deque<Window*> wire_;      ///< steps started on the client, oldest first
+  ChangeLogSettings log_{false, 0, {}, {}};
+  std::string change_;
 };
 
 /// Tallies and records the items of a file run: counts per status, the exit code, and the

@@ -17,6 +17,7 @@ struct RebuildOptions {
   bool force = false;
   bool dry_run = false;
   bool fail_on_drift = false;
+  bool extra = false;
   long long ttl_s = 0;
   LockTiming lock;
 };
@@ -69,8 +70,8 @@ class RunLock {
 ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   if (!has_source(o.source)) throw InputError("rebuild needs --file FILE or --from-cmd CMD");
   Context ctx(program);
-  StockFileRun run{"rebuild", o.source, PutMode{true, o.force, o.dry_run},
-                   o.ttl_s,   o.lock,   o.fail_on_drift};
+  StockFileRun run{"rebuild",       o.source, PutMode{true, o.force, o.dry_run}, o.ttl_s, o.lock,
+                   o.fail_on_drift, o.extra};
   if (o.dry_run) return run_stock_file(ctx, run);
   // The lock must outlive a window even on a slow server; it is renewed between windows.
   long long run_lock_ttl = std::max<long long>(o.lock.ttl_ms, 30000);
@@ -105,6 +106,9 @@ void setup_rebuild(CLI::App& app, Program& program) {
   sub->add_flag("--dry-run", o->dry_run, "write nothing; report what would happen");
   sub->add_flag("--fail-on-drift", o->fail_on_drift,
                 "exit 6 when a live key differs from the export");
+  sub->add_flag("--extra", o->extra,
+                "also report items Redis holds and the source lacks (status extra; changes "
+                "nothing)");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
       ->check(integer_range(0, 1LL << 40));
   sub->add_option("--lock-ttl", o->lock.ttl_ms, "lock lifetime in ms (default 10000)")

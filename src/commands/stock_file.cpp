@@ -1,5 +1,6 @@
 #include "commands/stock_file.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -7,6 +8,7 @@
 #include "cli/errors.h"
 #include "cli/interrupt.h"
 #include "commands/batch.h"
+#include "commands/item_scan.h"
 #include "commands/put_runner.h"
 #include "output/progress.h"
 
@@ -50,6 +52,39 @@ std::unique_ptr<Source> open_source(const SourceOptions& options) {
       format);
 }
 
+// Every item Redis holds whose SKU has no valid row in the source, found by its hash among the
+// rows' hashes (no second copy of the SKUs is kept), with its current value.
+// Returns how many were reported.
+std::size_t report_extra_items(Context& ctx, const std::vector<std::uint64_t>& row_hashes,
+                               const PutRunner::Done& report) {
+  std::size_t reported = 0;
+  scan_items(ctx, "*", 1000, [&](std::vector<ScannedItem>& batch) {
+    std::vector<PutItem> extra;
+    std::vector<Call> reads;
+    for (ScannedItem& found : batch) {
+      if (std::binary_search(row_hashes.begin(), row_hashes.end(), sku_hash(found.sku))) continue;
+      PutItem& item = extra.emplace_back();
+      item.result.op = "rebuild";
+      item.result.sku = std::move(found.sku);
+      item.result.key = std::move(found.key);
+      reads.push_back(Call{nullptr, {"GET", item.result.key}, true});
+    }
+    if (extra.empty()) return;
+    std::vector<CallResult> values = ctx.redis().run(reads);
+    for (std::size_t i = 0; i < extra.size(); ++i) {
+      ItemResult& r = extra[i].result;
+      if (values[i].state == CallResult::State::replied && !values[i].reply.is_error()) {
+        apply_stored_value(r, values[i].reply.string_or_nil());
+      }
+      r.status = Status::extra;
+      r.error.clear();
+    }
+    reported += extra.size();
+    report(extra);
+  });
+  return reported;
+}
+
 }  // namespace
 
 void add_from_cmd_options(CLI::App& app, SourceOptions& o) {
@@ -78,11 +113,12 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   std::unique_ptr<Source> opened = open_source(run.source);
   Source& source = *opened;
   RowReader<StockRow> reader = stock_reader(run.source.columns, ctx.scheme());
-  Validation validation = validate_source(source, reader, run.source.skip_invalid);
+  Validation validation = validate_source(source, reader, run.source.skip_invalid, run.extra);
   FileRunLog log(run.source.report, run.fail_on_drift);
   Client* client = ctx.redis_or_null();
   std::optional<PutRunner> runner;
   if (client) runner.emplace(*client, run.mode, run.ttl_s, run.lock);
+  if (runner) runner->set_change_log(ctx.change_log(), run.op);
   // Why rows are no longer sent: no connection could be made, or a signal asked us to stop.
   std::string stopped = client ? "" : ctx.connect_error();
   std::size_t unsent = 0;
@@ -128,6 +164,10 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                          });
   if (!window.empty()) submit();
   if (runner) runner->finish(written);
+  // Extra items are findings, not rows of the source.
+  const std::size_t extra = run.extra && runner && !interrupted()
+                                ? report_extra_items(ctx, validation.sku_hashes, written)
+                                : 0;
   // The writes to Redis are done whatever happens to the report: say what was done, then fail.
   std::string report_error;
   try {
@@ -138,7 +178,7 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   Summary summary;
   summary.op = run.op;
   summary.source = source.name();
-  summary.rows = log.rows();
+  summary.rows = log.rows() - extra;
   summary.counts = log.counts();
   summary.dry_run = run.mode.dry_run;
   if (!client) {

@@ -17,6 +17,7 @@ struct StockFileRun {
   long long ttl_s = 0;
   LockTiming lock;
   bool fail_on_drift = false;
+  bool extra = false;  ///< rebuild --extra: report items Redis holds and the source lacks
 };
 
 /// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).

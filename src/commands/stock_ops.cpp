@@ -173,19 +173,25 @@ OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeySch
 
 OpRunner::~OpRunner() = default;
 
-std::vector<std::string> stock_call_keys(const ItemResult& item) {
+std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log) {
   std::vector<std::string> keys{item.key};
-  if (!item.request_id.empty()) keys.push_back(companion_key(item.key, ":req:" + item.request_id));
+  if (!item.request_id.empty()) {
+    keys.push_back(companion_key(item.key, std::string(kRequestSuffix) + item.request_id));
+  }
+  if (with_log) keys.push_back(log_key(item.key));
   return keys;
 }
 
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
-  Call call{&stock_script(), stock_call_keys(item), !item.request_id.empty(), true};
-  call.numkeys = static_cast<int>(call.args.size());
-  call.args.insert(
-      call.args.end(),
-      {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
-       std::to_string(options_.ttl_s), item.request_id, std::to_string(options_.request_ttl_s)});
+  Call call{&stock_script(), stock_call_keys(item, log_.enabled), !item.request_id.empty(), true};
+  std::vector<std::string>& args = call.args;
+  call.numkeys = static_cast<int>(args.size());
+  args.insert(args.end(), {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
+                           std::to_string(options_.ttl_s), item.request_id,
+                           std::to_string(options_.request_ttl_s)});
+  if (log_.enabled) {
+    args.insert(args.end(), {std::to_string(log_.max_entries), log_.actor, log_.reason});
+  }
   return call;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands/context.h"
+#include "core/change_log.h"
 #include "core/outcome.h"
 #include "core/quantity.h"
 #include "core/rows.h"
@@ -47,10 +48,11 @@ void validate_init_source(const InitSource& init);
 class InitFileIndex;
 
 /// The keys a stock script call sends, in the script's KEYS order: the stock key, then the
-/// request ledger only when the item has a request id. Sending no key the call does not need
+/// request ledger only when the item has a request id, then the change log when it is written.
+/// Sending no key the call does not need
 /// keeps it a single-key command on a cluster: while its slot migrates it follows ASK at once
 /// instead of being answered TRYAGAIN until the whole slot has moved.
-std::vector<std::string> stock_call_keys(const ItemResult& item);
+std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log = false);
 
 /// Runs deduct or add for windows of items: one pipeline per window, then the init lock
 /// protocol for each item whose key is missing and that can be initialized.
@@ -61,6 +63,9 @@ class OpRunner {
   ~OpRunner();
   OpRunner(const OpRunner&) = delete;
   OpRunner& operator=(const OpRunner&) = delete;
+
+  /// Logs every change in the items' change logs (off by default: bench writes none).
+  void set_change_log(const ChangeLogSettings& log) { log_ = log; }
 
   /// Applies every item (sku, key and qty set) and fills in its status and stock.
   void run(std::vector<ItemResult>& items);
@@ -86,6 +91,7 @@ class OpRunner {
   const OpOptions& options_;
   const KeyScheme& scheme_;
   std::unique_ptr<InitFileIndex> init_index_;  ///< --init-from, read on the first missing item
+  ChangeLogSettings log_{false, 0, {}, {}};
 };
 
 }  // namespace stockctl

@@ -23,6 +23,8 @@ std::string_view status_name(Status status) {
       return "exists";
     case Status::drift:
       return "drift";
+    case Status::extra:
+      return "extra";
     case Status::busy:
       return "busy";
     case Status::conflict:

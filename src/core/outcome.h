@@ -16,6 +16,7 @@ enum class Status {
   missing,
   exists,
   drift,
+  extra,  ///< rebuild --extra: Redis holds the item, the source lacks it
   busy,
   conflict,
   invalid,
@@ -23,9 +24,9 @@ enum class Status {
 };
 
 inline constexpr Status kAllStatuses[] = {
-    Status::ok,       Status::unlimited, Status::insufficient, Status::uninitialized,
-    Status::missing,  Status::exists,    Status::drift,        Status::busy,
-    Status::conflict, Status::invalid,   Status::error};
+    Status::ok,      Status::unlimited, Status::insufficient, Status::uninitialized,
+    Status::missing, Status::exists,    Status::drift,        Status::extra,
+    Status::busy,    Status::conflict,  Status::invalid,      Status::error};
 
 /// The contract's name of a status ("ok", "insufficient", ...).
 std::string_view status_name(Status status);
@@ -47,6 +48,11 @@ struct ItemResult {
   std::string error;       ///< why, for invalid and error
   std::string request_id;  ///< deduct/add: applied at most once per item and id
   bool replayed = false;   ///< the answer is the first one recorded for the id
+  bool has_held = false;                    ///< get: print "held" (null when unknown)
+  std::optional<std::int64_t> held;         ///< get: units in unexpired holds
+  bool details = false;                     ///< get --details: print "ttl" and "lock_ttl"
+  std::optional<std::int64_t> ttl_s;        ///< seconds until the key expires; null: never, unknown
+  std::optional<std::int64_t> lock_ttl_ms;  ///< ms left on a held init lock; null: none
 };
 
 /// Classifies the deduct script's answer (-3, -2, -1, remaining) with the stock it returned.

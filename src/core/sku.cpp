@@ -16,6 +16,31 @@ bool has_control_character(std::string_view s) {
 
 bool has_hash_tag(std::string_view key) { return hash_tag(key).size() != key.size(); }
 
+bool starts_with(std::string_view s, std::string_view head) {
+  return s.size() >= head.size() && s.substr(0, head.size()) == head;
+}
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// Without our own braces, a stock key K that carries a hash tag has companions K + suffix, which
+// start with the prefix too: `key` is one of those when cutting a companion suffix off leaves
+// another tagged key under the prefix.
+bool looks_like_companion(std::string_view prefix, std::string_view key) {
+  auto is_stock_key = [&](std::string_view k) { return starts_with(k, prefix) && has_hash_tag(k); };
+  for (std::string_view suffix : {kLockSuffix, kLogSuffix}) {
+    if (ends_with(key, suffix) && is_stock_key(key.substr(0, key.size() - suffix.size()))) {
+      return true;
+    }
+  }
+  for (auto at = key.find(kRequestSuffix); at != std::string_view::npos;
+       at = key.find(kRequestSuffix, at + 1)) {
+    if (is_stock_key(key.substr(0, at))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view hash_tag(std::string_view key) {
@@ -52,7 +77,37 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
         "could not share its cluster slot",
         quote_value(key));
   }
+  if (has_hash_tag(key) && looks_like_companion(scheme.prefix, key)) {
+    return fmt::format(
+        "key '{}' would read as a companion key (lock, log, request record) of another item", key);
+  }
   return {};
+}
+
+std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view key) {
+  if (!starts_with(key, scheme.prefix)) return std::nullopt;
+  std::string_view rest = key.substr(scheme.prefix.size());
+  if (scheme.hashtag) {
+    // Item ids hold no braces here, so "{SKU}" with nothing after it is a stock key and
+    // anything longer ("{SKU}:lock", ...) is a companion.
+    if (rest.size() < 3 || rest.front() != '{' || rest.back() != '}') return std::nullopt;
+    rest = rest.substr(1, rest.size() - 2);
+    if (rest.find_first_of("{}") != std::string_view::npos) return std::nullopt;
+  } else if (has_hash_tag(key) && looks_like_companion(scheme.prefix, key)) {
+    return std::nullopt;
+  }
+  if (!validate_sku(rest, scheme).empty()) return std::nullopt;
+  return std::string(rest);
+}
+
+std::string escape_glob(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '*' || c == '?' || c == '[' || c == ']' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
 }
 
 // Keys are built by plain appends: this runs once or twice per row of a bulk load, where

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,24 @@ std::string stock_key(const KeyScheme& scheme, std::string_view sku);
 /// A key in the same Redis Cluster hash slot as `stock_key`, ending in `suffix` (":lock", ...).
 /// Keeps the stock key's own hash tag when it has one, else wraps the whole key in one.
 std::string companion_key(std::string_view stock_key, std::string_view suffix);
+
+/// The suffixes of an item's companion keys, each appended to its stock key by companion_key.
+inline constexpr std::string_view kLockSuffix = ":lock";
+inline constexpr std::string_view kLogSuffix = ":log";
+inline constexpr std::string_view kRequestSuffix = ":req:";  ///< followed by the request id
+
+/// The key of an item's change log (a stream), in its stock key's slot.
+inline std::string log_key(std::string_view stock_key) {
+  return companion_key(stock_key, kLogSuffix);
+}
+
+/// The item id whose stock key is `key` under `scheme`, or nullopt when `key` is not a stock key
+/// (another prefix, or a companion key: lock, ledger, log). Without hash tags a stock key that
+/// carries its own tag and ends like a companion key is taken for the companion key.
+std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view key);
+
+/// Escapes Redis glob characters (* ? [ ] \) so that `text` matches only itself.
+std::string escape_glob(std::string_view text);
 
 /// The part of `key` Redis Cluster hashes: the first non-empty {...} tag, else the whole key.
 std::string_view hash_tag(std::string_view key);

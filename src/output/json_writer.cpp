@@ -20,6 +20,11 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   if (item.has_qty) j["qty"] = item.qty ? nlohmann::ordered_json(*item.qty) : nullptr;
   j["status"] = status_name(item.status);
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;
+  if (item.has_held) j["held"] = item.held ? nlohmann::ordered_json(*item.held) : nullptr;
+  if (item.details) {
+    j["ttl"] = item.ttl_s ? nlohmann::ordered_json(*item.ttl_s) : nullptr;
+    j["lock_ttl"] = item.lock_ttl_ms ? nlohmann::ordered_json(*item.lock_ttl_ms) : nullptr;
+  }
   if (item.expected) j["expected"] = *item.expected;
   if (item.forced) {
     std::optional<std::int64_t> number;
@@ -56,6 +61,16 @@ void append_string(std::string& out, std::string_view s) {
   static const char* const kHex = "0123456789abcdef";
   out += '"';
   for (std::size_t i = 0; i < s.size();) {
+    // Most text needs no escape: copy each plain run at once (bulk output writes millions).
+    std::size_t plain = i;
+    while (plain < s.size()) {
+      unsigned char p = static_cast<unsigned char>(s[plain]);
+      if (p < 0x20 || p >= 0x80 || p == '"' || p == '\\') break;
+      ++plain;
+    }
+    out.append(s, i, plain - i);
+    i = plain;
+    if (i == s.size()) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       std::size_t n = utf8_length(s, i);
@@ -128,6 +143,8 @@ void append_previous(std::string& out, const std::optional<std::string>& previou
 
 }  // namespace
 
+void append_json_string(std::string& out, std::string_view s) { append_string(out, s); }
+
 void append_item_line(std::string& out, const ItemResult& item) {
   out += "{\"op\":";
   append_string(out, item.op);
@@ -147,6 +164,16 @@ void append_item_line(std::string& out, const ItemResult& item) {
   append_string(out, status_name(item.status));
   out += ",\"stock\":";
   append_number(out, item.stock);
+  if (item.has_held) {
+    out += ",\"held\":";
+    append_number(out, item.held);
+  }
+  if (item.details) {
+    out += ",\"ttl\":";
+    append_number(out, item.ttl_s);
+    out += ",\"lock_ttl\":";
+    append_number(out, item.lock_ttl_ms);
+  }
   if (item.expected) {
     out += ",\"expected\":";
     append_number(out, item.expected);

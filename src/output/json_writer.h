@@ -23,7 +23,8 @@ struct Summary {
   std::string error;
 };
 
-/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [expected],
+/// One item as an ordered JSON object: op, sku, key, [qty], status, stock, [held], [ttl,
+/// lock_ttl], [expected],
 /// [replayed], [error].
 nlohmann::ordered_json item_json(const ItemResult& item);
 
@@ -31,6 +32,9 @@ nlohmann::ordered_json item_json(const ItemResult& item);
 /// item_json(item).dump() with invalid UTF-8 replaced by U+FFFD, written without building a JSON
 /// tree, because bulk commands print one line per row.
 void append_item_line(std::string& out, const ItemResult& item);
+
+/// Appends `s` as a JSON string, quoted and escaped, invalid UTF-8 replaced by U+FFFD.
+void append_json_string(std::string& out, std::string_view s);
 
 /// A summary as an ordered JSON object: op, source, rows, counts, dry_run, elapsed_ms.
 nlohmann::ordered_json summary_json(const Summary& summary);

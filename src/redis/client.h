@@ -81,6 +81,13 @@ class Client {
   virtual void start(std::vector<Call> calls);
   virtual std::vector<CallResult> finish();
 
+  /// The primaries that together hold every key: one name per node ("" for a standalone
+  /// server). Throws ConnectionError when a cluster leaves slots without a primary.
+  virtual std::vector<std::string> primaries() { return {""}; }
+  /// Runs one keyless call (SCAN, ...) on `node`, one of primaries(), and returns its reply.
+  /// Throws ConnectionError when no reply came.
+  virtual Reply call_on(const std::string& node, const Call& call);
+
   const ClientOptions& options() const { return options_; }
 
  protected:

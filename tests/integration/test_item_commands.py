@@ -10,7 +10,7 @@ class Get(ServerTest):
         self.r("SET", "stock:{42}", "998")
         res = self.sc("get", "42")
         self.assertEqual(res.rc, 0, res)
-        self.assertEqual(res.stdout, '{"op":"get","sku":"42","key":"stock:{42}","status":"ok","stock":998}\n')
+        self.assertEqual(res.stdout, '{"op":"get","sku":"42","key":"stock:{42}","status":"ok","stock":998,"held":0}\n')
 
     def test_missing_exits_4(self):
         res = self.sc("get", "nope")

@@ -60,3 +60,39 @@ TEST_CASE("hash_tag follows the Redis Cluster rules") {
   CHECK(hash_tag("a{b}{c}") == "b");
   CHECK(hash_tag("plain") == "plain");
 }
+
+TEST_CASE("sku_of_key reads the item id back from a stock key, never from a companion key") {
+  CHECK(sku_of_key(kTagged, "stock:{42}") == std::optional<std::string>("42"));
+  CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:lock"));
+  CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:log"));
+  CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:req:abc}"));
+  CHECK_FALSE(sku_of_key(kTagged, "stock:{}"));
+  CHECK_FALSE(sku_of_key(kTagged, "other:{42}"));
+  CHECK(sku_of_key(KeyScheme{"{t}:", true}, "{t}:{x}") == std::optional<std::string>("x"));
+  CHECK_FALSE(sku_of_key(KeyScheme{"{t}:", true}, "{t}:{x}:log"));
+}
+
+TEST_CASE("sku_of_key without hash tags tells tagged stock keys from their companions") {
+  CHECK(sku_of_key(kClassic, "redis_key:stock:42") == std::optional<std::string>("42"));
+  CHECK(sku_of_key(kClassic, "redis_key:stock:42:lock") == std::optional<std::string>("42:lock"));
+  CHECK_FALSE(sku_of_key(kClassic, "{redis_key:stock:42}:lock"));
+  CHECK(sku_of_key(kClassic, "redis_key:stock:a{t}b") == std::optional<std::string>("a{t}b"));
+  CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:lock"));
+  CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:log"));
+  CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:req:r-1"));
+  const KeyScheme one_slot{"{t}:", false};
+  CHECK(sku_of_key(one_slot, "{t}:x") == std::optional<std::string>("x"));
+  CHECK_FALSE(sku_of_key(one_slot, "{t}:x:log"));
+}
+
+TEST_CASE("validate_sku refuses an id whose tagged key would read as a companion key") {
+  CHECK(validate_sku("42:lock", kClassic).empty());  // untagged: its companions start with '{'
+  CHECK_FALSE(validate_sku("a{t}b:lock", kClassic).empty());
+  CHECK_FALSE(validate_sku("x:log", KeyScheme{"{t}:", false}).empty());
+}
+
+TEST_CASE("escape_glob makes the prefix match only itself") {
+  CHECK(escape_glob("stock:") == "stock:");
+  CHECK(escape_glob("p*[x]?\\:") == "p\\*\\[x\\]\\?\\\\:");
+  CHECK(escape_glob("{t}:") == "{t}:");
+}

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli/diagnostics.h"
+#include "redis/backoff.h"
 #include "redis/cluster/redirect.h"
 #include "redis/cluster/slot.h"
 #include "redis/errors.h"
@@ -121,6 +122,34 @@ void ClusterClient::recover() noexcept {
     refresh();
   } catch (const std::exception& e) {
     print_info(fmt::format("cluster rediscovery failed: {}", e.what()));
+  }
+}
+
+std::vector<std::string> ClusterClient::primaries() {
+  std::set<std::string> unique;
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    if (slots_[slot].empty()) {
+      throw ConnectionError(
+          fmt::format("the cluster serves no slot {}: its keys cannot be read", slot));
+    }
+    unique.insert(slots_[slot]);
+  }
+  return {unique.begin(), unique.end()};
+}
+
+Reply ClusterClient::call_on(const std::string& address, const Call& call) {
+  Backoff backoff(options().retry_timeout_ms, 20, 500);
+  for (;;) {
+    try {
+      return node(address).command(script_argv(call));
+    } catch (const ConnectionError& e) {
+      nodes_.erase(address);
+      // SCAN cursors are stateless, so the same call may go to a node that comes back; one
+      // replaced by a promoted replica never does, and the caller gives up after the retries.
+      if (!backoff.pause()) {
+        throw ConnectionError(fmt::format("{}: {}", address, e.what()));
+      }
+    }
   }
 }
 

@@ -18,6 +18,11 @@ class ClusterClient : public Client {
   /// Discovers the cluster through the node `seed` names. Throws ConnectionError.
   ClusterClient(ConnectOptions seed, ClientOptions client_options);
 
+  std::vector<std::string> primaries() override;
+  /// Sends to that node directly; a broken connection is retried within --retry-timeout (the
+  /// calls sent this way are reads) and then reported by throwing ConnectionError.
+  Reply call_on(const std::string& address, const Call& call) override;
+
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;
   /// Rediscovers the slot map (after a failover or a broken connection).

@@ -1,0 +1,144 @@
+// `delete SKU...`: remove items, stock key and every companion key (lock, request records, log).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "cli/diagnostics.h"
+#include "commands/context.h"
+#include "commands/holds.h"
+#include "commands/program.h"
+#include "core/sku.h"
+#include "redis/errors.h"
+
+namespace stockctl {
+namespace {
+
+struct DeleteOptions {
+  std::vector<std::string> skus;
+  bool force = false;
+};
+
+// The pattern that finds request records: with hash tags they all look like
+// PREFIX{SKU}:req:ID; without, where they live depends on each key's own tag.
+std::string request_pattern(const KeyScheme& scheme) {
+  if (scheme.hashtag) return escape_glob(scheme.prefix) + "{*}" + std::string(kRequestSuffix) + "*";
+  return "*" + std::string(kRequestSuffix) + "*";
+}
+
+// Finds every request record of the items (the ledger has one key per request id), with one
+// SCAN pass per primary whatever the number of items. Returns, per item, the keys found.
+std::vector<std::vector<std::string>> find_request_records(Context& ctx,
+                                                           const std::vector<ItemResult>& items) {
+  std::map<std::string, std::size_t, std::less<>> owner;  // "<stock key's ledger prefix>" -> item
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    owner[companion_key(items[i].key, kRequestSuffix)] = i;
+  }
+  std::vector<std::vector<std::string>> found(items.size());
+  const std::string pattern = request_pattern(ctx.scheme());
+  for (const std::string& node : ctx.redis().primaries()) {
+    std::string cursor = "0";
+    do {
+      Reply reply = ctx.redis().call_on(
+          node, Call{nullptr, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}});
+      if (reply.is_error() || reply.elements.size() != 2) {
+        throw ConnectionError(fmt::format("SCAN: {}", describe_reply(reply)));
+      }
+      cursor = reply.elements[0].str;
+      for (Reply& key : reply.elements[1].elements) {
+        const std::string_view k = key.str;
+        for (auto at = k.find(kRequestSuffix); at != std::string_view::npos;
+             at = k.find(kRequestSuffix, at + 1)) {
+          auto it = owner.find(k.substr(0, at + kRequestSuffix.size()));
+          if (it != owner.end()) {
+            found[it->second].push_back(std::move(key.str));
+            break;
+          }
+        }
+      }
+    } while (cursor != "0");
+  }
+  return found;
+}
+
+ExitCode run_delete(Program& program, const DeleteOptions& o) {
+  Context ctx(program);
+  std::vector<ItemResult> items;
+  bool invalid = false;
+  for (const std::string& sku : o.skus) {
+    ItemResult item;
+    item.op = "delete";
+    item.sku = sku;
+    if (std::string problem = validate_sku(sku, ctx.scheme()); !problem.empty()) {
+      set_error(item, Status::invalid, problem);
+      invalid = true;
+    } else {
+      item.key = stock_key(ctx.scheme(), sku);
+    }
+    items.push_back(std::move(item));
+  }
+  ExitFold fold;
+  if (invalid) {
+    // One invalid id and nothing is deleted: the list was not what the user meant.
+    for (const ItemResult& item : items) {
+      if (item.status != Status::invalid) continue;
+      print_error(fmt::format("item '{}': {}; nothing was deleted", item.sku, item.error));
+      ctx.emit(item, fold);
+    }
+    return fold.code();
+  }
+  const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
+  std::vector<Call> calls;
+  std::vector<std::size_t> sent;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!o.force && has_unexpired_holds(items[i].key)) {
+      set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
+      continue;
+    }
+    // The stock key alone first, so that its reply tells ok from missing; then the rest.
+    calls.push_back(Call{nullptr, {"DEL", items[i].key}, true, true});
+    Call companions{nullptr,
+                    {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key)},
+                    true,
+                    true};
+    companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
+    calls.push_back(std::move(companions));
+    sent.push_back(i);
+  }
+  std::vector<CallResult> results = ctx.redis().run(calls);
+  for (std::size_t k = 0; k < sent.size(); ++k) {
+    ItemResult& item = items[sent[k]];
+    for (const CallResult* r : {&results[2 * k], &results[2 * k + 1]}) {
+      if (r->state != CallResult::State::replied) {
+        set_error(item, Status::error, r->error);
+      } else if (r->reply.is_error()) {
+        set_error(item, Status::error, fmt::format("{}: {}", item.key, r->reply.str));
+      }
+    }
+    if (item.error.empty()) {
+      item.status = results[2 * k].reply.integer == 1 ? Status::ok : Status::missing;
+    }
+  }
+  for (const ItemResult& item : items) {
+    if (item.status == Status::error || item.status == Status::conflict) {
+      print_error(fmt::format("item '{}': {}", item.sku, item.error));
+    }
+    ctx.emit(item, fold);
+  }
+  return fold.code();
+}
+
+}  // namespace
+
+void setup_delete(CLI::App& app, Program& program) {
+  auto o = std::make_shared<DeleteOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "delete", "remove items: stock key and every companion key (lock, request records, log)");
+  sub->add_option("SKU", o->skus, "item ids")->required();
+  sub->add_flag("--force", o->force, "delete items that have unexpired holds too");
+  add_common_footer(*sub);
+  sub->callback([&program, o] { program.run = [&program, o] { return run_delete(program, *o); }; });
+}
+
+}  // namespace stockctl

@@ -1,0 +1,151 @@
+// `export`: every item under the prefix, on every primary, streamed with SCAN and pipelined
+// reads, as NDJSON, CSV, TSV or JSON.
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "cli/diagnostics.h"
+#include "cli/errors.h"
+#include "commands/context.h"
+#include "commands/holds.h"
+#include "commands/item_scan.h"
+#include "commands/program.h"
+#include "core/quantity.h"
+#include "core/sku.h"
+#include "output/atomic_file.h"
+#include "output/export_format.h"
+#include "redis/errors.h"
+
+namespace stockctl {
+namespace {
+
+struct ExportOptions {
+  std::string match = "*";
+  std::string format = "ndjson";
+  std::string output;
+  long long count = 1000;  ///< SCAN COUNT: keys looked at per round trip
+};
+
+// Where the export goes: standard output, or --output written atomically.
+class ExportSink {
+ public:
+  explicit ExportSink(const std::string& path) {
+    if (!path.empty()) file_ = std::make_unique<AtomicFile>(path);
+  }
+  void write(std::string& text) {
+    if (file_) {
+      file_->write(text);
+    } else if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size()) {
+      throw IoError(fmt::format("cannot write standard output: {}", std::strerror(errno)));
+    }
+    text.clear();
+  }
+  void commit() {
+    if (file_) return file_->commit();
+    if (std::fflush(stdout) != 0) {
+      throw IoError(fmt::format("cannot write standard output: {}", std::strerror(errno)));
+    }
+  }
+
+ private:
+  std::unique_ptr<AtomicFile> file_;
+};
+
+struct ExportRun {
+  Context& ctx;
+  ExportFormat format;
+  ExportSink& sink;
+  std::string buffer;
+  std::size_t items = 0;
+  std::size_t corrupt = 0;
+};
+
+// Reads the value and expiry of one SCAN batch's items (pipelined) and writes them.
+void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
+  std::vector<Call> calls;
+  calls.reserve(batch.size() * 2);
+  for (const ScannedItem& item : batch) {
+    calls.push_back(Call{nullptr, {"GET", item.key}, true});
+    calls.push_back(Call{nullptr, {"TTL", item.key}, true});
+  }
+  std::vector<CallResult> results = run.ctx.redis().run(calls);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const CallResult& value = results[2 * i];
+    const CallResult& ttl = results[2 * i + 1];
+    for (const CallResult* r : {&value, &ttl}) {
+      if (r->state != CallResult::State::replied) {
+        throw ConnectionError(fmt::format("{}: {}", batch[i].key, r->error));
+      }
+    }
+    // A key deleted since SCAN named it was not present for the whole scan: leave it out.
+    if (value.reply.is_nil() || ttl.reply.integer == -2) continue;
+    std::optional<std::int64_t> stock;
+    if (!value.reply.is_error()) stock = parse_stored_value(value.reply.str);
+    if (!stock) {
+      ++run.corrupt;
+      print_error(
+          fmt::format("item '{}': {} holds {}; not exported", batch[i].sku, batch[i].key,
+                      value.reply.is_error() ? value.reply.str : "'" + value.reply.str + "'"));
+      continue;
+    }
+    ExportRow row{
+        std::move(batch[i].sku), *stock, held_units(batch[i].key),
+        ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt};
+    append_export_row(run.buffer, run.format, row, run.items == 0);
+    ++run.items;
+  }
+  run.sink.write(run.buffer);
+}
+
+ExitCode run_export(Program& program, const ExportOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  Context ctx(program);
+  if (ctx.scheme().hashtag && o.match.find_first_of("{}") != std::string::npos) {
+    throw InputError(fmt::format(
+        "--match '{}': item ids hold no '{{' or '}}' under hash tags, so it would match nothing "
+        "(see --no-hashtag)",
+        o.match));
+  }
+  ExportSink sink(o.output);
+  ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0};
+  append_export_head(run.buffer, run.format);
+  scan_items(ctx, o.match, o.count,
+             [&run](std::vector<ScannedItem>& batch) { export_batch(run, batch); });
+  append_export_tail(run.buffer, run.format, run.items == 0);
+  sink.write(run.buffer);
+  sink.commit();
+  if (!o.output.empty()) {
+    nlohmann::ordered_json summary;
+    summary["op"] = "export";
+    summary["items"] = run.items;
+    summary["output"] = o.output;
+    summary["elapsed_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - started)
+                                .count();
+    ctx.out().write(summary);
+  }
+  return run.corrupt > 0 ? ExitCode::failure : ExitCode::ok;
+}
+
+}  // namespace
+
+void setup_export(CLI::App& app, Program& program) {
+  auto o = std::make_shared<ExportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "export", "write every item's stock (a snapshot, and a source for init and rebuild)");
+  sub->add_option("--match", o->match, "only items whose SKU matches this glob (Redis SCAN rules)");
+  sub->add_option("--format", o->format, "ndjson (default), csv, tsv or json")
+      ->check(CLI::IsMember({"ndjson", "jsonl", "csv", "tsv", "json"}).description(""));
+  sub->add_option("-o,--output", o->output,
+                  "write to FILE (atomically) and print a summary object on standard output");
+  sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
+      ->check(CLI::Range(1LL, 1000000LL).description(""));
+  add_common_footer(*sub);
+  sub->callback([&program, o] { program.run = [&program, o] { return run_export(program, *o); }; });
+}
+
+}  // namespace stockctl

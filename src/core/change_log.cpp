@@ -1,0 +1,136 @@
+#include "core/change_log.h"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace stockctl {
+namespace {
+
+std::optional<std::int64_t> to_int(std::string_view s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  std::size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return std::nullopt;
+  for (std::size_t k = i; k < s.size(); ++k) {
+    if (!std::isdigit(static_cast<unsigned char>(s[k]))) return std::nullopt;
+  }
+  return std::strtoll(std::string(s).c_str(), nullptr, 10);
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// Reads exactly `width` digits at `pos`.
+bool digits(std::string_view s, std::size_t& pos, std::size_t width, int& out) {
+  if (pos + width > s.size()) return false;
+  out = 0;
+  for (std::size_t i = 0; i < width; ++i) {
+    char c = s[pos + i];
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    out = out * 10 + (c - '0');
+  }
+  pos += width;
+  return true;
+}
+
+bool expect(std::string_view s, std::size_t& pos, char c) {
+  if (pos >= s.size() || s[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
+std::optional<std::int64_t> parse_iso8601(std::string_view s) {
+  std::size_t pos = 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, ms = 0;
+  if (!digits(s, pos, 4, year) || !expect(s, pos, '-') || !digits(s, pos, 2, month) ||
+      !expect(s, pos, '-') || !digits(s, pos, 2, day)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31) return std::nullopt;
+  std::int64_t offset_min = 0;
+  if (pos < s.size()) {
+    if (s[pos] != 'T' && s[pos] != ' ') return std::nullopt;
+    ++pos;
+    if (!digits(s, pos, 2, hour) || !expect(s, pos, ':') || !digits(s, pos, 2, minute)) {
+      return std::nullopt;
+    }
+    if (pos < s.size() && s[pos] == ':' && !(++pos, digits(s, pos, 2, second))) {
+      return std::nullopt;
+    }
+    if (pos < s.size() && s[pos] == '.') {
+      ++pos;
+      int scale = 100;
+      std::size_t start = pos;
+      for (; pos < s.size() && std::isdigit(static_cast<unsigned char>(s[pos])); ++pos) {
+        ms += (s[pos] - '0') * scale;
+        scale /= 10;
+      }
+      if (pos == start) return std::nullopt;
+    }
+    if (hour > 23 || minute > 59 || second > 60) return std::nullopt;
+    if (pos < s.size() && s[pos] == 'Z') {
+      ++pos;
+    } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+      const int sign = s[pos++] == '-' ? -1 : 1;
+      int oh = 0, om = 0;
+      if (!digits(s, pos, 2, oh)) return std::nullopt;
+      if (pos < s.size() && s[pos] == ':') ++pos;
+      if (!digits(s, pos, 2, om)) return std::nullopt;
+      offset_min = static_cast<std::int64_t>(sign) * (oh * 60 + om);
+    }
+  }
+  if (pos != s.size()) return std::nullopt;
+  const std::int64_t days =
+      days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const std::int64_t seconds = days * 86400 + std::int64_t{hour} * 3600 +
+                               std::int64_t{minute} * 60 + second - offset_min * 60;
+  return seconds * 1000 + ms;
+}
+
+// The scripts write "" for a field that does not apply.
+std::optional<std::string> text(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+LogEntry parse_log_entry(const std::string& id, const StreamFields& fields) {
+  LogEntry e;
+  e.id = id;
+  e.time_ms = to_int(std::string_view(id).substr(0, id.find('-'))).value_or(0);
+  for (const auto& [name, value] : fields) {
+    if (name == "change")
+      e.change = value;
+    else if (name == "qty")
+      e.qty = to_int(value);
+    else if (name == "before")
+      e.before = to_int(value);
+    else if (name == "after")
+      e.after = to_int(value);
+    else if (name == "request_id")
+      e.request_id = text(value);
+    else if (name == "hold_id")
+      e.hold_id = text(value);
+    else if (name == "actor")
+      e.actor = text(value);
+    else if (name == "reason")
+      e.reason = text(value);
+  }
+  return e;
+}
+
+std::optional<std::int64_t> parse_log_time(std::string_view text, std::string& error) {
+  if (auto ms = to_int(text); ms && *ms >= 0) return ms;
+  if (auto ms = parse_iso8601(text)) return ms;
+  error = "expected ISO 8601 (2026-11-30T21:00:00Z) or epoch milliseconds";
+  return std::nullopt;
+}
+
+}  // namespace stockctl

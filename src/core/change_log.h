@@ -1,0 +1,47 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace stockctl {
+
+/// How this run writes items' change logs (--no-log, --log-max, --actor, --reason).
+struct ChangeLogSettings {
+  bool enabled = true;
+  long long max_entries = 1000;  ///< per item, trimmed approximately (XADD MAXLEN ~)
+  std::string actor;
+  std::string reason;  ///< "" = none
+};
+
+/// One entry of an item's change log, as read back from its stream.
+struct LogEntry {
+  std::string id;  ///< the stream id, "<ms>-<seq>"
+  std::int64_t time_ms = 0;
+  std::string change;  ///< deduct, add, init, rebuild, overwrite
+  std::optional<std::int64_t> qty;
+  std::optional<std::int64_t> before;  ///< null when the key was missing
+  std::optional<std::int64_t> after;
+  std::optional<std::string> request_id;
+  std::optional<std::string> hold_id;
+  std::optional<std::string> actor;
+  std::optional<std::string> reason;
+};
+
+/// A stream entry's fields, as XRANGE returns them: name, value, name, value, ...
+using StreamFields = std::vector<std::pair<std::string, std::string>>;
+
+/// Reads one stream entry written by the scripts. Unknown fields are ignored; an empty field
+/// (the scripts write "" where one does not apply) and a number field that is not a decimal
+/// integer are null.
+LogEntry parse_log_entry(const std::string& id, const StreamFields& fields);
+
+/// Parses --since: epoch milliseconds ("1764536400000") or ISO 8601 UTC or with an offset
+/// ("2026-11-30T21:00:00Z", "2026-11-30T22:00:00.5+01:00", "2026-11-30"). Returns nullopt and
+/// sets `error` when the text is neither.
+std::optional<std::int64_t> parse_log_time(std::string_view text, std::string& error);
+
+}  // namespace stockctl

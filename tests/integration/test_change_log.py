@@ -1,0 +1,155 @@
+"""The change log: every change stockctl makes is in the item's log, written by the same script."""
+
+import json
+import socket
+import unittest
+
+from harness import ServerTest, TARGET, clean_env, spawn, standalone_only
+
+WRITERS = 8
+
+
+class ChangeLog(ServerTest):
+    def log(self, sku, *args):
+        return self.sc("log", sku, *args)
+
+    def test_each_change_is_one_entry_with_before_after_actor_and_reason(self):
+        self.assertEqual(self.sc("init", "42", "10", "--actor", "ann", "--reason", "stocktake").rc, 0)
+        self.sc("deduct", "42", "3", "--actor", "bob")
+        self.sc("add", "42", "2", "--request-id", "refund-9", "--actor", "bob")
+        self.sc("deduct", "42", "100")  # insufficient: no change, no entry
+        self.sc("add", "42", "2", "--request-id", "refund-9")  # a replay changes nothing
+        res = self.log("42")
+        self.assertEqual(res.rc, 0, res)
+        got = [(e["change"], e["qty"], e["before"], e["after"], e["request_id"], e["actor"], e["reason"])
+               for e in res.lines]
+        self.assertEqual(got, [
+            ("init", None, None, 10, None, "ann", "stocktake"),
+            ("deduct", 3, 10, 7, None, "bob", None),
+            ("add", 2, 7, 9, "refund-9", "bob", None),
+        ])
+        first = res.lines[0]
+        self.assertEqual(list(first), ["op", "sku", "key", "entry", "time_ms", "change", "qty", "before",
+                                       "after", "request_id", "hold_id", "actor", "reason"])
+        self.assertEqual((first["op"], first["sku"], first["key"]), ("log", "42", "stock:{42}"))
+        self.assertEqual(first["time_ms"], int(first["entry"].split("-")[0]))
+
+    def test_init_from_a_deduction_and_forced_overwrites_are_logged(self):
+        self.sc("deduct", "n", "1", "--init-value", "5")
+        self.assertEqual([(e["change"], e["before"], e["after"]) for e in self.log("n").lines],
+                         [("init", None, 5), ("deduct", 5, 4)])
+        self.sc("init", "n", "50", "--force")
+        self.sc("init", "n", "50", "--force")  # the value it holds: nothing changes
+        self.assertEqual([(e["change"], e["before"], e["after"]) for e in self.log("n").lines][2:],
+                         [("overwrite", 4, 50)])
+
+    def test_file_loads_and_rebuild_are_logged(self):
+        path = self.write("s.csv", "sku,stock\na,1\nb,2\n")
+        self.assertEqual(self.sc("init", "--file", path).rc, 0)
+        self.r("DEL", "stock:{b}")
+        self.assertEqual(self.sc("rebuild", "--file", path, "--reason", "cache lost").rc, 0)
+        self.assertEqual([(e["change"], e["after"]) for e in self.log("a").lines], [("init", 1)])
+        self.assertEqual([(e["change"], e["after"], e["reason"]) for e in self.log("b").lines],
+                         [("init", 2, None), ("rebuild", 2, "cache lost")])
+
+    def test_no_log_writes_nothing(self):
+        self.sc("init", "q", "10", "--no-log")
+        self.sc("deduct", "q", "1", "--no-log")
+        self.sc("add", "q", "1", "--no-log", "--request-id", "x")
+        res = self.log("q")
+        self.assertEqual((res.rc, res.stdout), (0, ""))
+        self.assertEqual(self.r("EXISTS", "stock:{q}:log"), 0)
+
+    def test_actor_defaults_to_the_environment(self):
+        env = clean_env(STOCKCTL_ACTOR="cron-nightly")
+        from harness import run
+        run("init", "e", "1", *self.target_args(), env=env)
+        self.assertEqual(self.log("e").one["actor"], "cron-nightly")
+
+    def test_log_is_bounded(self):
+        self.r("SET", "stock:{b}", "100000")
+        path = self.write("many.csv", "sku,qty\n" + "b,1\n" * 600)
+        self.assertEqual(self.sc("deduct", "--file", path, "--log-max", "100").rc, 0)
+        n = self.r("XLEN", "stock:{b}:log")
+        self.assertTrue(100 <= n < 600, n)
+
+    def test_limit_and_since(self):
+        self.sc("init", "l", "10")
+        for _ in range(4):
+            self.sc("deduct", "l", "1")
+        entries = self.log("l").lines
+        newest = self.log("l", "--limit", "2").lines
+        self.assertEqual([e["entry"] for e in newest], [e["entry"] for e in entries[-2:]])
+        since = self.log("l", "--since", str(entries[3]["time_ms"])).lines
+        self.assertEqual(since[0]["time_ms"], entries[3]["time_ms"])
+        self.assertEqual(len(self.log("l", "--since", "2000-01-01T00:00:00Z").lines), 5)
+        self.assertEqual(self.log("l", "--since", "2999-01-01").stdout, "")
+        bad = self.log("l", "--since", "yesterday")
+        self.assertEqual(bad.rc, 2, bad)
+        self.assertIn("--since 'yesterday'", bad.stderr)
+
+    def test_missing_item_without_log_is_missing(self):
+        res = self.log("ghost")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual(res.stdout, '{"op":"log","sku":"ghost","key":"stock:{ghost}","status":"missing"}\n')
+        self.r("SET", "stock:{quiet}", "3")  # written by another program: exists, no entries
+        self.assertEqual((self.log("quiet").rc, self.log("quiet").stdout), (0, ""))
+
+    def test_invalid_sku_is_refused(self):
+        res = self.log("bad{x}")
+        self.assertEqual(res.rc, 2, res)
+
+    def test_entries_equal_changes_one_for_one_under_8_writers(self):
+        # Each writer deducts and adds on the same two items; every applied change must be one
+        # entry, and the entries must chain (each one's before is the previous one's after).
+        skus = ("hot", "warm")
+        for sku in skus:
+            self.r("SET", "stock:{%s}" % sku, "200")
+        rows = "".join("%s,%d\n" % (skus[i % 2], 1 + i % 3) for i in range(60))
+        deduct = self.write("d.csv", "sku,qty\n" + rows)
+        add = self.write("a.csv", "sku,qty\n" + rows[: len(rows) // 2])
+        procs = [spawn("add" if w % 4 == 3 else "deduct", "--file", add if w % 4 == 3 else deduct,
+                       "--actor", "w%d" % w, *self.target_args()) for w in range(WRITERS)]
+        applied = {sku: [] for sku in skus}
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            self.assertIn(p.returncode, (0, 3), err)
+            for line in out.splitlines():
+                r = json.loads(line)
+                if r["status"] == "ok":
+                    applied[r["sku"]].append((r["op"], r["qty"], r["stock"]))
+        for sku in skus:
+            entries = self.log(sku).lines
+            self.assertEqual(sorted((e["change"], e["qty"], e["after"]) for e in entries),
+                             sorted(applied[sku]))
+            self.assertEqual(entries[0]["before"], 200)
+            for prev, cur in zip(entries, entries[1:]):
+                self.assertEqual(cur["before"], prev["after"])
+            self.assertEqual(entries[-1]["after"], int(self.r("GET", "stock:{%s}" % sku)))
+
+    @standalone_only
+    def test_bench_writes_no_log(self):
+        res = self.sc("bench", "-c", "2", "-n", "200", "--items", "3")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("KEYS", "*log*"), [])
+
+    @standalone_only
+    def test_a_deduction_without_log_or_request_id_sends_the_stock_key_alone(self):
+        self.r("SET", "stock:{k}", "10")
+        mon = socket.create_connection(("127.0.0.1", self.server.port))
+        mon.sendall(b"MONITOR\r\n")
+        mon.recv(100)
+        self.sc("deduct", "k", "1", "--no-log")
+        self.sc("deduct", "k", "1")
+        self.r("PING")
+        seen = b""
+        while seen.count(b'"PING"') < 1:
+            seen += mon.recv(65536)
+        mon.close()
+        calls = [l for l in seen.split(b"\n") if b'"EVALSHA"' in l]
+        self.assertIn(b'"1" "stock:{k}" "deduct"', calls[0])
+        self.assertIn(b'"2" "stock:{k}" "stock:{k}:log" "deduct"', calls[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,62 @@
+"""delete: the stock key and every companion key go, nothing of the item is left."""
+
+import unittest
+
+from harness import ServerTest
+
+
+class Delete(ServerTest):
+    def keys(self):
+        return sorted(k for p in self.primary_clients() for k in p("KEYS", "*"))
+
+    def primary_clients(self):
+        if not self.cluster:
+            return [self.r]
+        return [self.r._conn(port) for port in self.r.primaries()]
+
+    def test_removes_stock_lock_ledger_and_log(self):
+        self.sc("init", "a", "10")
+        self.sc("deduct", "a", "1", "--request-id", "r1")
+        self.sc("deduct", "a", "1", "--request-id", "r2")
+        self.r("SET", "stock:{a}:lock", "token")
+        self.sc("init", "ab", "1", "--no-log")
+        self.sc("deduct", "ab", "1", "--request-id", "r1", "--no-log")
+        res = self.sc("delete", "a")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.stdout, '{"op":"delete","sku":"a","key":"stock:{a}","status":"ok","stock":null}\n')
+        self.assertEqual(self.keys(), ["stock:{ab}", "stock:{ab}:req:r1"])
+        self.assertEqual(self.sc("log", "a").rc, 4)
+
+    def test_ok_and_missing_in_order(self):
+        self.r("SET", "stock:{x}", "1")
+        res = self.sc("delete", "x", "y")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("x", "ok"), ("y", "missing")])
+
+    def test_a_missing_item_loses_its_leftover_companions_too(self):
+        self.r("SET", "stock:{gone}:lock", "token")
+        self.assertEqual(self.sc("delete", "gone").one["status"], "missing")
+        self.assertEqual(self.keys(), [])
+
+    def test_an_invalid_sku_deletes_nothing(self):
+        self.r("SET", "stock:{x}", "1")
+        res = self.sc("delete", "x", "bad{y}")
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("bad{y}", "invalid")])
+        self.assertIn("item 'bad{y}': ", res.stderr)
+        self.assertIn("nothing was deleted", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{x}"), "1")
+
+    def test_classic_layout_with_and_without_a_tag_in_the_key(self):
+        classic = ("--prefix", "redis_key:stock:", "--no-hashtag")
+        for sku in ("1001", "a{t}b"):
+            self.sc("init", sku, "5", *classic)
+            self.sc("deduct", sku, "1", "--request-id", "r", *classic)
+        self.sc("init", "1001x", "5", *classic)
+        res = self.sc("delete", "1001", "a{t}b", *classic)
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "ok"])
+        self.assertEqual(self.keys(), ["redis_key:stock:1001x", "{redis_key:stock:1001x}:log"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,43 @@
+#include "core/change_log.h"
+
+#include <doctest/doctest.h>
+
+using namespace stockctl;
+
+TEST_CASE("parse_log_entry reads what the scripts write, null where a field is absent") {
+  LogEntry e = parse_log_entry("1764536400123-0", {{"change", "deduct"},
+                                                   {"after", "7"},
+                                                   {"actor", "ann"},
+                                                   {"qty", "3"},
+                                                   {"before", "10"},
+                                                   {"request_id", "r1"}});
+  CHECK(e.time_ms == 1764536400123);
+  CHECK(e.change == "deduct");
+  CHECK(e.qty == 3);
+  CHECK(e.before == 10);
+  CHECK(e.after == 7);
+  CHECK(e.request_id == std::optional<std::string>("r1"));
+  CHECK_FALSE(e.reason);
+  CHECK_FALSE(e.hold_id);
+  CHECK(parse_log_entry("1-0", {{"change", "init"}, {"after", "-1"}}).after == -1);
+  CHECK_FALSE(parse_log_entry("1-0", {{"before", "abc"}}).before);
+  LogEntry blank = parse_log_entry("1-0", {{"qty", ""}, {"request_id", ""}, {"reason", ""}});
+  CHECK_FALSE(blank.qty);
+  CHECK_FALSE(blank.request_id);
+  CHECK_FALSE(blank.reason);
+}
+
+TEST_CASE("parse_log_time takes epoch ms and ISO 8601") {
+  std::string error;
+  CHECK(parse_log_time("1764536400000", error) == 1764536400000);
+  CHECK(parse_log_time("2025-11-30T21:00:00Z", error) == 1764536400000);
+  CHECK(parse_log_time("2025-11-30T22:00:00+01:00", error) == 1764536400000);
+  CHECK(parse_log_time("2025-11-30T21:00:00.250Z", error) == 1764536400250);
+  CHECK(parse_log_time("2025-11-30", error) == 1764460800000);
+  CHECK(parse_log_time("1970-01-01T00:00Z", error) == 0);
+  CHECK(error.empty());
+  CHECK_FALSE(parse_log_time("yesterday", error));
+  CHECK_FALSE(error.empty());
+  CHECK_FALSE(parse_log_time("2025-13-01", error));
+  CHECK_FALSE(parse_log_time("2025-11-30T25:00Z", error));
+}
