@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "redis/tls.h"
+#include "redis/url.h"
+
+namespace stockctl {
+
+/// A connected byte stream to one server: TCP, a unix socket, or TLS over TCP. The socket is
+/// non-blocking underneath; every wait is bounded by the timeout it is given. Failures throw
+/// ConnectionError (retryable: refused, closed, timed out) or TlsError (not retryable).
+/// Writing never raises SIGPIPE: a closed connection is an error like any other.
+class Transport {
+ public:
+  /// Connects to `url` (with TLS when `tls.enabled`: handshake, chain and name verified),
+  /// within `connect_timeout_ms` in all. `where` names the server in messages.
+  Transport(const RedisUrl& url, const TlsOptions& tls, const std::string& where,
+            long long connect_timeout_ms);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  int fd() const { return fd_; }
+  bool tls() const { return ssl_ != nullptr; }
+
+  /// Writes all of `data`; each wait for room in the socket lasts at most `timeout_ms`.
+  void write_all(std::string_view data, long long timeout_ms);
+  /// Reads what has arrived into `buf`. With `timeout_ms` < 0 it does not wait and returns 0
+  /// when nothing is there; otherwise it waits up to `timeout_ms` for at least one byte.
+  std::size_t read_some(char* buf, std::size_t size, long long timeout_ms);
+  /// Bytes the TLS layer has already decrypted that poll() on fd() would not announce.
+  bool pending() const;
+
+ private:
+  void connect_socket(const RedisUrl& url, long long deadline_ms);
+  void handshake(const std::string& host, long long deadline_ms);
+  void probe(long long deadline_ms);
+  /// Waits for `events` on the socket; false on timeout.
+  bool wait(short events, long long timeout_ms) const;
+  [[noreturn]] void fail_tls(const char* doing, int ssl_result) const;
+
+  int fd_ = -1;
+  ssl_st* ssl_ = nullptr;
+  TlsOptions tls_;
+  std::string host_;
+  std::string where_;
+};
+
+}  // namespace stockctl
