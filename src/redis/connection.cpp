@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "redis/errors.h"
+#include "redis/sentinel.h"
 #include "redis/transport.h"
 
 namespace stockctl {
@@ -51,9 +52,18 @@ void Connection::Free::operator()(redisReader* reader) const { redisReaderFree(r
 Connection::Connection(const ConnectOptions& options)
     : where_(describe_endpoint(options.url)),
       timeout_ms_(options.timeout_ms),
-      transport_(std::make_unique<Transport>(options.url, options.tls, where_,
-                                             options.connect_timeout_ms)),
       reader_(redisReaderCreate()) {
+  if (options.url.kind == RedisUrl::Kind::sentinel) {
+    // Behind sentinels every (re)connection asks them anew: after a failover it reaches the
+    // new master. This object takes over the confirmed master's connection.
+    std::unique_ptr<Connection> master = connect_to_master(options);
+    where_ = std::move(master->where_);
+    transport_ = std::move(master->transport_);
+    reader_ = std::move(master->reader_);
+    return;
+  }
+  transport_ =
+      std::make_unique<Transport>(options.url, options.tls, where_, options.connect_timeout_ms);
   const RedisUrl& url = options.url;
   if (options.password) {
     std::vector<std::string> auth{"AUTH"};
@@ -119,17 +129,27 @@ std::optional<Reply> Connection::next_buffered() {
 void Connection::fill(bool wait) {
   char buf[64 * 1024];
   do {
-    std::size_t n = transport_->read_some(buf, sizeof buf, wait ? timeout_ms_ : -1);
+    std::size_t n = 0;
+    try {
+      n = transport_->read_some(buf, sizeof buf, wait ? timeout_ms_ : -1);
+    } catch (const ConnectionError&) {
+      // A TLS port closes a plain connection at once, often before its alert can be read.
+      if (!received_ && transport_->peer_speaks_tls(timeout_ms_)) throw speaks_tls();
+      throw;
+    }
     if (n == 0) return;
     if (!received_ && !transport_->tls() && (buf[0] == 0x15 || buf[0] == 0x16)) {
-      // A TLS record (an alert or a handshake) where a RESP reply was expected.
-      throw TlsError(fmt::format(
-          "talking to {}: the server speaks TLS on this port; use rediss:// or --tls", where_));
+      throw speaks_tls();  // a TLS record (an alert) where a RESP reply was expected
     }
     received_ = true;
     redisReaderFeed(reader_.get(), buf, n);
     wait = false;
   } while (transport_->pending());
+}
+
+TlsError Connection::speaks_tls() const {
+  return TlsError(fmt::format(
+      "talking to {}: the server speaks TLS on this port; use rediss:// or --tls", where_));
 }
 
 Reply Connection::read() {

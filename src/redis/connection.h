@@ -23,7 +23,9 @@ struct ConnectOptions {
   std::optional<std::string> password;
   long long connect_timeout_ms = 2000;
   long long timeout_ms = 5000;
-  TlsOptions tls;  ///< TLS when tls.enabled (rediss:// or --tls)
+  TlsOptions tls;                                ///< TLS when tls.enabled (rediss:// or --tls)
+  std::optional<std::string> sentinel_user;      ///< for a sentinel URL's sentinels
+  std::optional<std::string> sentinel_password;  ///< for a sentinel URL's sentinels
 };
 
 /// One connection to one Redis server: connect (TCP, unix socket or TLS), AUTH, SELECT,
@@ -69,6 +71,7 @@ class Connection {
   std::optional<Reply> next_buffered();
   /// Reads from the transport into the reader; waits up to the timeout when `wait`.
   void fill(bool wait);
+  TlsError speaks_tls() const;
 
   std::string where_;
   long long timeout_ms_;

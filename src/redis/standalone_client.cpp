@@ -21,6 +21,15 @@ std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
   return results;
 }
 
+void StandaloneClient::recover() noexcept {
+  // A READONLY or a lost connection behind sentinels means the master may have moved. The
+  // windows still on the wire are read first (their results stay theirs); then the next
+  // connection asks the sentinels again.
+  if (options_.url.kind != RedisUrl::Kind::sentinel || !conn_) return;
+  drain();
+  conn_.reset();
+}
+
 void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls)); }
 
 std::vector<CallResult> StandaloneClient::finish() {

@@ -20,6 +20,8 @@ class StandaloneClient : public Client {
 
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;
+  /// Behind sentinels: drops the connection, so the retry asks the sentinels for the master.
+  void recover() noexcept override;
 
  private:
   /// A window on the wire: replies come back in the order windows were sent.

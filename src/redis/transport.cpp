@@ -78,7 +78,7 @@ struct AddrFree {
 
 Transport::Transport(const RedisUrl& url, const TlsOptions& tls, const std::string& where,
                      long long connect_timeout_ms)
-    : tls_(tls), host_(url.host), where_(where) {
+    : kind_(url.kind), port_(url.port), tls_(tls), host_(url.host), where_(where) {
   const long long deadline = now_ms() + connect_timeout_ms;
   try {
     connect_socket(url, deadline);
@@ -203,12 +203,28 @@ void Transport::probe(long long deadline) {
   // With TLS 1.3 the server checks our certificate only after the handshake has finished on our
   // side; a PING round trip brings its verdict (or a NOAUTH, which is fine) now rather than as
   // a broken first command.
-  write_all("*1\r\n$4\r\nPING\r\n", left_until(deadline) + 1);
-  char line[256];
-  std::size_t got = 0;
-  while (got == 0 || line[got - 1] != '\n') {
-    if (got == sizeof line) got = 0;  // a long error line: only its end matters
-    got += read_some(line + got, sizeof line - got, left_until(deadline) + 1);
+  try {
+    write_all("*1\r\n$4\r\nPING\r\n", left_until(deadline) + 1);
+    char line[256];
+    std::size_t got = 0;
+    while (got == 0 || line[got - 1] != '\n') {
+      if (got == sizeof line) got = 0;  // a long error line: only its end matters
+      got += read_some(line + got, sizeof line - got, left_until(deadline) + 1);
+    }
+  } catch (const ConnectionError& e) {
+    // A server that refused us may have reset the connection before our PING: its alert may
+    // still wait to be read, and says why.
+    try {
+      char rest[256];
+      while (read_some(rest, sizeof rest, -1) > 0) {
+      }
+    } catch (const ConnectionError&) {
+      // nothing more to learn: the reason below stands
+    }
+    throw TlsError(fmt::format(
+        "{} (right after the TLS handshake: does the server require a client certificate? give "
+        "one with --cert and --key)",
+        e.what()));
   }
 }
 
@@ -274,5 +290,23 @@ std::size_t Transport::read_some(char* buf, std::size_t size, long long timeout_
 }
 
 bool Transport::pending() const { return ssl_ && SSL_pending(ssl_) > 0; }
+
+bool Transport::peer_speaks_tls(long long timeout_ms) const {
+  if (ssl_ || kind_ != RedisUrl::Kind::tcp) return false;
+  RedisUrl url;
+  url.host = host_;
+  url.port = port_;
+  try {
+    Transport again(url, TlsOptions{}, where_, timeout_ms);
+    again.write_all("PING\r\n", timeout_ms);
+    char first = 0;
+    again.read_some(&first, 1, timeout_ms);
+    return first == 0x15 || first == 0x16;  // a TLS alert or handshake record, not RESP
+  } catch (const ConnectionError& e) {
+    // Refused: the server is gone, which says nothing about TLS. Closed at once: what a TLS
+    // port does with plain text (and what no Redis does with a PING).
+    return std::string(e.what()).find("closed the connection") != std::string::npos;
+  }
+}
 
 }  // namespace stockctl

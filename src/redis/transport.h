@@ -34,6 +34,10 @@ class Transport {
   std::size_t read_some(char* buf, std::size_t size, long long timeout_ms);
   /// Bytes the TLS layer has already decrypted that poll() on fd() would not announce.
   bool pending() const;
+  /// For a plain TCP connection the server closed before answering anything: whether a fresh
+  /// connection to the same port is refused the way a TLS port refuses plain text (closed or
+  /// answered with a TLS record) rather than answered in RESP. Never throws.
+  bool peer_speaks_tls(long long timeout_ms) const;
 
  private:
   void connect_socket(const RedisUrl& url, long long deadline_ms);
@@ -45,6 +49,8 @@ class Transport {
 
   int fd_ = -1;
   ssl_st* ssl_ = nullptr;
+  RedisUrl::Kind kind_;
+  int port_;
   TlsOptions tls_;
   std::string host_;
   std::string where_;
