@@ -60,6 +60,11 @@ CtxPtr make_context(const TlsOptions& o) {
   CtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) throw TlsError(fmt::format("cannot set up TLS: {}", openssl_reason()));
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+  // Redis, like most servers, may close without close_notify: that is a closed connection
+  // (retryable), not a TLS failure.
+  SSL_CTX_set_options(ctx.get(), SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
   // Partial writes and a buffer that moves between retries, as a non-blocking socket needs.
   SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_verify(ctx.get(), o.insecure ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nullptr);

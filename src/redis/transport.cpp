@@ -172,6 +172,13 @@ void Transport::fail_tls(const char* doing, int ssl_result) const {
   throw TlsError(fmt::format("{} {}: {}", doing, where_, why));
 }
 
+void Transport::fail_io(int ssl_result) const {
+  // During the probe a TLS error is the server's verdict on us; later, the connection broke.
+  if (probing_) fail_tls("TLS handshake with", ssl_result);
+  std::string why = tls_failure_reason(ssl_, tls_, host_);
+  throw ConnectionError(fmt::format("talking to {}: {}", where_, why.empty() ? "TLS error" : why));
+}
+
 void Transport::handshake(const std::string& host, long long deadline) {
   ssl_ = SSL_new(tls_context(tls_));
   if (!ssl_) throw TlsError(fmt::format("cannot set up TLS for {}", where_));
@@ -203,6 +210,7 @@ void Transport::probe(long long deadline) {
   // With TLS 1.3 the server checks our certificate only after the handshake has finished on our
   // side; a PING round trip brings its verdict (or a NOAUTH, which is fine) now rather than as
   // a broken first command.
+  probing_ = true;
   try {
     write_all("*1\r\n$4\r\nPING\r\n", left_until(deadline) + 1);
     char line[256];
@@ -211,6 +219,7 @@ void Transport::probe(long long deadline) {
       if (got == sizeof line) got = 0;  // a long error line: only its end matters
       got += read_some(line + got, sizeof line - got, left_until(deadline) + 1);
     }
+    probing_ = false;
   } catch (const ConnectionError& e) {
     // A server that refused us may have reset the connection before our PING: its alert may
     // still wait to be read, and says why.
@@ -242,7 +251,7 @@ void Transport::write_all(std::string_view data, long long timeout_ms) {
         if (code == SSL_ERROR_WANT_READ) {
           want = POLLIN;
         } else if (code != SSL_ERROR_WANT_WRITE) {
-          if (code == SSL_ERROR_SSL) fail_tls("talking to", r);
+          if (code == SSL_ERROR_SSL) fail_io(r);
           throw closed_or_system_error("talking to", where_, errno);
         }
       }
@@ -273,7 +282,7 @@ std::size_t Transport::read_some(char* buf, std::size_t size, long long timeout_
       if (code == SSL_ERROR_WANT_WRITE) {
         want = POLLOUT;
       } else if (code != SSL_ERROR_WANT_READ) {
-        if (code == SSL_ERROR_SSL) fail_tls("talking to", r);
+        if (code == SSL_ERROR_SSL) fail_io(r);
         throw closed_or_system_error("talking to", where_, r == 0 ? 0 : errno);
       }
     } else {

@@ -46,9 +46,12 @@ class Transport {
   /// Waits for `events` on the socket; false on timeout.
   bool wait(short events, long long timeout_ms) const;
   [[noreturn]] void fail_tls(const char* doing, int ssl_result) const;
+  /// A TLS error on an established connection: ConnectionError (or TlsError while probing).
+  [[noreturn]] void fail_io(int ssl_result) const;
 
   int fd_ = -1;
   ssl_st* ssl_ = nullptr;
+  bool probing_ = false;
   RedisUrl::Kind kind_;
   int port_;
   TlsOptions tls_;
