@@ -68,7 +68,7 @@ std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options) {
       // Mid-failover a sentinel may still name the old master, now a replica.
       said.push_back(fmt::format("{} is not a master (ROLE)", conn->where()));
     } catch (const ConnectionError& e) {
-      said.push_back(e.what());
+      said.emplace_back(e.what());
     }
   }
   std::string all;

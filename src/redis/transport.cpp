@@ -37,7 +37,7 @@ long long left_until(long long deadline_ms) {
 // closed; this one sends with MSG_NOSIGNAL instead, so TLS needs no signal mask either.
 int bio_write(BIO* bio, const char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   ssize_t n = send(fd, data, static_cast<std::size_t>(size), MSG_NOSIGNAL);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     BIO_set_retry_write(bio);
@@ -47,7 +47,7 @@ int bio_write(BIO* bio, const char* data, int size) {
 
 int bio_read(BIO* bio, char* data, int size) {
   BIO_clear_retry_flags(bio);
-  const int fd = static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio)));
+  const int fd = *static_cast<const int*>(BIO_get_data(bio));
   ssize_t n = recv(fd, data, static_cast<std::size_t>(size), 0);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
     BIO_set_retry_read(bio);
@@ -162,11 +162,12 @@ void Transport::fail_tls(const char* doing, int ssl_result) const {
   const int code = SSL_get_error(ssl_, ssl_result);
   std::string why = tls_failure_reason(ssl_, tls_, host_);
   if (why.empty() && (code == SSL_ERROR_ZERO_RETURN || code == SSL_ERROR_SYSCALL)) {
-    // A plain Redis answers a ClientHello with an error line or just closes.
-    why = errno != 0 && code == SSL_ERROR_SYSCALL && ssl_result < 0
-              ? fmt::format("{} (is this a TLS port?)", strerror(errno))
-              : "the server closed the connection (is this a TLS port? a plain port needs "
-                "redis:// without --tls)";
+    // Closed without a word: a server going down does that too, so this one is retried.
+    throw ConnectionError(fmt::format(
+        "{} {}: {} (is this a TLS port? a plain port needs redis:// without --tls)", doing, where_,
+        errno != 0 && code == SSL_ERROR_SYSCALL && ssl_result < 0
+            ? strerror(errno)
+            : "the server closed the connection"));
   }
   if (why.empty()) why = "TLS error";
   throw TlsError(fmt::format("{} {}: {}", doing, where_, why));
@@ -183,7 +184,7 @@ void Transport::handshake(const std::string& host, long long deadline) {
   ssl_ = SSL_new(tls_context(tls_));
   if (!ssl_) throw TlsError(fmt::format("cannot set up TLS for {}", where_));
   BIO* bio = BIO_new(socket_method());
-  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(fd_)));
+  BIO_set_data(bio, &fd_);  // the Transport outlives its session
   BIO_set_init(bio, 1);
   SSL_set_bio(ssl_, bio, bio);
   tls_prepare(ssl_, tls_, host);
@@ -222,7 +223,8 @@ void Transport::probe(long long deadline) {
     probing_ = false;
   } catch (const ConnectionError& e) {
     // A server that refused us may have reset the connection before our PING: its alert may
-    // still wait to be read, and says why.
+    // still wait to be read, and says why (a TlsError). Without one, the server may simply be
+    // going down: retryable, with the likely cause named.
     try {
       char rest[256];
       while (read_some(rest, sizeof rest, -1) > 0) {
@@ -230,7 +232,7 @@ void Transport::probe(long long deadline) {
     } catch (const ConnectionError&) {
       // nothing more to learn: the reason below stands
     }
-    throw TlsError(fmt::format(
+    throw ConnectionError(fmt::format(
         "{} (right after the TLS handshake: does the server require a client certificate? give "
         "one with --cert and --key)",
         e.what()));
