@@ -134,9 +134,9 @@ std::string alert_reason(int reason, const TlsOptions& o) {
 
 }  // namespace
 
-bool TlsOptions::operator==(const TlsOptions& b) const {
-  return enabled == b.enabled && cacert == b.cacert && cacertdir == b.cacertdir && cert == b.cert &&
-         key == b.key && sni == b.sni && insecure == b.insecure;
+bool TlsOptions::operator==(const TlsOptions& other) const {
+  return enabled == other.enabled && cacert == other.cacert && cacertdir == other.cacertdir &&
+         cert == other.cert && key == other.key && sni == other.sni && insecure == other.insecure;
 }
 
 SSL_CTX* tls_context(const TlsOptions& options) {
