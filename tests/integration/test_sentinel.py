@@ -12,7 +12,8 @@ import tempfile
 import time
 import unittest
 
-from harness import RedisServer, Resp, RespError, clean_env, free_port, run, spawn_to_file
+from harness import (RedisServer, Resp, RespError, certificates, clean_env, free_port, run,
+                     spawn_to_file)
 
 MASTER = "stock"
 SENTINEL = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
@@ -34,9 +35,10 @@ def wait_until(predicate, what, seconds=60):
 class Sentinel:
     """One redis-sentinel on a free loopback port, watching MASTER."""
 
-    def __init__(self, master_port, password=None):
+    def __init__(self, master_port, password=None, tls=False):
         self.dir = tempfile.mkdtemp(prefix="stockctl-sentinel-")
         self.port = free_port()
+        self.tls_port = free_port() if tls else None
         self.password = password
         conf = os.path.join(self.dir, "sentinel.conf")
         with open(conf, "w") as f:
@@ -47,6 +49,13 @@ class Sentinel:
                     % (self.port, self.dir, MASTER, master_port, MASTER, MASTER))
             if password:
                 f.write("requirepass %s\nsentinel sentinel-pass %s\n" % (password, password))
+            if tls:
+                # TLS to clients on tls-port, and to the master, replicas and other sentinels.
+                certs = certificates()
+                f.write("tls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n"
+                        "tls-auth-clients no\ntls-replication yes\n"
+                        % (self.tls_port, certs.path("server.pem"), certs.path("server.key"),
+                           certs.path("ca.pem")))
         self.proc = subprocess.Popen([SENTINEL, conf], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
 
@@ -76,15 +85,18 @@ class Sentinel:
 class SentinelSet:
     """A master, `replicas` replicas and three sentinels that all know one another."""
 
-    def __init__(self, replicas=1, password=None):
-        self.master = RedisServer("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
-                                  tls=False)
+    def __init__(self, replicas=1, password=None, tls=False):
+        self.tls = tls
+        extra = ("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+        if tls:
+            extra += ("--tls-replication", "yes")
+        self.master = RedisServer(*extra, tls=tls)
         self.servers = [self.master]
+        master_port = self.master.tls_port if tls else self.master.port
         for _ in range(replicas):
-            self.servers.append(RedisServer("--replicaof", "127.0.0.1", str(self.master.port),
-                                            "--repl-diskless-sync", "yes",
-                                            "--repl-diskless-sync-delay", "0", tls=False))
-        self.sentinels = [Sentinel(self.master.port, password) for _ in range(3)]
+            self.servers.append(RedisServer("--replicaof", "127.0.0.1", str(master_port), *extra,
+                                            tls=tls))
+        self.sentinels = [Sentinel(master_port, password, tls) for _ in range(3)]
         for s in self.sentinels:
             wait_until(lambda: self.settled(s, replicas), "sentinel %d to know everyone" % s.port)
 
@@ -96,15 +108,15 @@ class SentinelSet:
         return len(known) == replicas and len(others) == 2
 
     def by_port(self, port):
-        return next(s for s in self.servers if s.port == port)
+        return next(s for s in self.servers if port in (s.port, s.tls_port))
 
     def current_master(self):
         return self.by_port(self.sentinels[0].master_port())
 
     def url(self, *prefix):
         hosts = ",".join(["127.0.0.1:%d" % p for p in prefix] +
-                         ["127.0.0.1:%d" % s.port for s in self.sentinels])
-        return "redis+sentinel://%s/%s" % (hosts, MASTER)
+                         ["127.0.0.1:%d" % (s.tls_port or s.port) for s in self.sentinels])
+        return "%s://%s/%s" % ("rediss+sentinel" if self.tls else "redis+sentinel", hosts, MASTER)
 
     def stop(self):
         for s in self.sentinels:
@@ -207,6 +219,32 @@ class SentinelPassword(unittest.TestCase):
                     env=clean_env(STOCKCTL_SENTINEL_PASSWORD="not-it"))
         self.assertEqual(wrong.rc, 1, wrong)
         self.assertNotIn("not-it", wrong.stderr)
+
+
+class SentinelOverTls(unittest.TestCase):
+    """rediss+sentinel://: TLS to the sentinels and to the master alike, both verified."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.set = SentinelSet(tls=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.set.stop()
+
+    def test_master_found_and_used_over_tls(self):
+        r = self.set.master.client()
+        r("SET", "stock:{t}", "6")
+        r.close()
+        env = clean_env()
+        env.pop("SSL_CERT_FILE", None)
+        ca = certificates().path("ca.pem")
+        res = run("deduct", "t", "2", "--url", self.set.url(), "--cacert", ca, env=env)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4), res)
+        other = run("get", "t", "--url", self.set.url(), "--cacert",
+                    certificates().path("other-ca.pem"), "--retry-timeout", "0", env=env)
+        self.assertEqual(other.rc, 1, other)
+        self.assertIn("unknown CA", other.stderr)
 
 
 class Failover(unittest.TestCase):
