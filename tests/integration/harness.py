@@ -17,7 +17,8 @@ import unittest
 
 STOCKCTL = os.environ.get("STOCKCTL_BIN", "stockctl")
 # STOCKCTL_TARGET=cluster runs the same tests against a real Redis Cluster (one per process);
-# STOCKCTL_TARGET=tls runs them with stockctl talking TLS to every server.
+# STOCKCTL_TARGET=tls runs them with stockctl talking TLS to every server, and
+# STOCKCTL_TARGET=tls-cluster against a cluster with tls-cluster yes.
 TARGET = os.environ.get("STOCKCTL_TARGET", "standalone")
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 HERE = os.path.dirname(os.path.abspath(__file__))
