@@ -109,53 +109,59 @@ bool Transport::wait(short events, long long timeout_ms) const {
   }
 }
 
+int Transport::try_connect(const sockaddr* addr, socklen_t size, int family, long long deadline) {
+  fd_ = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) return errno;
+  if (connect(fd_, addr, size) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EAGAIN) return errno;
+  if (!wait(POLLOUT, left_until(deadline))) return ETIMEDOUT;
+  int err = 0;
+  socklen_t err_size = sizeof err;
+  getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &err_size);
+  return err;
+}
+
+int Transport::connect_unix(const std::string& path, long long deadline) {
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  if (path.size() >= sizeof sa.sun_path) return ENAMETOOLONG;
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  return try_connect(reinterpret_cast<sockaddr*>(&sa), sizeof sa, AF_UNIX, deadline);
+}
+
+int Transport::connect_tcp(const std::string& host, int port, long long deadline) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int gai = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); gai != 0) {
+    throw ConnectionError(fmt::format("cannot connect to {}: {}", where_, gai_strerror(gai)));
+  }
+  std::unique_ptr<addrinfo, AddrFree> owned(found);
+  int err = EADDRNOTAVAIL;
+  // Every address the name has, in order ("localhost" may be ::1 first and 127.0.0.1 next).
+  for (addrinfo* a = found; a; a = a->ai_next) {
+    err = try_connect(a->ai_addr, a->ai_addrlen, a->ai_family, deadline);
+    if (err == 0 || err == ETIMEDOUT) break;
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  if (err == 0) {
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  return err;
+}
+
 void Transport::connect_socket(const RedisUrl& url, long long deadline) {
   const long long total = left_until(deadline);
-  auto try_connect = [&](const sockaddr* addr, socklen_t len, int family) -> int {
-    fd_ = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return errno;
-    if (connect(fd_, addr, len) == 0) return 0;
-    if (errno != EINPROGRESS && errno != EAGAIN) return errno;
-    if (!wait(POLLOUT, left_until(deadline))) return ETIMEDOUT;
-    int err = 0;
-    socklen_t size = sizeof err;
-    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &size);
-    return err;
-  };
-  int err = 0;
-  if (url.kind == RedisUrl::Kind::unix_socket) {
-    sockaddr_un sa{};
-    sa.sun_family = AF_UNIX;
-    if (url.path.size() >= sizeof sa.sun_path) {
-      throw ConnectionError(fmt::format("cannot connect to {}: the path is too long", where_));
-    }
-    std::memcpy(sa.sun_path, url.path.c_str(), url.path.size() + 1);
-    err = try_connect(reinterpret_cast<sockaddr*>(&sa), sizeof sa, AF_UNIX);
-  } else {
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const std::string port = std::to_string(url.port);
-    if (int gai = getaddrinfo(url.host.c_str(), port.c_str(), &hints, &found); gai != 0) {
-      throw ConnectionError(fmt::format("cannot connect to {}: {}", where_, gai_strerror(gai)));
-    }
-    std::unique_ptr<addrinfo, AddrFree> owned(found);
-    // Every address the name has, in order ("localhost" may be ::1 first and 127.0.0.1 next).
-    for (addrinfo* a = found; a; a = a->ai_next) {
-      err = try_connect(a->ai_addr, a->ai_addrlen, a->ai_family);
-      if (err == 0 || err == ETIMEDOUT) break;
-      if (fd_ >= 0) close(fd_);
-      fd_ = -1;
-    }
-    if (err == 0) {
-      int one = 1;
-      setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    }
-  }
+  const int err = url.kind == RedisUrl::Kind::unix_socket
+                      ? connect_unix(url.path, deadline)
+                      : connect_tcp(url.host, url.port, deadline);
   if (err == ETIMEDOUT) throw timeout_error("cannot connect to", where_, total);
-  if (err != 0)
+  if (err != 0) {
     throw ConnectionError(fmt::format("cannot connect to {}: {}", where_, strerror(err)));
+  }
 }
 
 void Transport::fail_tls(const char* doing, int ssl_result) const {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -41,6 +43,10 @@ class Transport {
 
  private:
   void connect_socket(const RedisUrl& url, long long deadline_ms);
+  /// Each returns 0 or the errno that says why not (ETIMEDOUT past the deadline).
+  int connect_unix(const std::string& path, long long deadline_ms);
+  int connect_tcp(const std::string& host, int port, long long deadline_ms);
+  int try_connect(const sockaddr* addr, socklen_t size, int family, long long deadline_ms);
   void handshake(const std::string& host, long long deadline_ms);
   void probe(long long deadline_ms);
   /// Waits for `events` on the socket; false on timeout.
