@@ -110,8 +110,8 @@ std::string alert_reason(int reason, const TlsOptions& o) {
     case SSL_R_UNKNOWN_PROTOCOL:
     case SSL_R_PACKET_LENGTH_TOO_LONG:
     case SSL_R_RECORD_LENGTH_MISMATCH:
-      return "the server does not speak TLS on this port (a plain port? use redis:// without "
-             "--tls)";
+      return "the server answers on this port, but not TLS (a plain port? use "
+             "redis:// without --tls, or the server's TLS port)";
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
       return "the server requires a client certificate; give one with --cert and --key";
     case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE:

@@ -78,7 +78,12 @@ struct AddrFree {
 
 Transport::Transport(const RedisUrl& url, const TlsOptions& tls, const std::string& where,
                      long long connect_timeout_ms)
-    : kind_(url.kind), port_(url.port), tls_(tls), host_(url.host), where_(where) {
+    : kind_(url.kind),
+      port_(url.port),
+      connect_timeout_ms_(connect_timeout_ms),
+      tls_(tls),
+      host_(url.host),
+      where_(where) {
   const long long deadline = now_ms() + connect_timeout_ms;
   try {
     connect_socket(url, deadline);
@@ -203,14 +208,20 @@ void Transport::handshake(const std::string& host, long long deadline) {
     if (code != SSL_ERROR_WANT_READ && code != SSL_ERROR_WANT_WRITE)
       fail_tls("TLS handshake with", r);
     long long total = left_until(deadline);
-    if (!wait(code == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, total)) {
-      // A plain server waits for the end of what it takes for an inline command.
-      throw ConnectionError(fmt::format(
-          "TLS handshake with {}: no TLS answer in time (server paused, or a plain port that "
-          "needs redis:// without --tls?)",
-          where_));
-    }
+    if (!wait(code == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, total)) no_tls_answer();
   }
+}
+
+void Transport::no_tls_answer() const {
+  // A plain Redis takes a ClientHello for the start of an inline command and waits for its
+  // end; a plain PING on a new connection tells it from a paused TLS server.
+  if (answer_to_plain_ping(connect_timeout_ms_) == PlainAnswer::resp) {
+    throw TlsError(fmt::format(
+        "TLS handshake with {}: the server speaks plain RESP on this port, not TLS (use "
+        "redis:// without --tls, or the server's TLS port)",
+        where_));
+  }
+  throw timeout_error("TLS handshake with", where_, connect_timeout_ms_);
 }
 
 void Transport::probe(long long deadline) {
@@ -308,8 +319,7 @@ std::size_t Transport::read_some(char* buf, std::size_t size, long long timeout_
 
 bool Transport::pending() const { return ssl_ && SSL_pending(ssl_) > 0; }
 
-bool Transport::peer_speaks_tls(long long timeout_ms) const {
-  if (ssl_ || kind_ != RedisUrl::Kind::tcp) return false;
+Transport::PlainAnswer Transport::answer_to_plain_ping(long long timeout_ms) const {
   RedisUrl url;
   url.host = host_;
   url.port = port_;
@@ -318,12 +328,20 @@ bool Transport::peer_speaks_tls(long long timeout_ms) const {
     again.write_all("PING\r\n", timeout_ms);
     char first = 0;
     again.read_some(&first, 1, timeout_ms);
-    return first == 0x15 || first == 0x16;  // a TLS alert or handshake record, not RESP
+    if (first == '+' || first == '-') return PlainAnswer::resp;
+    return first == 0x15 || first == 0x16 ? PlainAnswer::tls : PlainAnswer::other;
   } catch (const ConnectionError& e) {
-    // Refused: the server is gone, which says nothing about TLS. Closed at once: what a TLS
-    // port does with plain text (and what no Redis does with a PING).
-    return std::string(e.what()).find("closed the connection") != std::string::npos;
+    // Closed at once: what a TLS port does with plain text (and what no Redis does with a
+    // PING). Refused or silent: gone or paused, which says nothing about TLS.
+    return std::string(e.what()).find("closed the connection") != std::string::npos
+               ? PlainAnswer::tls
+               : PlainAnswer::other;
   }
+}
+
+bool Transport::peer_speaks_tls(long long timeout_ms) const {
+  if (ssl_ || kind_ != RedisUrl::Kind::tcp) return false;
+  return answer_to_plain_ping(timeout_ms) == PlainAnswer::tls;
 }
 
 }  // namespace stockctl

@@ -52,6 +52,11 @@ class Transport {
   /// Waits for `events` on the socket; false on timeout.
   bool wait(short events, long long timeout_ms) const;
   [[noreturn]] void fail_tls(const char* doing, int ssl_result) const;
+  /// The handshake got no answer in time: a plain port (TlsError) or a silent server.
+  [[noreturn]] void no_tls_answer() const;
+  enum class PlainAnswer { resp, tls, other };
+  /// How the same port answers a plain PING on a new connection (for failure messages).
+  PlainAnswer answer_to_plain_ping(long long timeout_ms) const;
   /// A TLS error on an established connection: ConnectionError (or TlsError while probing).
   [[noreturn]] void fail_io(int ssl_result) const;
 
@@ -60,6 +65,7 @@ class Transport {
   bool probing_ = false;
   RedisUrl::Kind kind_;
   int port_;
+  long long connect_timeout_ms_;
   TlsOptions tls_;
   std::string host_;
   std::string where_;

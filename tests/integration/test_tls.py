@@ -123,8 +123,7 @@ class Verified(TlsTest):
         url = "rediss://127.0.0.1:%d" % self.server.port
         res = sc("get", "a", "--url", url, "--cacert", self.cert("ca.pem"), "--connect-timeout",
                  "1000", *NO_RETRY)
-        self.assertEqual(res.rc, 1, res)
-        self.assertRegex(res.stderr, "plain port|does not speak TLS")
+        self.assert_fails(res, "not TLS", "redis:// without --tls")
 
     def test_password_never_printed_on_tls_failures(self):
         url = "rediss://:s3cret-pw@127.0.0.1:%d" % self.server.tls_port
@@ -141,7 +140,7 @@ class Verified(TlsTest):
         finally:
             self.server.kill(signal.SIGCONT)
         self.assertEqual(res.rc, 1, res)
-        self.assertIn("in time", res.stderr)
+        self.assertIn("within 500 ms", res.stderr)
 
 
 class WrongName(TlsTest):
