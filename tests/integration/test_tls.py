@@ -5,6 +5,7 @@ client certificates, SNI, and a TLS cluster whose discovered nodes are reached o
 import os
 import signal
 import subprocess
+import time
 import unittest
 
 from harness import (RedisCluster, RedisServer, certificates, clean_env, keyslot, run,
@@ -247,6 +248,40 @@ class TlsCluster(unittest.TestCase):
         res = self.sc("deduct", "--file", path)
         self.assertEqual(res.rc, 0, res)
         self.assertEqual([l["stock"] for l in res.lines], [8] * len(skus))
+
+    def test_nodes_announced_by_name_are_verified_by_that_name(self):
+        def configure(kind):
+            for n in self.cluster.live():
+                c = n.client()
+                c("CONFIG", "SET", "cluster-announce-hostname", "localhost")
+                c("CONFIG", "SET", "cluster-preferred-endpoint-type", kind)
+                c.close()
+
+        def announced_by_name():
+            c = self.cluster.nodes[0].client()
+            try:
+                return all(r[2][0] == "localhost" for r in c("CLUSTER", "SLOTS"))
+            finally:
+                c.close()
+
+        skus = ["n%d" % i for i in range(30)]
+        self.assertEqual(len({self.r.node_port("stock:{%s}" % s) for s in skus}), 3)
+        for s in skus:
+            self.r("SET", "stock:{%s}" % s, "3")
+        configure("hostname")
+        try:
+            deadline = time.monotonic() + 30
+            while not announced_by_name():  # hostnames travel by gossip
+                self.assertLess(time.monotonic(), deadline, "hostnames announced")
+                time.sleep(0.05)
+            res = self.sc("get", *skus)
+            self.assertEqual((res.rc, [l["stock"] for l in res.lines]), (0, [3] * 30), res)
+            # The same settings for every node: a name the certificates do not hold fails.
+            wrong = self.sc("get", *skus, "--sni", "elsewhere.example", "--retry-timeout", "0")
+            self.assertEqual(wrong.rc, 1, wrong)
+            self.assertIn("not issued for 'elsewhere.example'", wrong.stderr)
+        finally:
+            configure("ip")
 
     def test_ask_redirect_over_tls(self):
         key = "stock:{asked}"
