@@ -29,13 +29,14 @@ _stockctl() {
   local options
   options=$("$cmd" __complete $sub 2>/dev/null | grep '^-')
 
-  # The value of an option: files for FILE, the formats for FORMAT, nothing to guess otherwise.
+  # The value of an option: files for FILE, directories for DIR, the formats for FORMAT, nothing to guess otherwise.
   local line type=""
   for line in $options; do
     [[ $line == "$prev="* ]] && type=${line#*=}
   done
   case $type in
     FILE) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    DIR) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     FORMAT) mapfile -t COMPREPLY < <(compgen -W "csv tsv json ndjson jsonl" -- "$cur"); return ;;
     ?*) COMPREPLY=(); return ;;
   esac

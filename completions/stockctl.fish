@@ -36,4 +36,5 @@ complete -c stockctl -n 'test -z "$(__stockctl_subcommand)"; and not string matc
     -a '(stockctl __complete 2>/dev/null | string match -v -- "-*")'
 complete -c stockctl -n 'string match -q -- "-*" (commandline -ct); and not __stockctl_after_double_dash' -a '(__stockctl_options)'
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = FILE' -F
+complete -c stockctl -n 'test "$(__stockctl_value_type)" = DIR' -a '(__fish_complete_directories)'
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = FORMAT' -a 'csv tsv json ndjson jsonl'

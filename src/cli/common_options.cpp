@@ -27,21 +27,21 @@ std::string env(const char* name) {
 // A file that its group may read is accepted, as redis-cli and systemd's credentials allow
 // (mode 0640, owned by root and the service's group); one that every user may read or change
 // is refused.
-std::string read_password_file(const std::string& path) {
+std::string read_password_file(const std::string& path, const char* option = "--password-file") {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) {
-    throw InputError(fmt::format("--password-file {}: {}", path, std::strerror(errno)));
+    throw InputError(fmt::format("{} {}: {}", option, path, std::strerror(errno)));
   }
   if (st.st_mode & S_IRWXO) {
     throw InputError(
-        fmt::format("--password-file {} is open to every user on this machine (mode {:04o}); run "
+        fmt::format("{} {} is open to every user on this machine (mode {:04o}); run "
                     "chmod o= {}",
-                    path, st.st_mode & 07777, path));
+                    option, path, st.st_mode & 07777, path));
   }
   std::ifstream in(path);
   std::string password;
   if (!in || !std::getline(in, password)) {
-    throw InputError(fmt::format("--password-file {}: cannot read a password", path));
+    throw InputError(fmt::format("{} {}: cannot read a password", option, path));
   }
   if (!password.empty() && password.back() == '\r') password.pop_back();
   return password;
@@ -62,6 +62,62 @@ CLI::Validator format_name() {
         return fmt::format("{} is not a format; use one of {}", quote_value(text), format_list());
       },
       "");
+}
+
+void add_tls_options(CLI::App& app, CommonOptions& o) {
+  const char* tls = "TLS and Sentinel";
+  app.add_flag("--tls", o.tls.enabled, "connect with TLS (as a rediss:// URL does)")->group(tls);
+  app.add_option("--cacert", o.tls.cacert,
+                 "trust the CA certificates in this PEM file (default: the system's)")
+      ->group(tls);
+  app.add_option("--cacertdir", o.tls.cacertdir, "trust the CA certificates in this directory")
+      ->group(tls);
+  app.add_option("--cert", o.tls.cert, "client certificate (PEM), for servers that ask for one")
+      ->group(tls);
+  app.add_option("--key", o.tls.key, "the client certificate's private key (PEM)")->group(tls);
+  app.add_option("--sni", o.tls.sni, "server name to send and verify instead of the URL's host")
+      ->group(tls);
+  app.add_flag("--insecure", o.tls.insecure,
+               "do not verify the server's certificate or name (testing only)")
+      ->group(tls);
+  app.add_option("--sentinel-user", o.sentinel_user, "ACL user name for the sentinels")->group(tls);
+  app.add_option("--sentinel-password-file", o.sentinel_password_file,
+                 "read the sentinels' password from this file (env STOCKCTL_SENTINEL_PASSWORD)")
+      ->group(tls);
+}
+
+/// TLS settings from the URL and the options; refuses TLS where it cannot apply.
+TlsOptions tls_options(const CommonOptions& o, const RedisUrl& url) {
+  TlsOptions t = o.tls;
+  t.enabled = t.enabled || url.tls;
+  if (t.enabled && url.kind == RedisUrl::Kind::unix_socket) {
+    throw InputError("--tls needs a TCP URL (redis://, rediss:// or a sentinel URL), not unix://");
+  }
+  if (!t.enabled && (!t.cacert.empty() || !t.cacertdir.empty() || !t.cert.empty() ||
+                     !t.key.empty() || !t.sni.empty() || t.insecure)) {
+    throw InputError("TLS options need a rediss:// URL or --tls");
+  }
+  if (t.cert.empty() != t.key.empty()) throw InputError("--cert and --key go together");
+  return t;
+}
+
+void sentinel_credentials(const CommonOptions& o, ConnectOptions& c) {
+  if (!o.sentinel_user.empty()) c.sentinel_user = o.sentinel_user;
+  if (!o.sentinel_password_file.empty()) {
+    c.sentinel_password = read_password_file(o.sentinel_password_file, "--sentinel-password-file");
+  } else if (!env("STOCKCTL_SENTINEL_PASSWORD").empty()) {
+    c.sentinel_password = env("STOCKCTL_SENTINEL_PASSWORD");
+  }
+  if (c.url.kind != RedisUrl::Kind::sentinel &&
+      (c.sentinel_user || !o.sentinel_password_file.empty())) {
+    throw InputError("--sentinel-user and --sentinel-password-file need a redis+sentinel:// URL");
+  }
+  if (c.sentinel_user && !c.sentinel_password) {
+    throw InputError(
+        fmt::format("sentinel user '{}' needs a password: --sentinel-password-file or "
+                    "STOCKCTL_SENTINEL_PASSWORD",
+                    *c.sentinel_user));
+  }
 }
 
 }  // namespace
@@ -90,7 +146,8 @@ CLI::Validator number_range(double min, double max) {
 void add_common_options(CLI::App& app, CommonOptions& o) {
   const char* conn = "Connection";
   app.add_option("-u,--url", o.url,
-                 "redis://[[user][:password]@]host[:port][/db] or unix:///path[?db=N] "
+                 "redis://[[user][:password]@]host[:port][/db] (rediss:// for TLS), "
+                 "unix:///path[?db=N] or redis+sentinel://host[:port][,host...]/MASTER[/db] "
                  "(env STOCKCTL_URL, REDIS_URL; default redis://127.0.0.1:6379)")
       ->group(conn);
   app.add_option("--user", o.user, "ACL user name")->group(conn);
@@ -106,6 +163,7 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--timeout", o.timeout_ms, "longest wait for one reply in ms (default 5000)")
       ->check(integer_range(1, 3600000LL))
       ->group(conn);
+  add_tls_options(app, o);
   const char* retries = "Retries";
   app.add_option(
          "--retry-timeout", o.retry_timeout_ms,
@@ -183,42 +241,50 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
 }
 
 void name_option_values(CLI::App& app) {
-  static const std::map<std::string, std::string> kValueNames = {{"--url", "URL"},
-                                                                 {"--user", "NAME"},
-                                                                 {"--password-file", "FILE"},
-                                                                 {"--connect-timeout", "MS"},
-                                                                 {"--timeout", "MS"},
-                                                                 {"--prefix", "PREFIX"},
-                                                                 {"--file", "FILE"},
-                                                                 {"--format", "FORMAT"},
-                                                                 {"--sku-column", "NAME"},
-                                                                 {"--stock-column", "NAME"},
-                                                                 {"--total-column", "NAME"},
-                                                                 {"--issued-column", "NAME"},
-                                                                 {"--qty-column", "NAME"},
-                                                                 {"--report", "FILE"},
-                                                                 {"--init-value", "N"},
-                                                                 {"--init-from", "FILE"},
-                                                                 {"--init-cmd", "CMD"},
-                                                                 {"--ttl", "SECONDS"},
-                                                                 {"--lock-ttl", "MS"},
-                                                                 {"--lock-wait", "MS"},
-                                                                 {"--metrics-file", "FILE"},
-                                                                 {"--request-id", "ID"},
-                                                                 {"--request-ttl", "SECONDS"},
-                                                                 {"--retry-timeout", "MS"},
-                                                                 {"--wait-replicas", "N"},
-                                                                 {"--wait-timeout", "MS"},
-                                                                 {"--connections", "N"},
-                                                                 {"--items", "N"},
-                                                                 {"--stock", "N"},
-                                                                 {"--requests", "N"},
-                                                                 {"--duration", "SECONDS"},
-                                                                 {"--bench-prefix", "PREFIX"},
-                                                                 {"--run-id", "ID"},
-                                                                 {"--log-max", "N"},
-                                                                 {"--actor", "NAME"},
-                                                                 {"--reason", "TEXT"}};
+  static const std::map<std::string, std::string> kValueNames = {
+      {"--url", "URL"},
+      {"--user", "NAME"},
+      {"--password-file", "FILE"},
+      {"--cacert", "FILE"},
+      {"--cacertdir", "DIR"},
+      {"--cert", "FILE"},
+      {"--key", "FILE"},
+      {"--sni", "NAME"},
+      {"--sentinel-user", "NAME"},
+      {"--sentinel-password-file", "FILE"},
+      {"--connect-timeout", "MS"},
+      {"--timeout", "MS"},
+      {"--prefix", "PREFIX"},
+      {"--file", "FILE"},
+      {"--format", "FORMAT"},
+      {"--sku-column", "NAME"},
+      {"--stock-column", "NAME"},
+      {"--total-column", "NAME"},
+      {"--issued-column", "NAME"},
+      {"--qty-column", "NAME"},
+      {"--report", "FILE"},
+      {"--init-value", "N"},
+      {"--init-from", "FILE"},
+      {"--init-cmd", "CMD"},
+      {"--ttl", "SECONDS"},
+      {"--lock-ttl", "MS"},
+      {"--lock-wait", "MS"},
+      {"--metrics-file", "FILE"},
+      {"--request-id", "ID"},
+      {"--request-ttl", "SECONDS"},
+      {"--retry-timeout", "MS"},
+      {"--wait-replicas", "N"},
+      {"--wait-timeout", "MS"},
+      {"--connections", "N"},
+      {"--items", "N"},
+      {"--stock", "N"},
+      {"--requests", "N"},
+      {"--duration", "SECONDS"},
+      {"--bench-prefix", "PREFIX"},
+      {"--run-id", "ID"},
+      {"--log-max", "N"},
+      {"--actor", "NAME"},
+      {"--reason", "TEXT"}};
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_positional()) opt->type_name("");
     for (const std::string& name : opt->get_lnames()) {
@@ -241,6 +307,11 @@ ConnectOptions connect_options(const CommonOptions& o) {
   }
   c.connect_timeout_ms = o.connect_timeout_ms;
   c.timeout_ms = o.timeout_ms;
+  c.tls = tls_options(o, c.url);
+  sentinel_credentials(o, c);
+  if (o.cluster && c.url.kind == RedisUrl::Kind::sentinel) {
+    throw InputError("--cluster and a sentinel URL exclude each other");
+  }
   c.user = c.url.user;
   if (!o.user.empty()) c.user = o.user;
   if (!o.password_file.empty()) {

@@ -18,6 +18,9 @@ struct CommonOptions {
   std::string password_file;
   long long connect_timeout_ms = 2000;
   long long timeout_ms = 5000;
+  TlsOptions tls;  ///< --tls and redis-cli's TLS options; rediss:// turns tls.enabled on too
+  std::string sentinel_user;
+  std::string sentinel_password_file;
   long long retry_timeout_ms = 10000;
   int wait_replicas = 0;
   long long wait_timeout_ms = 1000;

@@ -3,23 +3,14 @@
 #include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
-#include <pthread.h>
-
-#include <cerrno>
 #include <charconv>
-#include <csignal>
 
 #include "redis/errors.h"
+#include "redis/sentinel.h"
+#include "redis/transport.h"
 
 namespace stockctl {
 namespace {
-
-timeval to_timeval(long long ms) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(ms / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
-  return tv;
-}
 
 Reply convert(const redisReply* r) {
   Reply out;
@@ -54,57 +45,26 @@ struct ReplyFree {
   void operator()(redisReply* r) const { freeReplyObject(r); }
 };
 
-// hiredis writes with write(2), which raises SIGPIPE when the server has closed the connection:
-// that would kill the process mid-batch, before it could say what became of each item in flight.
-// The signal is blocked around socket writes and one it raised is discarded, so a broken
-// connection surfaces as EPIPE, an error like any other. Standard output keeps the default: a
-// closed pipe there ends the process, as it does any filter's.
-class SigpipeBlocked {
- public:
-  SigpipeBlocked() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    already_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &saved_);
-  }
-  ~SigpipeBlocked() {
-    sigset_t pending;
-    sigpending(&pending);
-    if (!already_pending_ && sigismember(&pending, SIGPIPE) == 1) {
-      const timespec now{0, 0};
-      while (sigtimedwait(&pipe_, nullptr, &now) == -1 && errno == EINTR) {
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &saved_, nullptr);
-  }
-  SigpipeBlocked(const SigpipeBlocked&) = delete;
-  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
-
- private:
-  sigset_t pipe_{};
-  sigset_t saved_{};
-  bool already_pending_ = false;
-};
-
 }  // namespace
 
-void Connection::Free::operator()(redisContext* ctx) const { redisFree(ctx); }
+void Connection::Free::operator()(redisReader* reader) const { redisReaderFree(reader); }
 
 Connection::Connection(const ConnectOptions& options)
-    : where_(describe_endpoint(options.url)), timeout_ms_(options.timeout_ms) {
-  timeval connect_tv = to_timeval(options.connect_timeout_ms);
+    : where_(describe_endpoint(options.url)),
+      timeout_ms_(options.timeout_ms),
+      reader_(redisReaderCreate()) {
+  if (options.url.kind == RedisUrl::Kind::sentinel) {
+    // Behind sentinels every (re)connection asks them anew: after a failover it reaches the
+    // new master. This object takes over the confirmed master's connection.
+    std::unique_ptr<Connection> master = connect_to_master(options);
+    where_ = std::move(master->where_);
+    transport_ = std::move(master->transport_);
+    reader_ = std::move(master->reader_);
+    return;
+  }
+  transport_ =
+      std::make_unique<Transport>(options.url, options.tls, where_, options.connect_timeout_ms);
   const RedisUrl& url = options.url;
-  ctx_.reset(url.kind == RedisUrl::Kind::unix_socket
-                 ? redisConnectUnixWithTimeout(url.path.c_str(), connect_tv)
-                 : redisConnectWithTimeout(url.host.c_str(), url.port, connect_tv));
-  if (!ctx_ || ctx_->err) {
-    throw context_error(ctx_.get(), "cannot connect to", where_, options.connect_timeout_ms);
-  }
-  if (redisSetTimeout(ctx_.get(), to_timeval(options.timeout_ms)) != REDIS_OK) {
-    throw context_error(ctx_.get(), "cannot set the timeout of", where_, options.timeout_ms);
-  }
   authenticate(options);
   if (url.db != 0) {
     Reply r = command({"SELECT", std::to_string(url.db)});
@@ -164,62 +124,72 @@ void Connection::append(const std::vector<std::string>& argv) { append({}, argv)
 
 void Connection::append(std::initializer_list<std::string_view> head,
                         const std::vector<std::string>& tail) {
-  // RESP is built here in one reused buffer: hiredis's own argv formatting grows a string once
-  // per argument and was the largest cost of a bulk load.
-  std::string& out = resp_;
-  out.clear();
-  append_count(out, '*', head.size() + tail.size());
-  for (std::string_view a : head) append_bulk(out, a);
-  for (const std::string& a : tail) append_bulk(out, a);
-  if (redisAppendFormattedCommand(ctx_.get(), out.data(), out.size()) != REDIS_OK) {
-    throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
-  }
+  // RESP is built straight into the output buffer: hiredis's own argv formatting grows a string
+  // once per argument and was the largest cost of a bulk load.
+  append_count(out_, '*', head.size() + tail.size());
+  for (std::string_view a : head) append_bulk(out_, a);
+  for (const std::string& a : tail) append_bulk(out_, a);
 }
 
-Reply Connection::read() {
+std::optional<Reply> Connection::next_buffered() {
   void* raw = nullptr;
-  // Most replies of a window are already buffered: only go to the socket (and pay for the
-  // signal mask) when none is.
-  if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) {
-    throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
-  }
-  if (raw == nullptr) {
-    SigpipeBlocked quiet;  // redisGetReply first writes what is queued
-    if (redisGetReply(ctx_.get(), &raw) != REDIS_OK || raw == nullptr) {
-      throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
-    }
-  }
-  std::unique_ptr<redisReply, ReplyFree> reply(static_cast<redisReply*>(raw));
-  return convert(reply.get());
-}
-
-int Connection::fd() const { return ctx_->fd; }
-
-void Connection::flush() {
-  SigpipeBlocked quiet;
-  int done = 0;
-  while (!done) {
-    if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) {
-      throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
-    }
-  }
-}
-
-std::optional<Reply> Connection::read_ready() {
-  void* raw = nullptr;
-  // A reply may already be buffered from an earlier read; only read the socket when not.
-  if (redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) {
-    throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
-  }
-  if (raw == nullptr) {
-    if (redisBufferRead(ctx_.get()) != REDIS_OK ||
-        redisGetReplyFromReader(ctx_.get(), &raw) != REDIS_OK) {
-      throw context_error(ctx_.get(), "talking to", where_, timeout_ms_);
-    }
+  if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
+    throw ConnectionError(
+        fmt::format("talking to {}: protocol error: {}", where_, reader_->errstr));
   }
   if (raw == nullptr) return std::nullopt;
   std::unique_ptr<redisReply, ReplyFree> reply(static_cast<redisReply*>(raw));
   return convert(reply.get());
+}
+
+void Connection::fill(bool wait) {
+  char buf[64 * 1024];
+  do {
+    std::size_t n = 0;
+    try {
+      n = transport_->read_some(buf, sizeof buf, wait ? timeout_ms_ : -1);
+    } catch (const ConnectionError&) {
+      // A TLS port closes a plain connection at once, often before its alert can be read.
+      if (!received_ && transport_->peer_speaks_tls(timeout_ms_)) throw speaks_tls();
+      throw;
+    }
+    if (n == 0) return;
+    if (!received_ && !transport_->tls() && (buf[0] == 0x15 || buf[0] == 0x16)) {
+      throw speaks_tls();  // a TLS record (an alert) where a RESP reply was expected
+    }
+    received_ = true;
+    redisReaderFeed(reader_.get(), buf, n);
+    wait = false;
+  } while (transport_->pending());
+}
+
+TlsError Connection::speaks_tls() const {
+  return TlsError(fmt::format(
+      "talking to {}: the server speaks TLS on this port; use rediss:// or --tls", where_));
+}
+
+Reply Connection::read() {
+  // Most replies of a window are already buffered: only go to the socket when none is.
+  if (std::optional<Reply> r = next_buffered()) return std::move(*r);
+  flush();
+  for (;;) {
+    fill(true);
+    if (std::optional<Reply> r = next_buffered()) return std::move(*r);
+  }
+}
+
+int Connection::fd() const { return transport_->fd(); }
+
+void Connection::flush() {
+  if (out_.empty()) return;
+  transport_->write_all(out_, timeout_ms_);
+  out_.clear();
+}
+
+std::optional<Reply> Connection::read_ready() {
+  if (std::optional<Reply> r = next_buffered()) return r;
+  fill(false);
+  return next_buffered();
 }
 
 Reply Connection::command(const std::vector<std::string>& argv) {

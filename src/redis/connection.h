@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "redis/reply.h"
+#include "redis/tls.h"
 #include "redis/url.h"
 
-struct redisContext;
+struct redisReader;
 
 namespace stockctl {
+
+class Transport;
 
 /// Everything needed to open a connection.
 struct ConnectOptions {
@@ -20,14 +23,19 @@ struct ConnectOptions {
   std::optional<std::string> password;
   long long connect_timeout_ms = 2000;
   long long timeout_ms = 5000;
+  TlsOptions tls;                                ///< TLS when tls.enabled (rediss:// or --tls)
+  std::optional<std::string> sentinel_user;      ///< for a sentinel URL's sentinels
+  std::optional<std::string> sentinel_password;  ///< for a sentinel URL's sentinels
 };
 
-/// One connection to one Redis server: connect, AUTH, SELECT, timeouts, argv commands and
-/// pipelining. The only place that owns a hiredis context.
+/// One connection to one Redis server: connect (TCP, unix socket or TLS), AUTH, SELECT,
+/// timeouts, argv commands and pipelining. Replies are parsed by hiredis's reader; the bytes
+/// travel over stockctl's own Transport (hiredis 0.14 has no TLS).
 class Connection {
  public:
   /// Connects, authenticates and selects the database. Throws ConnectionError
-  /// (AuthenticationError when the credentials are refused or missing).
+  /// (AuthenticationError when the credentials are refused or missing), or TlsError for a TLS
+  /// failure that retrying cannot cure.
   explicit Connection(const ConnectOptions& options);
   ~Connection();
   Connection(const Connection&) = delete;
@@ -44,7 +52,8 @@ class Connection {
   /// append() + read().
   Reply command(const std::vector<std::string>& argv);
 
-  /// For event loops (stockctl bench): the socket, to poll for readability.
+  /// For event loops (stockctl bench): the socket, to poll for readability. Call read_ready()
+  /// until it returns nothing before polling: TLS may hold decrypted bytes poll() cannot see.
   int fd() const;
   /// Writes everything appended so far. Throws ConnectionError.
   void flush();
@@ -61,12 +70,20 @@ class Connection {
   void authenticate(const ConnectOptions& options);
 
   struct Free {
-    void operator()(redisContext* ctx) const;
+    void operator()(redisReader* reader) const;
   };
-  std::unique_ptr<redisContext, Free> ctx_;
+  /// A complete reply the reader already holds, if any.
+  std::optional<Reply> next_buffered();
+  /// Reads from the transport into the reader; waits up to the timeout when `wait`.
+  void fill(bool wait);
+  TlsError speaks_tls() const;
+
   std::string where_;
   long long timeout_ms_;
-  std::string resp_;  ///< reused buffer for one command's RESP
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<redisReader, Free> reader_;
+  std::string out_;        ///< RESP appended and not yet written
+  bool received_ = false;  ///< any byte ever came back (to recognise a TLS server)
 };
 
 }  // namespace stockctl

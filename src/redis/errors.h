@@ -4,8 +4,6 @@
 
 #include "cli/errors.h"
 
-struct redisContext;
-
 namespace stockctl {
 
 /// The connection is unusable: cannot connect, closed, timed out, or refused our credentials.
@@ -29,9 +27,12 @@ class AuthenticationError : public FatalConnectionError {
   explicit AuthenticationError(const std::string& message) : FatalConnectionError(message) {}
 };
 
-/// Builds the error for a failed hiredis context: what broke, where, and for timeouts how long
-/// we waited. `doing` says what we were doing ("connecting to", "talking to").
-ConnectionError context_error(const redisContext* ctx, const std::string& doing,
-                              const std::string& where, long long timeout_ms);
+/// No answer within `timeout_ms`. `doing` says what we were doing ("cannot connect to",
+/// "talking to"), `where` names the server.
+ConnectionError timeout_error(const std::string& doing, const std::string& where,
+                              long long timeout_ms);
+
+/// The server closed the connection (`err` 0) or the socket failed with errno `err`.
+ConnectionError closed_or_system_error(const std::string& doing, const std::string& where, int err);
 
 }  // namespace stockctl

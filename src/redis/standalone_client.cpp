@@ -21,6 +21,15 @@ std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
   return results;
 }
 
+void StandaloneClient::recover() noexcept {
+  // A READONLY or a lost connection behind sentinels means the master may have moved. The
+  // windows still on the wire are read first (their results stay theirs); then the next
+  // connection asks the sentinels again.
+  if (options_.url.kind != RedisUrl::Kind::sentinel || !conn_) return;
+  drain();
+  conn_.reset();
+}
+
 void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls)); }
 
 std::vector<CallResult> StandaloneClient::finish() {
@@ -83,10 +92,33 @@ void StandaloneClient::read_replies(InFlight& window) {
       for (std::size_t k = 0; k < window.calls.size(); ++k) {
         if (window.calls[k].writes) window.results[k].replicas_acked = count;
       }
+      if (options_.url.kind == RedisUrl::Kind::sentinel) unconfirmed_is_unknown(window);
     }
     window.settled = true;
   } catch (const ConnectionError& e) {
+    // Lost while waiting for WAIT: every write was applied but none is confirmed.
+    if (window.wait && options_.url.kind == RedisUrl::Kind::sentinel) {
+      unconfirmed_is_unknown(window);
+    }
     lose_connection(e.what());
+  }
+}
+
+void StandaloneClient::unconfirmed_is_unknown(InFlight& window) const {
+  // Behind sentinels, a write the replicas did not confirm may sit on a master that a failover
+  // is replacing, and vanish with it. With a request id it is safe to send again once the
+  // sentinels name the master: the ledger there says whether it holds the write.
+  const int wanted = options().wait_replicas;
+  for (std::size_t k = 0; k < window.calls.size(); ++k) {
+    CallResult& r = window.results[k];
+    if (!window.calls[k].writes || !window.calls[k].idempotent || r.replicas_acked >= wanted ||
+        r.state != CallResult::State::replied || r.reply.is_error()) {
+      continue;
+    }
+    r.state = CallResult::State::unknown;
+    r.error = fmt::format(
+        "outcome unknown: {} of {} replicas acknowledged the write (a failover under way?)",
+        std::max(r.replicas_acked, 0), wanted);
   }
 }
 

@@ -20,6 +20,8 @@ class StandaloneClient : public Client {
 
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;
+  /// Behind sentinels: drops the connection, so the retry asks the sentinels for the master.
+  void recover() noexcept override;
 
  private:
   /// A window on the wire: replies come back in the order windows were sent.
@@ -36,6 +38,8 @@ class StandaloneClient : public Client {
   /// Queues a window and writes it out.
   InFlight& transmit(std::vector<Call> calls);
   void read_replies(InFlight& window);
+  /// Behind sentinels: idempotent writes that too few replicas acknowledged become unknown.
+  void unconfirmed_is_unknown(InFlight& window) const;
   /// Reads every window still on the wire, so that a new command's reply comes next.
   void drain();
   /// The connection broke: whatever was sent and not answered has an unknown outcome.

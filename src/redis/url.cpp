@@ -32,7 +32,7 @@ bool percent_decode(std::string_view in, std::string& out) {
 
 std::string parse_db(std::string_view text, int& db) {
   ParsedNumber n = parse_bounded(text, 1 << 20);
-  if (!n.ok() || text.empty()) return fmt::format("database '{}' is not a number", text);
+  if (!n.ok() || text.empty()) return "the database is not a number";
   db = static_cast<int>(n.value);
   return {};
 }
@@ -51,45 +51,81 @@ std::string parse_userinfo(std::string_view info, RedisUrl& url) {
   return {};
 }
 
-std::string parse_port(std::string_view port, RedisUrl& url) {
+std::string parse_port(std::string_view port, int& out) {
   ParsedNumber n = parse_bounded(port, 65535);
   if (port.empty() || !n.ok() || n.value == 0) {
-    return fmt::format("port '{}' is not a number from 1 to 65535", port);
+    return "the port is not a number from 1 to 65535";
   }
-  url.port = static_cast<int>(n.value);
+  out = static_cast<int>(n.value);
   return {};
 }
 
-std::string parse_host_port(std::string_view hp, RedisUrl& url) {
+std::string parse_host_port(std::string_view hp, std::string& host, int& port) {
   if (hp.empty()) return {};
   if (hp.front() == '[') {  // [IPv6]:port
     auto close = hp.find(']');
     if (close == std::string_view::npos) return "unclosed '[' in the host";
-    url.host = std::string(hp.substr(1, close - 1));
+    host = std::string(hp.substr(1, close - 1));
     std::string_view rest = hp.substr(close + 1);
     if (rest.empty()) return {};
     if (rest.front() != ':') return "unexpected text after ']'";
-    return parse_port(rest.substr(1), url);
+    return parse_port(rest.substr(1), port);
   }
   auto colon = hp.rfind(':');
-  if (colon != 0) url.host = std::string(hp.substr(0, colon));
+  if (colon != 0) host = std::string(hp.substr(0, colon));
   if (colon == std::string_view::npos) return {};
-  return parse_port(hp.substr(colon + 1), url);
+  return parse_port(hp.substr(colon + 1), port);
 }
 
-std::string parse_tcp(std::string_view rest, RedisUrl& url) {
-  // The user info ends at the last '@', so a password may hold '/', '?' or '@' without being
-  // mistaken for the path; nothing before that '@' ever appears in a message.
+/// Takes the user info off the front of `rest` (up to the last '@', so a password may hold
+/// '/', '?' or '@'; nothing before that '@' ever appears in a message), and refuses a query:
+/// a redis:// URL has no parameters, and one like `?password=...` must not be taken for a
+/// port or a database and echoed.
+std::string split_userinfo(std::string_view& rest, RedisUrl& url) {
   auto at = rest.rfind('@');
   if (at != std::string_view::npos) {
     if (std::string e = parse_userinfo(rest.substr(0, at), url); !e.empty()) return e;
     rest = rest.substr(at + 1);
   }
+  if (rest.find('?') != std::string_view::npos) {
+    return "a redis:// URL takes no query parameters (give a password before the host: "
+           "redis://:PASSWORD@host, or with --password-file)";
+  }
+  return {};
+}
+
+std::string parse_tcp(std::string_view rest, RedisUrl& url) {
+  if (std::string e = split_userinfo(rest, url); !e.empty()) return e;
   auto slash = rest.find('/');
   if (slash != std::string_view::npos && slash + 1 < rest.size()) {
     if (std::string e = parse_db(rest.substr(slash + 1), url.db); !e.empty()) return e;
   }
-  return parse_host_port(rest.substr(0, slash), url);
+  return parse_host_port(rest.substr(0, slash), url.host, url.port);
+}
+
+std::string parse_sentinel(std::string_view rest, RedisUrl& url) {
+  url.kind = RedisUrl::Kind::sentinel;
+  if (std::string e = split_userinfo(rest, url); !e.empty()) return e;
+  auto slash = rest.find('/');
+  std::string_view hosts = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+  auto next = path.find('/');
+  url.master = std::string(path.substr(0, next));
+  if (url.master.empty()) return "a sentinel URL names the master: redis+sentinel://host/MASTER";
+  if (next != std::string_view::npos && next + 1 < path.size()) {
+    if (std::string e = parse_db(path.substr(next + 1), url.db); !e.empty()) return e;
+  }
+  while (!hosts.empty()) {
+    auto comma = hosts.find(',');
+    SentinelAddress& s = url.sentinels.emplace_back();
+    s.host = "127.0.0.1";
+    if (std::string e = parse_host_port(hosts.substr(0, comma), s.host, s.port); !e.empty()) {
+      return e;
+    }
+    hosts = comma == std::string_view::npos ? "" : hosts.substr(comma + 1);
+  }
+  if (url.sentinels.empty()) url.sentinels.push_back(SentinelAddress{"127.0.0.1", 26379});
+  return {};
 }
 
 std::string parse_unix(std::string_view rest, RedisUrl& url) {
@@ -107,15 +143,27 @@ std::string parse_unix(std::string_view rest, RedisUrl& url) {
 
 std::string parse_redis_url(std::string_view text, RedisUrl& url) {
   url = RedisUrl{};
-  constexpr std::string_view redis = "redis://", unix_scheme = "unix://";
-  if (text.rfind(redis, 0) == 0) return parse_tcp(text.substr(redis.size()), url);
-  if (text.rfind(unix_scheme, 0) == 0) return parse_unix(text.substr(unix_scheme.size()), url);
-  if (text.rfind("rediss://", 0) == 0) return "TLS (rediss://) is not supported";
-  return "a URL must start with redis:// or unix://";
+  auto scheme = [&](std::string_view name) {
+    if (text.rfind(name, 0) != 0) return false;
+    text.remove_prefix(name.size());
+    return true;
+  };
+  if (scheme("redis://")) return parse_tcp(text, url);
+  if (scheme("unix://")) return parse_unix(text, url);
+  url.tls = true;
+  if (scheme("rediss://")) return parse_tcp(text, url);
+  if (scheme("rediss+sentinel://")) return parse_sentinel(text, url);
+  url.tls = false;
+  if (scheme("redis+sentinel://")) return parse_sentinel(text, url);
+  return "a URL must start with redis://, rediss://, unix://, redis+sentinel:// or "
+         "rediss+sentinel://";
 }
 
 std::string describe_endpoint(const RedisUrl& url) {
   if (url.kind == RedisUrl::Kind::unix_socket) return fmt::format("unix:{}", url.path);
+  if (url.kind == RedisUrl::Kind::sentinel) {
+    return fmt::format("master '{}' (via {} sentinel(s))", url.master, url.sentinels.size());
+  }
   if (url.host.find(':') != std::string::npos) return fmt::format("[{}]:{}", url.host, url.port);
   return fmt::format("{}:{}", url.host, url.port);
 }

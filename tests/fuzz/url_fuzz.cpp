@@ -15,6 +15,12 @@ void check_parsed(const RedisUrl& url) {
   if (url.kind == RedisUrl::Kind::tcp && (url.port < 1 || url.port > 65535)) std::abort();
   if (url.db < 0) std::abort();
   if (url.kind == RedisUrl::Kind::unix_socket && url.path.empty()) std::abort();
+  if (url.kind == RedisUrl::Kind::sentinel) {
+    if (url.master.empty() || url.sentinels.empty()) std::abort();
+    for (const auto& s : url.sentinels) {
+      if (s.port < 1 || s.port > 65535) std::abort();
+    }
+  }
 }
 
 }  // namespace

@@ -16,6 +16,10 @@ import time
 import unittest
 
 STOCKCTL = os.environ.get("STOCKCTL_BIN", "stockctl")
+# STOCKCTL_TARGET=cluster runs the same tests against a real Redis Cluster (one per process);
+# STOCKCTL_TARGET=tls runs them with stockctl talking TLS to every server, and
+# STOCKCTL_TARGET=tls-cluster against a cluster with tls-cluster yes.
+TARGET = os.environ.get("STOCKCTL_TARGET", "standalone")
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -94,19 +98,103 @@ class Resp:
         return self.read()
 
 
-class RedisServer:
-    """One private redis-server on a free loopback port (and optionally a unix socket)."""
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
 
-    def __init__(self, *extra, password=None, unix=False, persist=False, port_picker=None):
+
+class Certificates:
+    """Certificates made with `openssl` for the TLS tests, in one temporary directory: a CA and a
+    server certificate for localhost/127.0.0.1 (`ca.pem`, `server.pem`/`server.key`), a client
+    certificate from the same CA, a second CA with its own server certificate, a server
+    certificate that has expired, and one for another name."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="stockctl-certs-")
+        self.ca("ca")
+        self.ca("other-ca")
+        self.leaf("server", "ca", "DNS:localhost,IP:127.0.0.1,IP:::1")
+        self.leaf("client", "ca", None)
+        self.leaf("other-server", "other-ca", "DNS:localhost,IP:127.0.0.1")
+        self.leaf("wrong-name", "ca", "DNS:elsewhere.example")
+        self.leaf("expired", "ca", "DNS:localhost,IP:127.0.0.1",
+                  dates=("20200101000000Z", "20200102000000Z"))
+        atexit.register(shutil.rmtree, self.dir, True)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def ca(self, name):
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj",
+                "/CN=stockctl test %s" % name, "-keyout", name + ".key", "-out", name + ".pem",
+                cwd=self.dir)
+
+    def leaf(self, name, ca, san, dates=None):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=%s" % name,
+                "-keyout", name + ".key", "-out", name + ".csr", cwd=self.dir)
+        ext = self.path(name + ".ext")
+        with open(ext, "w") as f:
+            f.write("basicConstraints=CA:FALSE\n")
+            if san:
+                f.write("subjectAltName=%s\n" % san)
+        if dates is None:
+            openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key",
+                    "-CAcreateserial", "-days", "30", "-extfile", ext, "-out", name + ".pem",
+                    cwd=self.dir)
+            return
+        # `openssl x509` cannot date a certificate in the past; `openssl ca` can.
+        db = self.path(name + ".db")
+        open(db, "w").close()
+        conf = self.path(name + ".cnf")
+        with open(conf, "w") as f:
+            f.write("[ca]\ndefault_ca=d\n[d]\ndatabase=%s\nnew_certs_dir=%s\nserial=%s\n"
+                    "default_md=sha256\npolicy=p\nunique_subject=no\n[p]\ncommonName=supplied\n"
+                    % (db, self.dir, self.path(name + ".serial")))
+        with open(self.path(name + ".serial"), "w") as f:
+            f.write("1000\n")
+        openssl("ca", "-batch", "-config", conf, "-cert", ca + ".pem", "-keyfile", ca + ".key",
+                "-in", name + ".csr", "-out", name + ".pem", "-startdate", dates[0],
+                "-enddate", dates[1], "-extfile", ext, "-notext", cwd=self.dir)
+
+
+_certificates = None
+
+
+def certificates():
+    """The process's test certificates, made on first use."""
+    global _certificates
+    if _certificates is None:
+        _certificates = Certificates()
+    return _certificates
+
+
+class RedisServer:
+    """One private redis-server on a free loopback port (and optionally a unix socket). With
+    `tls` (by default when STOCKCTL_TARGET=tls) it listens with TLS on a second port, which its
+    `url` names; the tests' own client keeps the plain port."""
+
+    def __init__(self, *extra, password=None, unix=False, persist=False, port_picker=None,
+                 tls=None, tls_cert="server", tls_auth_clients="no"):
         self.port_picker = port_picker or free_port
         self.dir = tempfile.mkdtemp(prefix="stockctl-redis-")
         self.password = password
         self.unix = os.path.join(self.dir, "redis.sock") if unix else None
         self.extra = list(extra)
         self.persist = persist
+        self.tls = TARGET in ("tls", "tls-cluster") if tls is None else tls
+        self.tls_cert = tls_cert
+        self.tls_auth_clients = tls_auth_clients
+        self.tls_port = None
         self.proc = None
         self.port = None
         self.start()
+
+    def tls_args(self):
+        certs = certificates()
+        return ["--tls-port", str(self.tls_port), "--tls-cert-file", certs.path(self.tls_cert + ".pem"),
+                "--tls-key-file", certs.path(self.tls_cert + ".key"),
+                "--tls-ca-cert-file", certs.path("ca.pem"),
+                "--tls-auth-clients", self.tls_auth_clients]
 
     def args(self):
         a = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
@@ -119,12 +207,15 @@ class RedisServer:
             a += ["--requirepass", self.password]
         if self.unix:
             a += ["--unixsocket", self.unix, "--unixsocketperm", "700"]
+        if self.tls:
+            a += self.tls_args()
         return a + self.extra
 
     def start(self, same_port=False):
         for _ in range(5):
             if not same_port or self.port is None:
                 self.port = self.port_picker()
+                self.tls_port = free_port() if self.tls else None
             self.proc = subprocess.Popen(self.args(), stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL)
             if self._wait_ready():
@@ -159,6 +250,8 @@ class RedisServer:
 
     @property
     def url(self):
+        if self.tls:
+            return "rediss://127.0.0.1:%d" % self.tls_port
         return "redis://127.0.0.1:%d" % self.port
 
     def kill(self, sig=signal.SIGKILL):
@@ -198,15 +291,19 @@ class RedisCluster:
     """A real Redis Cluster on loopback: 3 primaries and 3 replicas, joined with
     `redis-cli --cluster create`, with a short node timeout so that failovers take seconds."""
 
-    def __init__(self, primaries=3, replicas_per_primary=1):
+    def __init__(self, primaries=3, replicas_per_primary=1, tls=None):
         self.nodes = []
         count = primaries * (1 + replicas_per_primary)
+        tls = TARGET in ("tls", "tls-cluster") if tls is None else tls
+        # With tls-cluster the bus and replication use TLS too, and CLUSTER SLOTS names each
+        # node's TLS port to a TLS client (its plain port to the tests' plain client).
+        tls_args = ("--tls-cluster", "yes", "--tls-replication", "yes") if tls else ()
         for _ in range(count):
             node = RedisServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                                "--cluster-node-timeout", "1000",
                                "--cluster-replica-validity-factor", "0",
-                               "--repl-diskless-sync-delay", "0",
-                               port_picker=free_cluster_port)
+                               "--repl-diskless-sync-delay", "0", *tls_args,
+                               port_picker=free_cluster_port, tls=tls)
             self.nodes.append(node)
         addresses = ["127.0.0.1:%d" % n.port for n in self.nodes]
         subprocess.run(["redis-cli", "--cluster", "create", *addresses, "--cluster-replicas",
@@ -354,7 +451,11 @@ class Result:
 
 def clean_env(**extra):
     env = {k: v for k, v in os.environ.items()
-           if k not in ("STOCKCTL_URL", "REDIS_URL", "STOCKCTL_PASSWORD", "REDISCLI_AUTH")}
+           if k not in ("STOCKCTL_URL", "REDIS_URL", "STOCKCTL_PASSWORD", "REDISCLI_AUTH",
+                        "SSL_CERT_FILE", "SSL_CERT_DIR")}
+    if TARGET in ("tls", "tls-cluster"):
+        # OpenSSL's default trust store, as a managed Redis's CA in the system's store would be.
+        env["SSL_CERT_FILE"] = certificates().path("ca.pem")
     env.update(extra)
     return env
 
@@ -377,8 +478,6 @@ def spawn_to_file(path, *args, env=None):
         return spawn(*args, env=env, stdout=out)
 
 
-# STOCKCTL_TARGET=cluster runs the same tests against a real Redis Cluster (one per process).
-TARGET = os.environ.get("STOCKCTL_TARGET", "standalone")
 _shared_cluster = None
 
 
@@ -392,7 +491,7 @@ def shared_cluster():
 
 def standalone_only(test):
     """For tests of one server's own behaviour (its config, its client list, its replica)."""
-    return unittest.skipIf(TARGET == "cluster", "standalone server only")(test)
+    return unittest.skipIf(TARGET in ("cluster", "tls-cluster"), "standalone server only")(test)
 
 
 class ServerTest(unittest.TestCase):
@@ -404,7 +503,8 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.cluster = TARGET == "cluster" and not cls.server_args and not cls.server_kwargs
+        cls.cluster = (TARGET in ("cluster", "tls-cluster") and not cls.server_args
+                       and not cls.server_kwargs)
         cls.server = shared_cluster() if cls.cluster else RedisServer(*cls.server_args, **cls.server_kwargs)
         cls.tmp = tempfile.mkdtemp(prefix="stockctl-test-")
 

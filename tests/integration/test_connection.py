@@ -168,7 +168,7 @@ class Unreachable(unittest.TestCase):
     def test_bad_url_is_a_usage_error(self):
         res = run("get", "x", "--url", "http://nope")
         self.assertEqual(res.rc, 2)
-        self.assertIn("invalid Redis URL: a URL must start with redis:// or unix://", res.stderr)
+        self.assertIn("invalid Redis URL: a URL must start with redis://, rediss://, unix://", res.stderr)
 
     def test_url_from_environment_order(self):
         server = RedisServer()

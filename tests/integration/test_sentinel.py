@@ -1,0 +1,305 @@
+"""Sentinel: redis+sentinel:// URLs with three real redis-sentinel processes watching a master
+and its replicas; the master found through the sentinels in order and confirmed with ROLE, and
+found again after a failover (SIGKILL of the master, SENTINEL FAILOVER) in the middle of a batch
+with request ids: every item applied exactly once and reported."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from harness import (RedisServer, Resp, RespError, certificates, clean_env, free_port, run,
+                     spawn_to_file)
+
+MASTER = "stock"
+SENTINEL = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
+
+
+def wait_until(predicate, what, seconds=60):
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if predicate():
+                return
+        except (OSError, RespError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.05)  # polling real server state, bounded by the deadline
+
+
+class Sentinel:
+    """One redis-sentinel on a free loopback port, watching MASTER."""
+
+    def __init__(self, master_port, password=None, tls=False):
+        self.dir = tempfile.mkdtemp(prefix="stockctl-sentinel-")
+        self.port = free_port()
+        self.tls_port = free_port() if tls else None
+        self.password = password
+        conf = os.path.join(self.dir, "sentinel.conf")
+        with open(conf, "w") as f:
+            f.write("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile sentinel.log\n"
+                    "sentinel monitor %s 127.0.0.1 %d 2\n"
+                    "sentinel down-after-milliseconds %s 1000\n"
+                    "sentinel failover-timeout %s 10000\n"
+                    % (self.port, self.dir, MASTER, master_port, MASTER, MASTER))
+            if password:
+                f.write("requirepass %s\nsentinel sentinel-pass %s\n" % (password, password))
+            if tls:
+                # TLS to clients on tls-port, and to the master, replicas and other sentinels.
+                certs = certificates()
+                f.write("tls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n"
+                        "tls-auth-clients no\ntls-replication yes\n"
+                        % (self.tls_port, certs.path("server.pem"), certs.path("server.key"),
+                           certs.path("ca.pem")))
+        self.proc = subprocess.Popen([SENTINEL, conf], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+
+    def client(self):
+        c = Resp(self.port)
+        if self.password:
+            c("AUTH", self.password)
+        return c
+
+    def ask(self, *args):
+        c = self.client()
+        try:
+            return c(*args)
+        finally:
+            c.close()
+
+    def master_port(self):
+        return int(self.ask("SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER)[1])
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class SentinelSet:
+    """A master, `replicas` replicas and three sentinels that all know one another."""
+
+    def __init__(self, replicas=1, password=None, tls=False):
+        self.tls = tls
+        extra = ("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+        if tls:
+            extra += ("--tls-replication", "yes")
+        self.master = RedisServer(*extra, tls=tls)
+        self.servers = [self.master]
+        master_port = self.master.tls_port if tls else self.master.port
+        for _ in range(replicas):
+            self.servers.append(RedisServer("--replicaof", "127.0.0.1", str(master_port), *extra,
+                                            tls=tls))
+        self.sentinels = [Sentinel(master_port, password, tls) for _ in range(3)]
+        for s in self.sentinels:
+            wait_until(lambda: self.settled(s, replicas), "sentinel %d to know everyone" % s.port)
+
+    @staticmethod
+    def settled(sentinel, replicas):
+        known = [r for r in sentinel.ask("SENTINEL", "REPLICAS", MASTER)
+                 if dict(zip(r[::2], r[1::2]))["flags"] == "slave"]
+        others = sentinel.ask("SENTINEL", "SENTINELS", MASTER)
+        return len(known) == replicas and len(others) == 2
+
+    def by_port(self, port):
+        return next(s for s in self.servers if port in (s.port, s.tls_port))
+
+    def current_master(self):
+        return self.by_port(self.sentinels[0].master_port())
+
+    def url(self, *prefix):
+        hosts = ",".join(["127.0.0.1:%d" % p for p in prefix] +
+                         ["127.0.0.1:%d" % (s.tls_port or s.port) for s in self.sentinels])
+        return "%s://%s/%s" % ("rediss+sentinel" if self.tls else "redis+sentinel", hosts, MASTER)
+
+    def stop(self):
+        for s in self.sentinels:
+            s.stop()
+        for s in self.servers:
+            s.stop()
+
+
+def read_lines(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def calls_on(server, command):
+    c = server.client()
+    try:
+        for line in c("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_%s:calls=" % command):
+                return int(line.split("calls=")[1].split(",")[0])
+        return 0
+    finally:
+        c.close()
+
+
+class Discovery(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.set = SentinelSet()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.set.stop()
+
+    def setUp(self):
+        self.r = self.set.current_master().client()
+        self.r("FLUSHALL")
+
+    def tearDown(self):
+        self.r.close()
+
+    def test_master_found_through_the_sentinels(self):
+        self.r("SET", "stock:{a}", "10")
+        res = run("deduct", "a", "3", "--url", self.set.url())
+        self.assertEqual((res.rc, res.one["stock"]), (0, 7), res)
+        self.assertEqual(self.r("GET", "stock:{a}"), "7")
+
+    def test_a_sentinel_that_is_down_is_skipped(self):
+        self.r("SET", "stock:{a}", "10")
+        res = run("get", "a", "--url", self.set.url(free_port()), "--retry-timeout", "0")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 10), res)
+
+    def test_a_master_name_no_sentinel_knows(self):
+        url = self.set.url().rsplit("/", 1)[0] + "/nosuch"
+        res = run("get", "a", "--url", url, "--retry-timeout", "0")
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("does not know a master named 'nosuch'", res.stderr)
+
+    def test_the_urls_password_is_the_data_nodes_and_never_printed(self):
+        url = self.set.url().replace("redis+sentinel://", "redis+sentinel://:wrong-pw@")
+        res = run("get", "a", "--url", url, "--retry-timeout", "0")
+        self.assertEqual(res.rc, 1, res)
+        self.assertNotIn("wrong-pw", res.stderr + res.stdout)
+
+    def test_sentinel_options_need_a_sentinel_url(self):
+        res = run("get", "a", "--url", self.set.master.url, "--sentinel-user", "x")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("need a redis+sentinel:// URL", res.stderr)
+
+
+class SentinelPassword(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.set = SentinelSet(password="sentinel-pw")
+        cls.tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.set.stop()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_password_file_and_environment(self):
+        r = self.set.master.client()
+        r("SET", "stock:{a}", "4")
+        r.close()
+        path = os.path.join(self.tmp, "spw")
+        with open(path, "w") as f:
+            f.write("sentinel-pw\n")
+        os.chmod(path, 0o600)
+        by_file = run("get", "a", "--url", self.set.url(), "--sentinel-password-file", path)
+        self.assertEqual((by_file.rc, by_file.one["stock"]), (0, 4), by_file)
+        by_env = run("get", "a", "--url", self.set.url(), "--sentinel-user", "default",
+                     env=clean_env(STOCKCTL_SENTINEL_PASSWORD="sentinel-pw"))
+        self.assertEqual((by_env.rc, by_env.one["stock"]), (0, 4), by_env)
+
+    def test_without_the_password(self):
+        res = run("get", "a", "--url", self.set.url(), "--retry-timeout", "0")
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("NOAUTH", res.stderr)
+        wrong = run("get", "a", "--url", self.set.url(), "--retry-timeout", "0",
+                    env=clean_env(STOCKCTL_SENTINEL_PASSWORD="not-it"))
+        self.assertEqual(wrong.rc, 1, wrong)
+        self.assertNotIn("not-it", wrong.stderr)
+
+
+class SentinelOverTls(unittest.TestCase):
+    """rediss+sentinel://: TLS to the sentinels and to the master alike, both verified."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.set = SentinelSet(tls=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.set.stop()
+
+    def test_master_found_and_used_over_tls(self):
+        r = self.set.master.client()
+        r("SET", "stock:{t}", "6")
+        r.close()
+        env = clean_env()
+        env.pop("SSL_CERT_FILE", None)
+        ca = certificates().path("ca.pem")
+        res = run("deduct", "t", "2", "--url", self.set.url(), "--cacert", ca, env=env)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4), res)
+        other = run("get", "t", "--url", self.set.url(), "--cacert",
+                    certificates().path("other-ca.pem"), "--retry-timeout", "0", env=env)
+        self.assertEqual(other.rc, 1, other)
+        self.assertIn("unknown CA", other.stderr)
+
+
+class Failover(unittest.TestCase):
+    """A batch with request ids rides through a failover: every row ok (a retried one may be a
+    replay), and the new master holds exactly the initial stock less every row."""
+
+    ITEMS, PER_ITEM = 20, 1500
+
+    def tearDown(self):
+        self.set.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def batch(self, replicas, cause):
+        # --wait-replicas 1 keeps an acknowledged write off a master that is being replaced: with
+        # SIGKILL two replicas leave one to acknowledge the new master's writes; a forced
+        # failover leaves the old master none once its only replica is promoted.
+        self.set = SentinelSet(replicas=replicas)
+        self.tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+        r = self.set.master.client()
+        for i in range(self.ITEMS):
+            r("SET", "stock:{f%d}" % i, str(self.PER_ITEM + 100))
+        r("WAIT", str(replicas), "5000")
+        r.close()
+        rows = self.ITEMS * self.PER_ITEM
+        path = os.path.join(self.tmp, "batch.csv")
+        with open(path, "w") as f:
+            f.write("sku,qty,request_id\n")
+            f.writelines("f%d,1,r-%d\n" % (n % self.ITEMS, n) for n in range(rows))
+        out = os.path.join(self.tmp, "out.jsonl")
+        old = self.set.master
+        proc = spawn_to_file(out, "deduct", "--file", path, "--url", self.set.url(),
+                             "--wait-replicas", "1", "--retry-timeout", "60000")
+        wait_until(lambda: calls_on(old, "evalsha") > 3000, "the batch to be under way")
+        self.assertIsNone(proc.poll(), "the batch is still running when the failover starts")
+        cause(old)
+        _, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 0, err[:3000])
+        lines = read_lines(out)
+        self.assertEqual(len(lines), rows, "every row reported once")
+        self.assertEqual({l["status"] for l in lines}, {"ok"}, [l for l in lines if l["status"] != "ok"][:3])
+        new = self.set.current_master()
+        self.assertNotEqual(new.port, old.port, "a failover happened")
+        r = new.client()
+        try:
+            for i in range(self.ITEMS):
+                self.assertEqual(int(r("GET", "stock:{f%d}" % i)), 100, "f%d applied exactly once" % i)
+        finally:
+            r.close()
+
+    def test_master_killed_mid_batch(self):
+        self.batch(2, lambda old: old.kill(signal.SIGKILL))
+
+    def test_sentinel_failover_mid_batch(self):
+        self.batch(1, lambda old: self.set.sentinels[0].ask("SENTINEL", "FAILOVER", MASTER))
+
+
+if __name__ == "__main__":
+    unittest.main()
