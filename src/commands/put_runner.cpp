@@ -121,7 +121,7 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
             !mode_.dry_run};
   if (log_.enabled && !mode_.dry_run) {
     call.args.insert(call.args.begin() + 2, log_key(key));
-    call.keys = 3;
+    call.numkeys = 3;
     call.args.insert(call.args.end(),
                      {change_, std::to_string(log_.max_entries), log_.actor, log_.reason});
   }
