@@ -9,8 +9,8 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
-#include "core/stock_index.h"
 #include "cli/interrupt.h"
+#include "core/stock_index.h"
 #include "output/progress.h"
 
 namespace stockctl {

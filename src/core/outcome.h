@@ -45,9 +45,9 @@ struct ItemResult {
   /// (as stored; nullopt = the key was missing).
   bool forced = false;
   std::optional<std::string> previous;
-  std::string error;       ///< why, for invalid and error
-  std::string request_id;  ///< deduct/add: applied at most once per item and id
-  bool replayed = false;   ///< the answer is the first one recorded for the id
+  std::string error;                        ///< why, for invalid and error
+  std::string request_id;                   ///< deduct/add: applied at most once per item and id
+  bool replayed = false;                    ///< the answer is the first one recorded for the id
   bool has_held = false;                    ///< get: print "held" (null when unknown)
   std::optional<std::int64_t> held;         ///< get: units in unexpired holds
   bool details = false;                     ///< get --details: print "ttl" and "lock_ttl"
