@@ -70,7 +70,11 @@ void apply_reads(ItemResult& item, const CallResult* results) {
 // Reads windows of items with two windows in flight, printing each in input order.
 class GetPipeline {
  public:
-  explicit GetPipeline(Context& ctx) : ctx_(ctx) { window_.reserve(kWindow); }
+  /// `echo_invalid`: invalid items are told on standard error here, in order with the others
+  /// (false when the caller told them already, with their file and line).
+  GetPipeline(Context& ctx, bool echo_invalid) : ctx_(ctx), echo_invalid_(echo_invalid) {
+    window_.reserve(kWindow);
+  }
 
   void add(ItemResult item) {
     window_.push_back(std::move(item));
@@ -105,7 +109,9 @@ class GetPipeline {
         apply_reads(item, &results[next]);
         next += item.details ? 3 : 1;
       }
-      if (item.status == Status::error) errors_.add(item.sku, item.error);
+      if (item.status == Status::error || (echo_invalid_ && item.status == Status::invalid)) {
+        errors_.add(item.sku, item.error);
+      }
       ctx_.emit(item, fold_);
     }
     in_flight_.pop_front();
@@ -114,6 +120,7 @@ class GetPipeline {
   Context& ctx_;
   std::vector<ItemResult> window_;
   std::deque<std::vector<ItemResult>> in_flight_;
+  bool echo_invalid_;
   ItemErrorEcho errors_;
   ExitFold fold_;
 };
@@ -121,11 +128,10 @@ class GetPipeline {
 // Every SKU gets its line, in input order, invalid ones included: a read changes nothing, so
 // the valid ones are read all the same.
 ExitCode get_listed(Context& ctx, const GetOptions& o) {
-  GetPipeline pipeline(ctx);
+  GetPipeline pipeline(ctx, true);
   for (const std::string& sku : o.skus) {
     ItemResult item = get_item(ctx, sku, o.details);
     if (item.status == Status::invalid) {
-      print_error(fmt::format("item '{}': {}", item.sku, item.error));
       item.has_held = false;
       item.details = false;
     }
@@ -144,7 +150,7 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
   }
   std::istream& in = o.file == "-" ? std::cin : file;
   const std::string name = o.file == "-" ? "<stdin>" : o.file;
-  GetPipeline pipeline(ctx);
+  GetPipeline pipeline(ctx, false);
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -157,8 +157,8 @@ class Usage(unittest.TestCase):
     def test_an_option_of_another_subcommand_names_its_owners(self):
         res = run("get", "1", "--force")
         self.assertEqual(res.rc, 2)
-        self.assertIn("stockctl: error: 'get' has no option --force; it belongs to 'init' and "
-                      "'rebuild'", res.stderr)
+        self.assertIn("stockctl: error: 'get' has no option --force; it belongs to 'init', "
+                      "'rebuild' and 'delete'", res.stderr)
 
     def test_a_bad_option_value_names_the_option(self):
         res = run("init", "x", "5", "--ttl", "abc")
