@@ -79,10 +79,12 @@ class Doctor {
   Doctor(Context& ctx, const DoctorOptions& options, const KeyScheme& scheme)
       : ctx_(ctx), options_(options), scheme_(scheme) {}
 
-  void check_node(const ConnectOptions& options, const std::string& node) {
+  void check_node(const ConnectOptions& options, std::string node) {
     std::unique_ptr<Connection> conn;
     try {
       conn = std::make_unique<Connection>(options);
+      // Behind sentinels the findings (and their redis-cli hints) name the master they found.
+      if (options.url.kind == RedisUrl::Kind::sentinel) node = conn->where();
       NodeFacts facts = gather(*conn, node);
       for (auto check :
            {check_eviction, check_persistence, check_replication, check_cluster, check_version}) {

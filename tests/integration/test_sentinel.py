@@ -180,6 +180,25 @@ class Discovery(unittest.TestCase):
         self.assertEqual(res.rc, 1, res)
         self.assertNotIn("wrong-pw", res.stderr + res.stdout)
 
+    def test_doctor_checks_the_master_the_sentinels_name(self):
+        self.r("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        self.r("CONFIG", "SET", "maxmemory", "100mb")
+        try:
+            self.r("SET", "stock:{a}:lock", "someone")  # a lock without an expiry
+            res = run("doctor", "--url", self.set.url())
+        finally:
+            self.r("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            self.r("CONFIG", "SET", "maxmemory", "0")
+        self.assertEqual(res.rc, 1, res)
+        found = {f["check"]: f for f in res.lines}
+        self.assertEqual(found["eviction"]["status"], "fail", res)
+        self.assertEqual(found["locks"]["status"], "fail", res)
+        self.assertEqual(found["replication"]["status"], "ok", res)
+        master = "127.0.0.1:%d" % self.set.current_master().port
+        self.assertEqual({f["node"] for f in res.lines}, {master}, res)
+        self.assertIn("redis-cli -h 127.0.0.1 -p %d DEL" % self.set.current_master().port,
+                      found["locks"]["hint"])
+
     def test_sentinel_options_need_a_sentinel_url(self):
         res = run("get", "a", "--url", self.set.master.url, "--sentinel-user", "x")
         self.assertEqual(res.rc, 2, res)
