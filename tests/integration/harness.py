@@ -272,6 +272,27 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def calls_on(server, command):
+    """How many times `server` has run `command`, by its own INFO commandstats."""
+    c = server.client()
+    try:
+        for line in c("INFO", "commandstats").splitlines():
+            if line.startswith("cmdstat_%s:calls=" % command):
+                return int(line.split("calls=")[1].split(",")[0])
+        return 0
+    finally:
+        c.close()
+
+
+def wait_for_calls(server, command, at_least, seconds=60):
+    """Polls INFO commandstats until `server` has run `command` at least `at_least` times."""
+    deadline = time.monotonic() + seconds
+    while calls_on(server, command) < at_least:
+        if time.monotonic() > deadline:
+            raise AssertionError("the server never saw %d %s calls" % (at_least, command))
+        time.sleep(0.01)  # polling the server's own counter, bounded by the deadline
+
+
 def free_cluster_port():
     """A port whose cluster bus port (port + 10000) is free too."""
     for _ in range(100):

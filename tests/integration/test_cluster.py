@@ -7,24 +7,13 @@ import signal
 import time
 import unittest
 
-from harness import (TARGET, RedisCluster, ServerTest, keyslot, run, spawn_to_file)
+from harness import (TARGET, RedisCluster, ServerTest, calls_on, keyslot, run, spawn_to_file)
 
 
 def node_id(node):
     c = node.client()
     try:
         return c("CLUSTER", "MYID")
-    finally:
-        c.close()
-
-
-def calls_on(node, command):
-    c = node.client()
-    try:
-        for line in c("INFO", "commandstats").splitlines():
-            if line.startswith("cmdstat_%s:calls=" % command):
-                return int(line.split("calls=")[1].split(",")[0])
-        return 0
     finally:
         c.close()
 

@@ -8,29 +8,13 @@ import time
 import unittest
 
 from harness import (TARGET, RedisCluster, RedisServer, ServerTest, run, spawn, spawn_to_file,
-                     standalone_only)
+                     standalone_only, wait_for_calls)
 
 # Item ids an export must carry through every format: separators, quotes, backslashes, spaces,
 # unicode and the longest id allowed. (Line breaks and tabs are control characters, which no
 # item id may hold.)
 HOSTILE = ['a,b', 'q"uote', '"', 'back\\slash', ' spaced ', 'ünï©ødé ✓ 日本', 'x' * 512,
            "semi;colon", "NULL", "\\N", "-1", "=cmd()", "'single'"]
-
-
-def wait_for_calls(server, command, at_least, seconds=60):
-    """Polls INFO commandstats until the server has run `command` at least `at_least` times."""
-    c = server.client()
-    try:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            for line in c("INFO", "commandstats").splitlines():
-                if line.startswith("cmdstat_%s:calls=" % command):
-                    if int(line.split("calls=")[1].split(",")[0]) >= at_least:
-                        return
-            time.sleep(0.01)  # polling the server's own counter, bounded by the deadline
-        raise AssertionError("the server never saw %d %s calls" % (at_least, command))
-    finally:
-        c.close()
 
 
 class Export(ServerTest):

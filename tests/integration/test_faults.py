@@ -9,26 +9,11 @@ import threading
 import time
 import unittest
 
-from harness import STOCKCTL, RedisServer, Resp, ServerTest, clean_env, run, spawn, spawn_to_file
+from harness import (STOCKCTL, RedisServer, Resp, ServerTest, clean_env, run, spawn, spawn_to_file,
+                     wait_for_calls)
 
 ITEMS = 200
 PER_ITEM = 1000
-
-
-def wait_for_calls(server, command, at_least, seconds=60):
-    """Polls INFO commandstats until the server has run `command` at least `at_least` times."""
-    c = server.client()
-    try:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            for line in c("INFO", "commandstats").splitlines():
-                if line.startswith("cmdstat_%s:calls=" % command):
-                    if int(line.split("calls=")[1].split(",")[0]) >= at_least:
-                        return
-            time.sleep(0.01)  # polling the server's own counter, bounded by the deadline
-        raise AssertionError("the server never saw %d %s calls" % (at_least, command))
-    finally:
-        c.close()
 
 
 class ServerClosesTheConnection(unittest.TestCase):

@@ -12,8 +12,8 @@ import tempfile
 import time
 import unittest
 
-from harness import (RedisServer, Resp, RespError, certificates, clean_env, free_port, run,
-                     spawn_to_file)
+from harness import (RedisServer, Resp, RespError, calls_on, certificates, clean_env, free_port,
+                     run, spawn_to_file)
 
 MASTER = "stock"
 SENTINEL = shutil.which("redis-sentinel") or "/usr/bin/redis-sentinel"
@@ -128,17 +128,6 @@ class SentinelSet:
 def read_lines(path):
     with open(path) as f:
         return [json.loads(l) for l in f if l.strip()]
-
-
-def calls_on(server, command):
-    c = server.client()
-    try:
-        for line in c("INFO", "commandstats").splitlines():
-            if line.startswith("cmdstat_%s:calls=" % command):
-                return int(line.split("calls=")[1].split(",")[0])
-        return 0
-    finally:
-        c.close()
 
 
 class Discovery(unittest.TestCase):
