@@ -3,6 +3,9 @@
 #include <csignal>
 #include <ctime>
 
+#include "cli/errors.h"
+#include "cli/exit_code.h"
+
 namespace stockctl {
 namespace {
 
@@ -50,6 +53,10 @@ void install_interrupt_handlers() {
 }
 
 int interrupt_signal() { return g_signal; }
+
+void stop_if_interrupted() {
+  if (interrupted()) throw StockctlError(exit_code_for_signal(g_signal), interrupt_reason());
+}
 
 std::string interrupt_reason() {
   return g_signal == SIGTERM ? "interrupted by SIGTERM" : "interrupted by SIGINT";

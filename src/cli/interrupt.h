@@ -19,4 +19,9 @@ inline bool interrupted() { return interrupt_signal() != 0; }
 /// "interrupted by SIGINT": why the items not sent were not applied.
 std::string interrupt_reason();
 
+/// For commands with nothing to settle (reads): throws the interruption as an error once a stop
+/// was asked for. What was printed stays, an output file is not committed, and main turns the
+/// exit status into 130 or 143.
+void stop_if_interrupted();
+
 }  // namespace stockctl

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/context.h"
 #include "commands/program.h"
 #include "core/doctor.h"
@@ -71,6 +72,7 @@ void scan_keys(Connection& conn, const std::string& pattern, Each each) {
     }
     cursor = r.elements[0].str;
     each(r.elements[1].elements);
+    stop_if_interrupted();
   } while (cursor != "0");
 }
 
@@ -95,6 +97,7 @@ class Doctor {
       report(check_holds(node));
       if (primary && options_.scan) scan_values(*conn, node);
     } catch (const StockctlError& e) {
+      if (interrupted()) throw;
       report(Finding{"connect", node, CheckStatus::fail, e.what(),
                      "check that the node runs and that this host can reach it"});
     }
@@ -183,6 +186,7 @@ class Doctor {
         }
       }
       if (cursor == "0") break;
+      stop_if_interrupted();
       batch = conn.read();
     }
     report(Finding{"values", node, corrupt ? CheckStatus::fail : CheckStatus::ok,

@@ -10,6 +10,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/context.h"
 #include "commands/holds.h"
 #include "commands/item_scan.h"
@@ -113,8 +114,10 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   ExportSink sink(o.output);
   ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0};
   append_export_head(run.buffer, run.format);
-  scan_items(ctx, o.match, o.count,
-             [&run](std::vector<ScannedItem>& batch) { export_batch(run, batch); });
+  scan_items(ctx, o.match, o.count, [&run](std::vector<ScannedItem>& batch) {
+    stop_if_interrupted();
+    export_batch(run, batch);
+  });
   append_export_tail(run.buffer, run.format, run.items == 0);
   sink.write(run.buffer);
   sink.commit();

@@ -11,6 +11,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/batch.h"
 #include "commands/context.h"
 #include "commands/holds.h"
@@ -152,7 +153,7 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
   const std::string name = o.file == "-" ? "<stdin>" : o.file;
   GetPipeline pipeline(ctx, false);
   std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
+  for (std::size_t number = 1; !interrupted() && std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     ItemResult item = get_item(ctx, std::move(line), o.details);
@@ -164,7 +165,9 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
     pipeline.add(std::move(item));
   }
   if (in.bad()) throw IoError(fmt::format("cannot read {}", name));
-  return pipeline.finish();
+  ExitCode code = pipeline.finish();  // the lines read so far are all answered
+  stop_if_interrupted();
+  return code;
 }
 
 ExitCode run_get(Program& program, GetOptions& o) {

@@ -6,6 +6,7 @@
 
 #include "cli/diagnostics.h"
 #include "cli/errors.h"
+#include "cli/interrupt.h"
 #include "commands/context.h"
 #include "commands/program.h"
 #include "core/change_log.h"
@@ -79,6 +80,7 @@ std::size_t print_all(Context& ctx, const LogOptions& o, const std::string& key,
         read_call(ctx.redis(), {"XRANGE", log, start, "+", "COUNT", std::to_string(kPage)}), log);
     for (const LogEntry& e : page) ctx.out().write(entry_json(o.sku, key, e));
     printed += page.size();
+    stop_if_interrupted();
     if (static_cast<long long>(page.size()) < kPage) return printed;
     start = "(" + page.back().id;
   }

@@ -10,7 +10,7 @@ import time
 import unittest
 
 from harness import (STOCKCTL, RedisServer, Resp, ServerTest, clean_env, run, spawn, spawn_to_file,
-                     wait_for_calls)
+                     standalone_only, wait_for_calls)
 
 ITEMS = 200
 PER_ITEM = 1000
@@ -330,6 +330,60 @@ class Interrupted(ServerTest):
 
         again = self.sc("deduct", "b100", "1", "--init-value", "5", "--lock-wait", "0")
         self.assertEqual((again.rc, again.one["stock"]), (0, 4), again)
+
+
+@standalone_only
+class InterruptedReads(unittest.TestCase):
+    """Reads have nothing to settle: SIGINT stops them, what was printed stays in order, an
+    output file is not written, and the exit status is 130. The server is stopped (SIGSTOP) while
+    the read is under way, so the signal always lands mid-run."""
+
+    ITEMS = 200000
+
+    def setUp(self):
+        self.server = RedisServer()
+        c = self.server.client()
+        for start in range(0, self.ITEMS, 5000):
+            c("MSET", *[x for i in range(start, start + 5000) for x in ("stock:{k%d}" % i, "1")])
+        c.close()
+
+    def tearDown(self):
+        self.server.kill(signal.SIGCONT)
+        self.server.stop()
+
+    def interrupt_after(self, proc, command, calls):
+        wait_for_calls(self.server, command, calls)
+        self.server.kill(signal.SIGSTOP)
+        self.assertIsNone(proc.poll(), "the read was still under way when the server stopped")
+        proc.send_signal(signal.SIGINT)
+        self.server.kill(signal.SIGCONT)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("interrupted by SIGINT", err)
+        return out
+
+    def test_export_to_a_file_writes_no_file(self):
+        out = os.path.join(self.server.dir, "snap.csv")
+        proc = spawn("export", "--format", "csv", "--output", out, "--scan-count", "10",
+                     "--url", self.server.url)
+        self.interrupt_after(proc, "scan", 20)
+        self.assertFalse(os.path.exists(out))
+        self.assertFalse([n for n in os.listdir(self.server.dir) if ".tmp." in n])
+
+    def test_get_file_prints_the_lines_it_read_in_order(self):
+        path = os.path.join(self.server.dir, "skus.txt")
+        with open(path, "w") as f:
+            f.write("".join("k%d\n" % i for i in range(self.ITEMS)))
+        proc = spawn("get", "--file", path, "--url", self.server.url)
+        out = self.interrupt_after(proc, "get", 2000)
+        lines = [json.loads(l) for l in out.splitlines()]
+        self.assertTrue(0 < len(lines) < self.ITEMS, len(lines))
+        self.assertEqual([l["sku"] for l in lines], ["k%d" % i for i in range(len(lines))])
+        self.assertTrue(all(l["stock"] == 1 for l in lines))
+
+    def test_doctor_scan_stops(self):
+        proc = spawn("doctor", "--scan", "--url", self.server.url)
+        self.interrupt_after(proc, "scan", 3)
 
 
 if __name__ == "__main__":
