@@ -4,10 +4,10 @@
 #include <string>
 
 #include "core/change_log.h"
-#include "core/rows.h"
 #include "core/sku.h"
 #include "redis/client.h"
 #include "redis/connection.h"
+#include "sources/rows.h"
 
 namespace stockctl {
 
