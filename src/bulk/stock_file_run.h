@@ -27,8 +27,8 @@ void add_from_cmd_options(CLI::App& app, SourceOptions& options);
 bool has_source(const SourceOptions& options);
 
 /// Validates the whole source, then writes it in pipelined windows; prints one summary and
-/// writes per-item lines to --report. `before_write` runs after validation, before the first
-/// write (rebuild takes its run-wide lock there); `each_window` runs before every window.
+/// writes per-item lines to --report. `each_window` runs before every window (rebuild takes or
+/// extends its run-wide lock there).
 ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
                         const std::function<void()>& each_window = nullptr);
 
