@@ -9,11 +9,12 @@
 #include <iostream>
 #include <vector>
 
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/interrupt.h"
 #include "cli/command_line.h"
 #include "cli/common_options.h"
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
-#include "cli/interrupt.h"
+#include "cli/error_exit.h"
 #include "commands/program.h"
 #include "output/metrics.h"
 #include "version.h"
@@ -49,7 +50,7 @@ stockctl::ExitCode run_guarded(stockctl::Program& program) {
   } catch (const StockctlError& e) {
     std::cout.flush();
     print_error(e.what());
-    return e.code();
+    return exit_code_for(e);
   } catch (const std::exception& e) {
     std::cout.flush();
     print_error(e.what());
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
       write_metrics_file(program.common.metrics_file, metrics);
     } catch (const StockctlError& e) {
       print_error(e.what());
-      code = most_serious(code, e.code());
+      code = most_serious(code, exit_code_for(e));
     }
   }
   return static_cast<int>(code);

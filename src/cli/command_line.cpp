@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "cli/errors.h"
-#include "core/text.h"
+#include "base/errors.h"
+#include "base/text.h"
 
 namespace stockctl {
 namespace {

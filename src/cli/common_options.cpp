@@ -11,10 +11,10 @@
 #include <fstream>
 #include <map>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/text.h"
 #include "core/quantity.h"
-#include "core/text.h"
 
 namespace stockctl {
 namespace {

@@ -1,4 +1,4 @@
-#include "commands/op_command.h"
+#include "commands/deduct_add.h"
 
 namespace stockctl {
 

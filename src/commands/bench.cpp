@@ -12,15 +12,16 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/errors.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/errors.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "lock/init_lock.h"
+#include "redis/call.h"
 #include "redis/connection.h"
 #include "redis/errors.h"
-#include "scripts/registry.h"
+#include "redis/scripts/registry.h"
 
 namespace stockctl {
 namespace {
@@ -64,7 +65,7 @@ void create_items(Client& client, const std::vector<std::string>& keys, long lon
       throw InputError(
           fmt::format("refusing to run: {} exists and was not created by this bench", key));
     }
-    if (r.is_error()) throw StockctlError(ExitCode::failure, fmt::format("{}: {}", key, r.str));
+    if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key, r.str));
   }
 }
 
@@ -184,7 +185,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
     // The event loop sends EVALSHA raw, without the client's NOSCRIPT recovery: load it first.
     Reply loaded =
         client.call(Call{nullptr, {"SCRIPT", "LOAD", std::string(stock_script().body)}, true});
-    if (loaded.is_error()) throw StockctlError(ExitCode::failure, loaded.str);
+    if (loaded.is_error()) throw StockctlError(loaded.str);
     event_loop(connect_options(program.common), o.connections, keys, budget, until, tallies[0]);
   } else {
     // A cluster spreads the items over nodes; one client (and thread) per connection keeps

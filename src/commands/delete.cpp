@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "cli/diagnostics.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/diagnostics.h"
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"

@@ -6,9 +6,9 @@
 #include <chrono>
 #include <sstream>
 
-#include "cli/errors.h"
-#include "cli/interrupt.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/errors.h"
+#include "base/interrupt.h"
 #include "commands/program.h"
 #include "core/doctor.h"
 #include "redis/connection.h"
@@ -67,8 +67,7 @@ void scan_keys(Connection& conn, const std::string& pattern, Each each) {
   do {
     Reply r = conn.command({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
     if (r.is_error() || r.elements.size() != 2) {
-      throw StockctlError(ExitCode::failure,
-                          fmt::format("{}: SCAN failed: {}", conn.where(), describe_reply(r)));
+      throw StockctlError(fmt::format("{}: SCAN failed: {}", conn.where(), describe_reply(r)));
     }
     cursor = r.elements[0].str;
     each(r.elements[1].elements);
@@ -166,8 +165,8 @@ class Doctor {
     Reply batch = conn.command({"SCAN", "0", "MATCH", pattern, "COUNT", kScanCount});
     for (;;) {
       if (batch.is_error() || batch.elements.size() != 2) {
-        throw StockctlError(ExitCode::failure, fmt::format("{}: SCAN failed: {}", conn.where(),
-                                                           describe_reply(batch)));
+        throw StockctlError(
+            fmt::format("{}: SCAN failed: {}", conn.where(), describe_reply(batch)));
       }
       const std::string cursor = batch.elements[0].str;
       std::vector<std::string> stock_keys;
@@ -223,8 +222,7 @@ ExitCode run_doctor(Program& program, const DoctorOptions& options) {
     Connection conn(seed);
     Reply r = conn.command({"CLUSTER", "NODES"});
     if (r.is_error()) {
-      throw StockctlError(ExitCode::failure,
-                          fmt::format("{}: CLUSTER NODES: {}", conn.where(), r.str));
+      throw StockctlError(fmt::format("{}: CLUSTER NODES: {}", conn.where(), r.str));
     }
     nodes = cluster_addresses(r.str);
   }

@@ -8,12 +8,12 @@
 #include <cstring>
 #include <memory>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
-#include "cli/interrupt.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/interrupt.h"
+#include "bulk/item_scan.h"
 #include "commands/holds.h"
-#include "commands/item_scan.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"

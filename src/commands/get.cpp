@@ -9,11 +9,11 @@
 #include <fstream>
 #include <iostream>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
-#include "cli/interrupt.h"
-#include "commands/batch.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/interrupt.h"
+#include "bulk/validated_rows.h"
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"

@@ -5,9 +5,9 @@
 
 #include <iostream>
 
-#include "cli/errors.h"
+#include "base/errors.h"
+#include "base/text.h"
 #include "commands/program.h"
-#include "core/text.h"
 
 namespace stockctl {
 namespace {

@@ -2,12 +2,12 @@
 
 #include <chrono>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
-#include "commands/batch.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "bulk/stock_file_run.h"
+#include "bulk/store_runner.h"
+#include "bulk/validated_rows.h"
 #include "commands/program.h"
-#include "commands/put_runner.h"
-#include "commands/stock_file.h"
 #include "core/quantity.h"
 
 namespace stockctl {

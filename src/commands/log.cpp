@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
-#include "cli/interrupt.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/interrupt.h"
 #include "commands/program.h"
 #include "core/change_log.h"
 #include "core/sku.h"
@@ -52,8 +52,7 @@ nlohmann::ordered_json entry_json(const std::string& sku, const std::string& key
 
 // XRANGE/XREVRANGE answer: [[id, [field, value, ...]], ...].
 std::vector<LogEntry> entries_of(const Reply& reply, const std::string& log) {
-  if (reply.is_error())
-    throw StockctlError(ExitCode::failure, fmt::format("{}: {}", log, reply.str));
+  if (reply.is_error()) throw StockctlError(fmt::format("{}: {}", log, reply.str));
   std::vector<LogEntry> entries;
   for (const Reply& item : reply.elements) {
     if (item.elements.size() != 2) continue;
@@ -116,8 +115,7 @@ ExitCode run_log(Program& program, const LogOptions& o) {
   if (printed > 0) return ExitCode::ok;
   // Nothing to show: say so only when the item itself does not exist either.
   Reply exists = read_call(ctx.redis(), {"EXISTS", key, log});
-  if (exists.is_error())
-    throw StockctlError(ExitCode::failure, fmt::format("{}: {}", key, exists.str));
+  if (exists.is_error()) throw StockctlError(fmt::format("{}: {}", key, exists.str));
   if (exists.integer > 0) return ExitCode::ok;
   nlohmann::ordered_json j;
   j["op"] = "log";

@@ -1,23 +1,10 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <functional>
-#include <memory>
 
-#include "cli/common_options.h"
-#include "cli/exit_code.h"
-#include "output/run_stats.h"
+#include "app/program.h"
 
 namespace stockctl {
-
-/// The parsed command line: common options and what the chosen subcommand will run.
-struct Program {
-  CommonOptions common;
-  std::string op;  ///< the chosen subcommand, for metrics
-  RunStats stats;  ///< what the run did, item by item
-  std::function<ExitCode()> run;
-  std::string extra_metrics;  ///< more --metrics-file lines, in Prometheus text format (doctor)
-};
 
 /// Each subcommand declares its options and, when chosen, sets `program.run`.
 void setup_get(CLI::App& app, Program& program);

@@ -2,12 +2,12 @@
 
 #include <chrono>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "bulk/stock_file_run.h"
 #include "commands/program.h"
-#include "commands/stock_file.h"
 #include "core/sku.h"
-#include "scripts/registry.h"
+#include "redis/client.h"
 
 namespace stockctl {
 namespace {
@@ -23,9 +23,9 @@ struct RebuildOptions {
 };
 
 /// Another rebuild of the same prefix holds the run-wide lock.
-class RebuildBusy : public StockctlError {
+class RebuildBusy : public BusyError {
  public:
-  explicit RebuildBusy(const std::string& message) : StockctlError(ExitCode::busy, message) {}
+  explicit RebuildBusy(const std::string& message) : BusyError(message) {}
 };
 
 // Holds the run-wide rebuild lock: taken before the first write, extended before each window,
@@ -45,15 +45,14 @@ class RunLock {
     if (!held_) {
       Reply r =
           client_.call(Call{nullptr, {"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}});
-      if (r.is_error()) throw StockctlError(ExitCode::failure, fmt::format("{}: {}", key_, r.str));
+      if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key_, r.str));
       if (r.is_nil()) {
         throw RebuildBusy(
             fmt::format("another rebuild is running on this prefix (lock {} is held)", key_));
       }
       held_ = true;
     } else if (!extend_lock(client_, key_, token_, ttl_ms_)) {
-      throw StockctlError(ExitCode::failure,
-                          fmt::format("lost the rebuild lock {}; stopped", key_));
+      throw StockctlError(fmt::format("lost the rebuild lock {}; stopped", key_));
     }
     renewed_ = now;
   }

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "core/text.h"
+#include "base/text.h"
 
 namespace stockctl {
 namespace {

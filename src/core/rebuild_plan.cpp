@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "base/text.h"
 #include "core/quantity.h"
-#include "core/text.h"
 
 namespace stockctl {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "core/text.h"
+#include "base/text.h"
 
 namespace stockctl {
 namespace {
@@ -110,8 +110,8 @@ std::string escape_glob(std::string_view text) {
   return out;
 }
 
-// Keys are built by plain appends: this runs once or twice per row of a bulk load, where
-// fmt::format cost more than reading the row.
+// Keys are built by plain appends, not fmt::format: this runs once or twice per row of a bulk
+// load, where formatting would cost more than reading the row.
 std::string stock_key(const KeyScheme& scheme, std::string_view sku) {
   std::string key;
   key.reserve(scheme.prefix.size() + sku.size() + 2);

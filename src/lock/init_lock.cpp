@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <sys/random.h>
 
-#include "cli/errors.h"
-#include "redis/backoff.h"
-#include "scripts/registry.h"
+#include "base/backoff.h"
+#include "base/errors.h"
+#include "redis/scripts/registry.h"
 
 namespace stockctl {
 
@@ -14,7 +14,7 @@ std::string random_token() {
   std::size_t got = 0;
   while (got < sizeof bytes) {
     ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n <= 0) throw StockctlError(ExitCode::failure, "cannot read random bytes for a lock token");
+    if (n <= 0) throw StockctlError("cannot read random bytes for a lock token");
     got += static_cast<std::size_t>(n);
   }
   std::string hex;
@@ -30,7 +30,7 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
     Reply r =
         client.call(Call{nullptr, {"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}});
     if (r.is_error()) {
-      throw StockctlError(ExitCode::failure, fmt::format("cannot take lock {}: {}", key, r.str));
+      throw StockctlError(fmt::format("cannot take lock {}: {}", key, r.str));
     }
     if (!r.is_nil()) return LockWait::acquired;
     if (resolved()) return LockWait::resolved;

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 
 namespace stockctl {
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 #include "core/quantity.h"
 
 namespace stockctl {

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 
 namespace stockctl {
 namespace {

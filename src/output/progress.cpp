@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "cli/diagnostics.h"
+#include "base/diagnostics.h"
 
 namespace stockctl {
 

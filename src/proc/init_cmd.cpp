@@ -10,7 +10,7 @@
 #include "proc/child_env.h"
 #include "proc/child_process.h"
 
-#include "cli/interrupt.h"
+#include "base/interrupt.h"
 
 namespace stockctl {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "cli/diagnostics.h"
-#include "redis/backoff.h"
+#include "base/backoff.h"
+#include "base/diagnostics.h"
 #include "redis/connection.h"
 #include "redis/errors.h"
 

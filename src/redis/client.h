@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "redis/reply.h"
-#include "scripts/script.h"
+#include "redis/script.h"
 
 namespace stockctl {
 

@@ -125,7 +125,7 @@ void Connection::append(const std::vector<std::string>& argv) { append({}, argv)
 void Connection::append(std::initializer_list<std::string_view> head,
                         const std::vector<std::string>& tail) {
   // RESP is built straight into the output buffer: hiredis's own argv formatting grows a string
-  // once per argument and was the largest cost of a bulk load.
+  // once per argument, which a bulk load does millions of times.
   append_count(out_, '*', head.size() + tail.size());
   for (std::string_view a : head) append_bulk(out_, a);
   for (const std::string& a : tail) append_bulk(out_, a);

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 
 namespace stockctl {
 
@@ -10,8 +10,7 @@ namespace stockctl {
 /// What was in flight has an unknown outcome.
 class ConnectionError : public StockctlError {
  public:
-  explicit ConnectionError(const std::string& message)
-      : StockctlError(ExitCode::failure, message) {}
+  explicit ConnectionError(const std::string& message) : StockctlError(message) {}
 };
 
 /// The server answered, but trying again cannot help: it refused our credentials, or it is not

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "cli/diagnostics.h"
+#include "base/diagnostics.h"
+#include "redis/call.h"
 #include "redis/errors.h"
-#include "scripts/registry.h"
 
 namespace stockctl {
 

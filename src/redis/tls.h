@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 
 struct ssl_ctx_st;
 struct ssl_st;
@@ -27,7 +27,7 @@ struct TlsOptions {
 /// deliberately not a ConnectionError, which callers retry.
 class TlsError : public StockctlError {
  public:
-  explicit TlsError(const std::string& message) : StockctlError(ExitCode::failure, message) {}
+  explicit TlsError(const std::string& message) : StockctlError(message) {}
 };
 
 /// The process's TLS context for these options, built once and shared by every connection

@@ -2,7 +2,7 @@
 
 #include <istream>
 
-#include "sources/row.h"
+#include "sources/record.h"
 
 namespace stockctl {
 

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <streambuf>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 #include "proc/from_cmd.h"
 #include "sources/delimited.h"
 #include "sources/json.h"
@@ -167,7 +167,7 @@ void Source::read_command(const WantedColumns& wanted, const RecordHandler& hand
   try {
     output = std::make_unique<CommandOutput>(command_->command, command_->timeout);
   } catch (const std::runtime_error& e) {
-    throw StockctlError(ExitCode::failure, fmt::format("--from-cmd cannot be run: {}", e.what()));
+    throw StockctlError(fmt::format("--from-cmd cannot be run: {}", e.what()));
   }
   // Whatever the output held, a command that did not succeed is the error to report: its
   // output may be cut anywhere.
@@ -178,8 +178,7 @@ void Source::read_command(const WantedColumns& wanted, const RecordHandler& hand
     parse_error = std::current_exception();
   }
   if (std::string failure = output->finish(); !failure.empty()) {
-    throw StockctlError(ExitCode::failure,
-                        fmt::format("--from-cmd {}; nothing was written", failure));
+    throw StockctlError(fmt::format("--from-cmd {}; nothing was written", failure));
   }
   if (parse_error) std::rethrow_exception(parse_error);
 }

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "sources/row.h"
+#include "sources/record.h"
 
 namespace stockctl {
 

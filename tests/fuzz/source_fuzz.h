@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "core/rows.h"
 #include "sources/open_source.h"
+#include "sources/rows.h"
 
 namespace stockctl::fuzz {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/errors.h"
+#include "base/errors.h"
 
 using namespace stockctl;
 

@@ -1,6 +1,11 @@
-#include "cli/exit_code.h"
+#include "core/exit_fold.h"
 
 #include <doctest/doctest.h>
+
+#include <csignal>
+
+#include "cli/error_exit.h"
+#include "redis/errors.h"
 
 using namespace stockctl;
 
@@ -53,4 +58,14 @@ TEST_CASE("failures and invalid input ask for an error line; other outcomes do n
   CHECK_FALSE(needs_error_line(Status::insufficient));
   CHECK_FALSE(needs_error_line(Status::missing));
   CHECK_FALSE(needs_error_line(Status::ok));
+}
+
+TEST_CASE("an error that ends the run maps to the exit status of its kind") {
+  CHECK(exit_code_for(StockctlError("server said no")) == ExitCode::failure);
+  CHECK(exit_code_for(IoError("cannot write")) == ExitCode::failure);
+  CHECK(exit_code_for(ConnectionError("connection refused")) == ExitCode::failure);
+  CHECK(exit_code_for(InputError("bad row")) == ExitCode::invalid_input);
+  CHECK(exit_code_for(BusyError("rebuild running")) == ExitCode::busy);
+  CHECK(exit_code_for(InterruptedError(SIGINT, "stopped")) == ExitCode::sigint);
+  CHECK(exit_code_for(InterruptedError(SIGTERM, "stopped")) == ExitCode::sigterm);
 }

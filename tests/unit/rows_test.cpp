@@ -1,4 +1,4 @@
-#include "core/rows.h"
+#include "sources/rows.h"
 
 #include <doctest/doctest.h>
 

@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <set>
 
-#include "cli/diagnostics.h"
-#include "redis/backoff.h"
+#include "base/backoff.h"
+#include "base/diagnostics.h"
+#include "redis/call.h"
 #include "redis/cluster/redirect.h"
 #include "redis/cluster/slot.h"
 #include "redis/errors.h"
-#include "scripts/registry.h"
 
 namespace stockctl {
 namespace {

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <memory>
+
+#include "app/program.h"
+#include "cli/common_options.h"
+#include "core/exit_fold.h"
+#include "output/json_writer.h"
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// What a running subcommand works with: the parsed common options, the key layout, the output
+/// writer and (once asked for) the Redis client.
+class Context {
+ public:
+  explicit Context(Program& program);
+
+  const KeyScheme& scheme() const { return scheme_; }
+  /// How this run writes change logs (--no-log, --log-max, --actor, --reason).
+  const ChangeLogSettings& change_log() const { return change_log_; }
+  JsonWriter& out() { return out_; }
+  /// The client, connecting on first use. Throws ConnectionError or InputError; a refused
+  /// login says which password sources were looked at.
+  Client& redis();
+  /// For bulk commands: the client, or null when no connection could be made. Then the reason
+  /// has been printed once on standard error and is kept in connect_error(), and the command
+  /// reports each row as not applied instead of failing the same way once per row.
+  Client* redis_or_null();
+  const std::string& connect_error() const { return connect_error_; }
+  /// A new, separate client with the same settings (one per thread). Throws ConnectionError.
+  std::unique_ptr<Client> new_client() const;
+
+  /// Prints one item, counts it, and folds its status into the exit code.
+  void emit(const ItemResult& item, ExitFold& fold);
+  /// Counts an item that is reported elsewhere (init --file and rebuild write a summary).
+  void count(const ItemResult& item) { stats_.add(item.status); }
+  const RunStats& stats() const { return stats_; }
+
+ private:
+  const CommonOptions& options_;
+  RunStats& stats_;
+  KeyScheme scheme_;
+  ChangeLogSettings change_log_;
+  JsonWriter out_;
+  std::unique_ptr<Client> client_;
+  std::string connect_error_;
+};
+
+}  // namespace stockctl

@@ -1,0 +1,317 @@
+#include "bulk/adjust_runner.h"
+
+#include <fmt/format.h>
+
+#include "base/errors.h"
+#include "base/interrupt.h"
+#include "bulk/replica_ack.h"
+#include "core/quantity.h"
+#include "core/stock_index.h"
+#include "proc/init_cmd.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+#include "sources/open_source.h"
+
+namespace stockctl {
+namespace {
+
+// The init command must finish a little before the lock expires, so that the key is created
+// while the lock is still ours.
+constexpr auto kLockMargin = std::chrono::milliseconds(200);
+
+std::optional<Format> format_option(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  return parse_format(name);
+}
+
+}  // namespace
+
+/// --init-from's source, read once when the first missing item needs it: the stock of every
+/// row by SKU hash (see StockIndex), instead of a read of the whole file per missing item.
+class InitFileIndex {
+ public:
+  InitFileIndex(const InitSource& init, const KeyScheme& scheme) : init_(init), scheme_(scheme) {
+    try {
+      // Kept open: standard input ("-") is read again from its spool, if at all.
+      source_ = std::make_unique<Source>(init.file, format_option(init.format));
+      name_ = source_->name();
+      std::size_t rows = read([this](const StockRow& row, bool valid) {
+        index_.add(row.sku, valid ? row.value : StockIndex::kInvalid);
+      });
+      if (!fatal_.empty() || !index_.seal()) return;
+      std::size_t again = read([this](const StockRow& row, bool valid) {
+        index_.add_exact(row.sku, valid ? row.value : StockIndex::kInvalid, row.line);
+      });
+      if (again != rows) {
+        fatal_ = fmt::format("--init-from {}: the source changed between two reads", name_);
+      }
+    } catch (const StockctlError& e) {
+      fatal_ = e.what();
+    }
+  }
+
+  /// The item's initial stock, or why there is none.
+  ParsedNumber stock_of(const std::string& sku) {
+    if (!fatal_.empty()) return {0, fatal_};
+    const StockIndex::Found found = index_.find(sku);
+    switch (found.kind) {
+      case StockIndex::Found::Kind::value:
+        return {found.value, {}};
+      case StockIndex::Found::Kind::invalid:
+        return {0, invalid_row(sku)};
+      case StockIndex::Found::Kind::duplicate:
+        return {0, fmt::format("--init-from {}:{}: duplicate SKU '{}' (first on line {})", name_,
+                               found.line, sku, found.first_line)};
+      case StockIndex::Found::Kind::none:
+        break;
+    }
+    return {0, fmt::format("--init-from {}: no row for item '{}'", name_, sku)};
+  }
+
+ private:
+  std::function<std::string(const std::vector<bool>&)> header_check() const {
+    return [this](const std::vector<bool>& present) {
+      return check_stock_header(present, init_.columns);
+    };
+  }
+
+  // Calls `each(row, valid)` for every row whose SKU is valid; returns the number of rows.
+  std::size_t read(const std::function<void(const StockRow&, bool)>& each) {
+    std::size_t rows = 0;
+    RecordHandler handler{
+        header_check(), [&](Record& record) {
+          if (record.fatal) {
+            fatal_ = fmt::format("--init-from {}:{}: {}", name_, record.line, record.error);
+            return false;
+          }
+          ++rows;
+          StockRow row;
+          const bool valid = interpret_stock_row(record, init_.columns, scheme_, row).empty();
+          if (validate_sku(row.sku, scheme_).empty()) each(row, valid);
+          return true;
+        }};
+    source_->read(stock_columns(init_.columns), handler);
+    return rows;
+  }
+
+  // The problem of the SKU's first row, which the index knows is invalid: only now is the source
+  // read again for it (a pipe cannot be, hence the plainer message to fall back on).
+  std::string invalid_row(const std::string& sku) {
+    std::string problem =
+        fmt::format("--init-from {}: the row for item '{}' is invalid", name_, sku);
+    RecordHandler handler{
+        header_check(), [&](Record& record) {
+          if (record.fatal) return false;
+          StockRow row;
+          std::string why = interpret_stock_row(record, init_.columns, scheme_, row);
+          if (row.sku != sku) return true;
+          if (!why.empty()) {
+            problem = fmt::format("--init-from {}:{}: {}", name_, record.line, why);
+          }
+          return false;
+        }};
+    try {
+      source_->read(stock_columns(init_.columns), handler);
+    } catch (const StockctlError&) {
+      // The first read worked; the plain message says enough.
+    }
+    return problem;
+  }
+
+  const InitSource& init_;
+  const KeyScheme& scheme_;
+  std::unique_ptr<Source> source_;
+  std::string name_;
+  std::string fatal_;
+  StockIndex index_;
+};
+
+void add_op_options(CLI::App& app, OpOptions& o) {
+  const char* init = "Initialization of a missing key";
+  app.add_option("--init-value", o.init.value, "initial stock of a missing key (or unlimited)")
+      ->group(init);
+  app.add_option("--init-from", o.init.file,
+                 "take a missing key's initial stock from its row in FILE")
+      ->group(init);
+  app.add_option("--init-cmd", o.init.command,
+                 "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "
+                 "initial stock")
+      ->group(init);
+  app.add_option("--request-id", o.request_id,
+                 "apply at most once per item and ID; a repeat returns the first answer")
+      ->each([&o](const std::string&) { o.request_id_given = true; })
+      ->group("Retries");
+  app.add_option("--request-ttl", o.request_ttl_s,
+                 "how long a request id is remembered, in seconds (default 86400)")
+      ->check(integer_range(1, 1LL << 32))
+      ->group("Retries");
+  app.add_option("--ttl", o.ttl_s, "expiry in seconds of keys this call creates (default none)")
+      ->check(integer_range(0, 1LL << 40))
+      ->group(init);
+  app.add_option("--lock-ttl", o.lock.ttl_ms, "init lock lifetime in ms (default 10000)")
+      ->check(integer_range(1, 86400000LL))
+      ->group(init);
+  app.add_option("--lock-wait", o.lock.wait_ms,
+                 "longest wait for the init lock in ms (default 5000)")
+      ->check(integer_range(0, 86400000LL))
+      ->group(init);
+}
+
+void validate_init_source(const InitSource& init) {
+  int given = !init.value.empty() + !init.file.empty() + !init.command.empty();
+  if (given > 1) {
+    throw InputError("give at most one of --init-value, --init-from and --init-cmd");
+  }
+  if (!init.value.empty()) {
+    ParsedNumber n = parse_stock_value(init.value);
+    if (!n.ok()) throw InputError(fmt::format("--init-value: {}", n.error));
+  }
+}
+
+OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme)
+    : client_(client), op_(op), options_(options), scheme_(scheme) {}
+
+OpRunner::~OpRunner() = default;
+
+std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log) {
+  std::vector<std::string> keys{item.key};
+  if (!item.request_id.empty()) {
+    keys.push_back(companion_key(item.key, std::string(kRequestSuffix) + item.request_id));
+  }
+  if (with_log) keys.push_back(log_key(item.key));
+  return keys;
+}
+
+Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
+  Call call{&stock_script(), stock_call_keys(item, log_.enabled), !item.request_id.empty(), true};
+  std::vector<std::string>& args = call.args;
+  call.numkeys = static_cast<int>(args.size());
+  args.insert(args.end(), {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
+                           std::to_string(options_.ttl_s), item.request_id,
+                           std::to_string(options_.request_ttl_s)});
+  if (log_.enabled) {
+    args.insert(args.end(), {std::to_string(log_.max_entries), log_.actor, log_.reason});
+  }
+  return call;
+}
+
+void OpRunner::apply(ItemResult& item, const CallResult& result) const {
+  if (result.state != CallResult::State::replied) {
+    set_error(item, Status::error, result.error);
+    item.stock.reset();
+    return;
+  }
+  const Reply& r = result.reply;
+  if (r.is_error()) return apply_error_reply(item, r.str);
+  if (r.type != Reply::Type::array || r.elements.size() != 3 ||
+      r.elements[0].type != Reply::Type::integer || r.elements[1].type != Reply::Type::integer) {
+    return set_error(
+        item, Status::error,
+        fmt::format("unexpected reply from the {} script: {}", item.op, describe_reply(r)));
+  }
+  if (op_ == Op::deduct) {
+    apply_deduct_answer(item, r.elements[0].integer, r.elements[1].integer);
+  } else {
+    apply_add_answer(item, r.elements[0].integer, r.elements[1].integer);
+  }
+  item.replayed = r.elements[2].integer == 1;
+  if (item.status == Status::ok && !item.replayed)
+    check_durability(item, result, client_.options());
+}
+
+void OpRunner::run(std::vector<ItemResult>& items) {
+  start(items);
+  finish(items);
+}
+
+void OpRunner::start(const std::vector<ItemResult>& items) {
+  std::vector<Call> calls;
+  calls.reserve(items.size());
+  for (const ItemResult& item : items) {
+    if (item.qty) calls.push_back(call_for(item, ""));
+  }
+  client_.start(std::move(calls));
+}
+
+void OpRunner::finish(std::vector<ItemResult>& items) {
+  std::vector<CallResult> results = client_.finish();
+  std::size_t next = 0;
+  for (ItemResult& item : items) {
+    if (item.qty) apply(item, results[next++]);
+  }
+  // Locks are taken only where a key is actually missing, and not once a stop was asked for.
+  for (ItemResult& item : items) {
+    if (!item.qty || item.status != Status::uninitialized || !can_initialize()) continue;
+    if (interrupted()) {
+      set_not_applied(item, interrupt_reason());
+    } else {
+      initialize(item);
+    }
+  }
+}
+
+void OpRunner::apply_once(ItemResult& item, const std::string& init) {
+  std::vector<CallResult> results = client_.run({call_for(item, init)});
+  apply(item, results[0]);
+}
+
+void OpRunner::initialize(ItemResult& item) {
+  const std::string lock_key = companion_key(item.key, ":lock");
+  const std::string token = random_token();
+  // Indexed before any lock is taken, so that reading a large file never holds one.
+  if (!options_.init.file.empty() && !init_index_) {
+    init_index_ = std::make_unique<InitFileIndex>(options_.init, scheme_);
+  }
+  try {
+    // Between tries, run the operation again: another process may have created the key.
+    LockWait wait = acquire_lock(client_, lock_key, token, options_.lock, [&] {
+      apply_once(item, "");
+      return item.status != Status::uninitialized;
+    });
+    if (wait == LockWait::resolved) return;
+    if (wait == LockWait::timed_out && interrupted()) {
+      set_not_applied(item, interrupt_reason());
+      return;
+    }
+    if (wait == LockWait::timed_out) {
+      set_error(item, Status::busy,
+                fmt::format("init lock {} still held by another process after {} ms", lock_key,
+                            options_.lock.wait_ms));
+      return;
+    }
+    // Measured after SET NX returned, so slightly late; kLockMargin covers that round trip.
+    auto lock_expiry =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.lock.ttl_ms);
+    LockRelease release(client_, lock_key, token);
+    initialize_locked(item, lock_expiry);
+  } catch (const StockctlError& e) {
+    set_error(item, Status::error, e.what());
+    item.stock.reset();
+  }
+}
+
+void OpRunner::initialize_locked(ItemResult& item,
+                                 std::chrono::steady_clock::time_point lock_expiry) {
+  // Double check under the lock: the key may have appeared between our miss and the lock.
+  apply_once(item, "");
+  if (item.status != Status::uninitialized) return;
+  ParsedNumber init{0, {}};
+  if (options_.init.given()) init = initial_stock(item.sku, lock_expiry - kLockMargin);
+  if (!init.ok()) {
+    if (interrupted()) return set_not_applied(item, init.error);
+    set_error(item, Status::error, fmt::format("{}; nothing was created", init.error));
+    return;
+  }
+  // The script creates the key only if it is still missing, then applies the operation.
+  apply_once(item, std::to_string(init.value));
+}
+
+ParsedNumber OpRunner::initial_stock(const std::string& sku,
+                                     std::chrono::steady_clock::time_point deadline) const {
+  const InitSource& init = options_.init;
+  if (!init.value.empty()) return parse_stock_value(init.value);
+  if (init_index_) return init_index_->stock_of(sku);
+  return run_init_cmd(init.command, sku, deadline);
+}
+
+}  // namespace stockctl

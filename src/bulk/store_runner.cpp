@@ -1,0 +1,242 @@
+#include "bulk/store_runner.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "base/backoff.h"
+#include "base/diagnostics.h"
+#include "base/interrupt.h"
+#include "bulk/replica_ack.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+void PutRunner::submit(std::vector<PutItem> window, const Done& done) {
+  Window& added = windows_.emplace_back();
+  added.items = std::move(window);
+  std::vector<PutItem*> pending;
+  for (PutItem& item : added.items) {
+    if (item.pending) pending.push_back(&item);
+  }
+  begin(added, mode_.rebuild ? Step::get : Step::set, std::move(pending));
+  // Leave the newest window on the server while the caller reads the next one.
+  while (windows_.size() > 1 && !wire_.empty()) {
+    complete_oldest_step();
+    hand_over(done);
+  }
+  hand_over(done);
+}
+
+void PutRunner::finish(const Done& done) {
+  while (!wire_.empty()) complete_oldest_step();
+  hand_over(done);
+}
+
+void PutRunner::run(std::vector<PutItem>& items) {
+  const Done put_back = [&items](std::vector<PutItem>& written) { items.swap(written); };
+  std::vector<PutItem> window;
+  window.swap(items);
+  submit(std::move(window), put_back);
+  finish(put_back);
+}
+
+void PutRunner::hand_over(const Done& done) {
+  while (!windows_.empty() && windows_.front().written) {
+    done(windows_.front().items);
+    windows_.pop_front();
+  }
+}
+
+void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
+  if (items.empty()) {
+    window.written = true;
+    return;
+  }
+  // SET cannot append to the change log in the same step; the put script can.
+  if (step == Step::set && (set_get_refused_ || log_.enabled)) step = Step::script;
+  std::vector<Call> calls;
+  calls.reserve(items.size());
+  for (const PutItem* item : items) calls.push_back(call_for(step, *item));
+  client_.start(std::move(calls));
+  window.step = step;
+  window.sent = std::move(items);
+  wire_.push_back(&window);
+}
+
+void PutRunner::complete_oldest_step() {
+  Window& window = *wire_.front();
+  wire_.pop_front();
+  std::vector<CallResult> results = client_.finish();
+  std::vector<PutItem*> sent = std::move(window.sent);
+  switch (window.step) {
+    case Step::set:
+      // Without --force, SET NX said nothing about keys that existed: GET tells their value.
+      // With --force, what is left needs the script (a server without SET GET).
+      begin(window, mode_.force ? Step::script : Step::get, apply_set(sent, results));
+      return;
+    case Step::get:
+      begin(window, Step::script, apply_get(sent, results));
+      return;
+    case Step::script:
+      break;
+  }
+  std::vector<PutItem*> locked;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    apply_script(*sent[i], results[i]);
+    if (sent[i]->result.status == Status::busy) locked.push_back(sent[i]);
+  }
+  if (!locked.empty()) wait_for_lock_holders(locked);
+  window.written = true;
+}
+
+Call PutRunner::call_for(Step step, const PutItem& item) const {
+  const std::string& key = item.result.key;
+  switch (step) {
+    case Step::set: {
+      // SET NX is all init needs where keys are missing (the common case); --force asks for
+      // the previous value with GET, to report it, and keeps the key's expiry unless --ttl.
+      Call call{nullptr,
+                {"SET", key, std::to_string(item.value), mode_.force ? "GET" : "NX"},
+                true,
+                true};
+      if (ttl_s_ > 0) {
+        call.args.emplace_back("EX");
+        call.args.push_back(std::to_string(ttl_s_));
+      } else if (mode_.force) {
+        call.args.emplace_back("KEEPTTL");
+      }
+      return call;
+    }
+    case Step::get:
+      return Call{nullptr, {"GET", key}, true};
+    case Step::script:
+      break;
+  }
+  // Storing a given value is idempotent: sending it again can at most turn "created" into "kept".
+  Call call{&put_script(),
+            {key, companion_key(key, kLockSuffix), std::to_string(item.value),
+             std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"},
+            true,
+            !mode_.dry_run};
+  if (log_.enabled && !mode_.dry_run) {
+    call.args.insert(call.args.begin() + 2, log_key(key));
+    call.numkeys = 3;
+    call.args.insert(call.args.end(),
+                     {change_, std::to_string(log_.max_entries), log_.actor, log_.reason});
+  }
+  return call;
+}
+
+std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
+                                           std::vector<CallResult>& results) {
+  std::vector<PutItem*> next;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    const CallResult& result = results[i];
+    ItemResult& r = sent[i]->result;
+    if (result.state != CallResult::State::replied) {
+      set_error(r, Status::error, result.error);
+    } else if (result.reply.is_error()) {
+      if (mode_.force && result.reply.str.find("syntax error") != std::string::npos) {
+        // Redis before 6.2 has no SET GET (and so applied nothing): use the script instead.
+        set_get_refused_ = true;
+        next.push_back(sent[i]);
+      } else {
+        apply_error_reply(r, result.reply.str);
+      }
+    } else if (!mode_.force && result.reply.is_nil()) {
+      next.push_back(sent[i]);  // the key exists: NX stored nothing
+    } else {
+      std::optional<std::string> previous;
+      if (mode_.force) previous = result.reply.string_or_nil();
+      apply_put_verdict(r, !previous ? "created" : "replaced", previous, sent[i]->value, mode_);
+      if (r.status == Status::ok) check_durability(r, result, client_.options());
+    }
+  }
+  return next;
+}
+
+std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
+                                           const std::vector<CallResult>& results) const {
+  std::vector<PutItem*> to_write;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    PutItem& item = *sent[i];
+    const CallResult& result = results[i];
+    if (result.state != CallResult::State::replied) {
+      set_error(item.result, Status::error, result.error);
+      continue;
+    }
+    if (result.reply.is_error()) {
+      apply_error_reply(item.result, result.reply.str);
+      continue;
+    }
+    std::optional<std::string> live = result.reply.string_or_nil();
+    // Only --force cares whether a live value differs (the export's value is formatted once
+    // per forced row, not for every row of a rebuild).
+    const bool same = mode_.force && live && *live == std::to_string(item.value);
+    if (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0)))) {
+      to_write.push_back(&item);  // the script decides atomically, under the item's init lock
+    } else if (same && !mode_.dry_run) {
+      // Writing the value the key holds, keeping its expiry, would change nothing: the forced
+      // write is this GET's moment, and it is reported as one.
+      apply_put_verdict(item.result, "replaced", live, item.value, mode_);
+    } else {
+      apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);
+    }
+  }
+  return to_write;
+}
+
+void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
+  ItemResult& r = item.result;
+  if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
+  const Reply& reply = result.reply;
+  if (reply.is_error()) return apply_error_reply(r, reply.str);
+  if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
+    return set_error(
+        r, Status::error,
+        fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
+  }
+  apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
+  if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
+}
+
+void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
+  // Someone is initializing these keys right now; give them --lock-wait to finish, then look
+  // again. Whatever is still locked then is reported busy.
+  Backoff backoff(lock_.wait_ms, 5, 100);
+  while (!locked.empty() && backoff.pause()) {
+    std::vector<Call> calls;
+    calls.reserve(locked.size());
+    for (PutItem* item : locked) calls.push_back(call_for(Step::script, *item));
+    std::vector<CallResult> results = client_.run(calls);
+    std::vector<PutItem*> still;
+    for (std::size_t i = 0; i < locked.size(); ++i) {
+      apply_script(*locked[i], results[i]);
+      if (locked[i]->result.status == Status::busy) still.push_back(locked[i]);
+    }
+    locked.swap(still);
+  }
+  if (!interrupted()) return;  // what is still locked stays busy
+  for (PutItem* item : locked) set_not_applied(item->result, interrupt_reason());
+}
+
+FileRunLog::FileRunLog(const std::string& report_path, bool fail_on_drift) {
+  if (!report_path.empty()) report_ = std::make_unique<ReportFile>(report_path);
+  fold_.set_fail_on_drift(fail_on_drift);
+}
+
+void FileRunLog::add(const ItemResult& item, bool echo) {
+  ++rows_;
+  ++counts_[item.status];
+  fold_.add(item.status);
+  if (report_) report_->write(item);
+  // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
+  if (echo && item.status == Status::error) errors_.add(item.sku, item.error);
+}
+
+void FileRunLog::finish() {
+  if (report_) report_->commit();
+}
+
+}  // namespace stockctl

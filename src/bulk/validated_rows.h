@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "sources/open_source.h"
+
+namespace stockctl {
+
+/// How many commands a bulk path keeps in flight at once.
+inline constexpr std::size_t kWindow = 1024;
+
+/// How a command reads rows of one kind from a source.
+template <class Row>
+struct RowReader {
+  WantedColumns wanted;
+  std::function<std::string(const std::vector<bool>&)> header;
+  std::function<std::string(const Record&, Row&)> interpret;
+  std::function<const std::string&(const Row&)> sku;  ///< set to check for duplicate SKUs
+};
+
+/// What validation found.
+struct Validation {
+  std::size_t rows = 0;
+  std::size_t invalid = 0;
+  std::unordered_set<std::size_t> duplicate_lines;  ///< later rows repeating an earlier SKU
+  std::vector<std::uint64_t> sku_hashes;  ///< with keep_hashes: sku_hash of every valid row, sorted
+};
+
+/// The 8-byte hash duplicate detection keeps per row (FNV-1a: stable and cheap).
+inline std::uint64_t sku_hash(std::string_view sku) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : sku) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+/// Reads the whole source once, before anything is written: prints each invalid row as
+/// "FILE:LINE: problem" on standard error, and throws InputError when there is any, unless
+/// `skip_invalid`. A fatal error (unreadable structure) always throws. Duplicate detection keeps
+/// 8 bytes per row (a hash), then re-reads only to confirm candidates exactly; `keep_hashes`
+/// hands those hashes back in the result instead of freeing them (rebuild --extra).
+template <class Row>
+Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
+                           bool keep_hashes = false);
+
+/// Reads the source again and calls `each(row, error)` per row in order; `error` is "" for a
+/// valid row, else why it is invalid (including duplicates found by validation).
+template <class Row>
+void for_each_row(Source& source, const RowReader<Row>& reader, const Validation& validation,
+                  const std::function<void(const Row&, const std::string&)>& each);
+
+}  // namespace stockctl
+
+#include "bulk/validated_rows_impl.h"

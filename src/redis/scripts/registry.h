@@ -1,0 +1,18 @@
+#pragma once
+
+#include <vector>
+
+#include "redis/script.h"
+
+namespace stockctl {
+
+/// The embedded scripts, by role.
+const Script& stock_script();
+const Script& put_script();
+const Script& unlock_script();
+const Script& extend_script();
+
+/// Every embedded script.
+std::vector<const Script*> all_scripts();
+
+}  // namespace stockctl

@@ -1,0 +1,100 @@
+#include "sources/rows.h"
+
+#include <fmt/format.h>
+
+#include "core/quantity.h"
+
+namespace stockctl {
+namespace {
+
+enum StockColumn { kSku, kStock, kTotal, kIssued };
+enum OpColumn { kOpSku, kOpQty, kOpRequestId };
+
+// The SKU of a record: its map key for JSON object maps, else the sku column.
+std::string read_sku(const Record& record, const std::string& column, const KeyScheme& scheme,
+                     std::string& sku) {
+  if (record.keyed) {
+    sku = record.sku_key;
+  } else if (!record.fields[0].present) {
+    return fmt::format("no '{}' column", column);
+  } else if (record.fields[0].null) {
+    return fmt::format("column '{}' is NULL", column);
+  } else {
+    sku = record.fields[0].text;
+  }
+  std::string problem = validate_sku(sku, scheme);
+  return problem.empty() ? problem : fmt::format("column '{}': {}", column, problem);
+}
+
+std::string read_number(const Field& f, const std::string& column,
+                        ParsedNumber (*parse)(std::string_view), std::int64_t& out) {
+  if (!f.present) return fmt::format("no value in column '{}'", column);
+  if (f.null) return fmt::format("column '{}' is NULL", column);
+  ParsedNumber n = parse(f.text);
+  if (!n.ok()) return fmt::format("column '{}': {}", column, n.error);
+  out = n.value;
+  return {};
+}
+
+}  // namespace
+
+WantedColumns stock_columns(const SourceColumns& n) { return {n.sku, n.stock, n.total, n.issued}; }
+
+WantedColumns op_columns(const SourceColumns& n) { return {n.sku, n.qty, n.request_id}; }
+
+std::string check_stock_header(const std::vector<bool>& present, const SourceColumns& n) {
+  if (!present[kSku]) return fmt::format("header has no '{}' column", n.sku);
+  if (present[kStock] || (present[kTotal] && present[kIssued])) return {};
+  return fmt::format("header has neither a '{}' column nor '{}' and '{}' columns", n.stock, n.total,
+                     n.issued);
+}
+
+std::string check_op_header(const std::vector<bool>& present, const SourceColumns& n) {
+  if (!present[kOpSku]) return fmt::format("header has no '{}' column", n.sku);
+  if (!present[kOpQty]) return fmt::format("header has no '{}' column", n.qty);
+  return {};
+}
+
+std::string interpret_stock_row(const Record& record, const SourceColumns& n,
+                                const KeyScheme& scheme, StockRow& row) {
+  row.line = record.line;
+  // The SKU is read even from a malformed record, so that the row can be found by it.
+  std::string sku_problem = record.keyed || !record.fields.empty()
+                                ? read_sku(record, n.sku, scheme, row.sku)
+                                : std::string("no SKU");
+  if (!record.error.empty()) return record.error;
+  if (!sku_problem.empty()) return sku_problem;
+  const auto& f = record.fields;
+  if (f[kStock].present || !(f[kTotal].present || f[kIssued].present)) {
+    return read_number(f[kStock], n.stock, parse_stock_value, row.value);
+  }
+  std::int64_t total = 0, issued = 0;
+  if (std::string e = read_number(f[kTotal], n.total, parse_count, total); !e.empty()) return e;
+  if (std::string e = read_number(f[kIssued], n.issued, parse_count, issued); !e.empty()) return e;
+  if (issued > total) {
+    return fmt::format("'{}' ({}) is greater than '{}' ({})", n.issued, issued, n.total, total);
+  }
+  row.value = total - issued;
+  return {};
+}
+
+std::string interpret_op_row(const Record& record, const SourceColumns& n, const KeyScheme& scheme,
+                             OpRow& row) {
+  if (!record.error.empty()) return record.error;
+  row.line = record.line;
+  if (std::string e = read_sku(record, n.sku, scheme, row.sku); !e.empty()) return e;
+  if (std::string e = read_number(record.fields[kOpQty], n.qty, parse_qty, row.qty); !e.empty()) {
+    return e;
+  }
+  // A row that has the column must give an id: an empty cell taken as "no id" would make a
+  // re-run apply that row again.
+  const Field& id = record.fields[kOpRequestId];
+  row.request_id.clear();
+  if (!id.present) return {};
+  if (id.null) return fmt::format("column '{}' is NULL", n.request_id);
+  row.request_id = id.text;
+  std::string problem = validate_request_id(row.request_id);
+  return problem.empty() ? problem : fmt::format("column '{}': {}", n.request_id, problem);
+}
+
+}  // namespace stockctl

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Fails when an #include under src/ points outside the layer diagram in layers.txt.
+
+Usage: check_layers.py [SRC_DIR [LAYERS_FILE]]; by default the repository's src/ and the
+layers.txt beside this script. Prints one line per forbidden include, as FILE:LINE: problem.
+"""
+import os
+import re
+import sys
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def read_diagram(path):
+    allowed, generated, only = {}, {}, {}
+    with open(path, encoding="utf-8") as f:
+        for number, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].strip()
+            if not line:
+                continue
+            head, _, tail = line.partition(":")
+            words, targets = head.split(), tail.split()
+            if len(words) == 1:
+                allowed[words[0]] = set(targets)
+            elif len(words) == 2 and words[0] == "generated" and len(targets) == 1:
+                generated[words[1]] = targets[0]
+            elif len(words) == 2 and words[0] == "only":
+                only[words[1]] = set(targets)
+            else:
+                sys.exit(f"{path}:{number}: cannot read this line")
+    for layer, targets in allowed.items():
+        for target in targets - set(allowed):
+            sys.exit(f"{path}: {layer} may include {target}, which is not a layer")
+    return allowed, generated, only
+
+
+def layer_of(relative, layers):
+    """The longest layer name that is the file itself or a directory holding it."""
+    best = None
+    for layer in layers:
+        if relative == layer or relative.startswith(layer + "/"):
+            if best is None or len(layer) > len(best):
+                best = layer
+    return best
+
+
+def check(src, diagram):
+    allowed, generated, only = read_diagram(diagram)
+    problems = []
+    for root, _, files in os.walk(src):
+        for name in sorted(files):
+            if not name.endswith((".h", ".cpp")):
+                continue
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, src).replace(os.sep, "/")
+            layer = layer_of(relative, allowed)
+            if layer is None:
+                problems.append(f"{path}:1: in no layer: add its directory to {diagram}")
+                continue
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    kind, header = m.groups()
+                    where = f"{path}:{number}"
+                    if kind == "<":
+                        for prefix, layers in only.items():
+                            if header.startswith(prefix[1:]) and layer not in layers:
+                                problems.append(f"{where}: {layer} includes <{header}>, "
+                                                f"which only {' '.join(sorted(layers))} may")
+                        continue
+                    if header in generated:
+                        target = generated[header]
+                    elif os.path.exists(os.path.join(src, header)):
+                        target = layer_of(header, allowed)
+                    else:
+                        problems.append(f'{where}: "{header}" is not a path under src/ '
+                                        "(include project headers by their path from src/)")
+                        continue
+                    if target != layer and target not in allowed[layer]:
+                        problems.append(f'{where}: {layer} includes "{header}" ({target}); '
+                                        f"{layer} may include only: "
+                                        f"{' '.join(sorted(allowed[layer])) or 'nothing'}")
+    return problems
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "..", "src")
+    diagram = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "layers.txt")
+    problems = check(os.path.normpath(src), diagram)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} include(s) outside the layer diagram ({diagram})")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bulk/store_runner.h"
+
+using namespace stockctl;
+
+namespace {
+
+Reply nil() { return Reply{}; }
+
+Reply text(Reply::Type type, const std::string& s) {
+  Reply r;
+  r.type = type;
+  r.str = s;
+  return r;
+}
+
+Reply value_or_nil(const std::map<std::string, std::string>& data, const std::string& key) {
+  auto it = data.find(key);
+  return it == data.end() ? nil() : text(Reply::Type::string, it->second);
+}
+
+// An in-memory stand-in for a server: SET (NX, GET, EX), GET, and the put script as
+// lua/put-2.lua defines it. It records every command it is sent, which is what these tests check.
+class FakeRedis : public Client {
+ public:
+  FakeRedis() : Client(ClientOptions{}) {}
+
+  std::map<std::string, std::string> data;
+  std::vector<std::string> sent;  ///< "SET stock:{a}", "GET stock:{a}", "PUT stock:{a}"
+  std::vector<std::vector<std::string>> commands;  ///< each command in full
+
+ protected:
+  std::vector<CallResult> send(const std::vector<Call>& calls) override {
+    std::vector<CallResult> out;
+    for (const Call& call : calls) {
+      CallResult r;
+      r.state = CallResult::State::replied;
+      r.reply = call.script ? put(call.args) : command(call.args);
+      out.push_back(r);
+    }
+    return out;
+  }
+
+ private:
+  Reply command(const std::vector<std::string>& argv) {
+    const std::string& key = argv[1];
+    sent.push_back(argv[0] + " " + key);
+    commands.push_back(argv);
+    Reply previous = value_or_nil(data, key);
+    if (argv[0] == "GET") return previous;
+    bool nx = false, get = false;
+    for (std::size_t i = 3; i < argv.size(); ++i) {
+      nx = nx || argv[i] == "NX";
+      get = get || argv[i] == "GET";
+    }
+    if (nx && !previous.is_nil()) return nil();
+    data[key] = argv[2];
+    return get ? previous : text(Reply::Type::status, "OK");
+  }
+
+  Reply put(const std::vector<std::string>& args) {
+    const std::string& key = args[0];
+    sent.push_back("PUT " + key);
+    Reply previous = value_or_nil(data, key);
+    Reply out;
+    out.type = Reply::Type::array;
+    auto verdict = [&](const char* v) {
+      out.elements = {text(Reply::Type::string, v), previous};
+      return out;
+    };
+    if (!previous.is_nil() && args[3] != "force") return verdict("kept");
+    if (previous.is_nil() && data.count(args[1])) return verdict("locked");
+    data[key] = args[2];
+    return verdict(previous.is_nil() ? "created" : "replaced");
+  }
+};
+
+PutItem item(const std::string& sku, std::int64_t value) {
+  PutItem p;
+  p.result.op = "rebuild";
+  p.result.sku = sku;
+  p.result.key = "stock:{" + sku + "}";
+  p.value = value;
+  return p;
+}
+
+const PutMode kInit{false, false, false};
+const PutMode kRebuild{true, false, false};
+
+}  // namespace
+
+TEST_CASE("init stores missing keys with SET NX and reads back only the keys that existed") {
+  FakeRedis redis;
+  redis.data["stock:{b}"] = "7";
+  std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
+  PutRunner(redis, kInit, 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"SET stock:{a}", "SET stock:{b}", "SET stock:{c}",
+                                               "GET stock:{b}"});
+  CHECK(items[0].result.status == Status::ok);
+  CHECK(items[1].result.status == Status::exists);
+  CHECK(items[1].result.stock == 7);
+  CHECK(items[2].result.status == Status::ok);
+  CHECK(redis.data["stock:{b}"] == "7");
+  CHECK(redis.data["stock:{c}"] == "5");
+}
+
+TEST_CASE("rebuild looks every key up and runs the put script only where a key is missing") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  redis.data["stock:{b}"] = "9";
+  std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
+  PutRunner(redis, kRebuild, 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "GET stock:{b}", "GET stock:{c}",
+                                               "PUT stock:{c}"});
+  CHECK(items[0].result.status == Status::exists);
+  CHECK(items[1].result.status == Status::drift);
+  CHECK(items[1].result.expected == 5);
+  CHECK(items[2].result.status == Status::ok);
+  CHECK(redis.data["stock:{b}"] == "9");  // live keys are never touched
+}
+
+TEST_CASE("a missing key under someone else's init lock is left to the lock holder") {
+  FakeRedis redis;
+  redis.data["stock:{a}:lock"] = "their-token";
+  std::vector<PutItem> items{item("a", 5)};
+  PutRunner(redis, kRebuild, 0, LockTiming{1000, 0}).run(items);
+  CHECK(items[0].result.status == Status::busy);
+  CHECK(redis.data.count("stock:{a}") == 0);
+}
+
+TEST_CASE(
+    "windows are handed over in order, each once its replies are in, the newest left pending") {
+  FakeRedis redis;
+  redis.data["stock:{w1-0}"] = "1";  // window 1 needs a second step (GET); the others do not
+  PutRunner runner(redis, kInit, 0, LockTiming{});
+  std::vector<std::string> handed;
+  const PutRunner::Done done = [&](std::vector<PutItem>& items) {
+    handed.push_back(items.front().result.sku);
+  };
+  std::vector<std::size_t> handed_after_submit;
+  for (int w = 0; w < 4; ++w) {
+    std::vector<PutItem> window;
+    for (int i = 0; i < 3; ++i) window.push_back(item(fmt::format("w{}-{}", w, i), 1));
+    runner.submit(std::move(window), done);
+    handed_after_submit.push_back(handed.size());
+  }
+  runner.finish(done);
+  CHECK(handed == std::vector<std::string>{"w0-0", "w1-0", "w2-0", "w3-0"});
+  // Window 1's GET goes out after window 2's SETs, so 1 and 2 are handed over together; after
+  // every submit only the newest window is left pending.
+  CHECK(handed_after_submit == std::vector<std::size_t>{0, 1, 3, 3});
+}
+
+TEST_CASE("rows already decided (invalid) are handed over without a command") {
+  FakeRedis redis;
+  std::vector<PutItem> items{item("a", 5), item("b", 5)};
+  items[0].pending = false;
+  items[0].result.status = Status::invalid;
+  PutRunner(redis, kInit, 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"SET stock:{b}"});
+  CHECK(items[0].result.status == Status::invalid);
+  CHECK(items[1].result.status == Status::ok);
+}
+
+TEST_CASE("init --force asks for the value it replaces and keeps the key's expiry") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  std::vector<PutItem> items{item("a", 5), item("b", 6)};
+  PutRunner(redis, PutMode{false, true, false}, 0, LockTiming{}).run(items);
+  CHECK(redis.commands[0] == std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "KEEPTTL"});
+  CHECK(items[0].result.status == Status::ok);
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));
+  CHECK(items[1].result.forced);
+  CHECK_FALSE(items[1].result.previous);
+  FakeRedis with_ttl;
+  std::vector<PutItem> one{item("a", 5)};
+  PutRunner(with_ttl, PutMode{false, true, false}, 60, LockTiming{}).run(one);
+  CHECK(with_ttl.commands[0] ==
+        std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "EX", "60"});
+}
+
+TEST_CASE("rebuild --force writes differing and missing keys, and reports every previous value") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  redis.data["stock:{b}"] = "9";
+  std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
+  PutRunner(redis, PutMode{true, true, false}, 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "GET stock:{b}", "GET stock:{c}",
+                                               "PUT stock:{b}", "PUT stock:{c}"});
+  for (const PutItem& p : items) CHECK(p.result.status == Status::ok);
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));  // same value: not sent
+  CHECK(items[1].result.previous == std::optional<std::string>("9"));
+  CHECK(items[2].result.forced);
+  CHECK_FALSE(items[2].result.previous);
+  CHECK(redis.data["stock:{b}"] == "5");
+}
+
+TEST_CASE("rebuild --force --ttl writes every live key, to set its expiry") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  std::vector<PutItem> items{item("a", 5)};
+  PutRunner(redis, PutMode{true, true, false}, 60, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "PUT stock:{a}"});
+  CHECK(items[0].result.previous == std::optional<std::string>("5"));
+}
