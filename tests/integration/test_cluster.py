@@ -102,6 +102,43 @@ class Spread(ServerTest):
         self.assertEqual(self.r("GET", key), "100")
 
 
+    def test_windows_stay_in_flight_on_every_node_while_one_is_slow(self):
+        # Two windows of 1024 rows are in flight at once: while one primary answers nothing,
+        # the others must have been sent (and have run) both windows' calls for them.
+        window = 1024
+        skus = ["w%d" % i for i in range(3 * window)]
+        ports = [self.r.node_port("stock:{%s}" % s) for s in skus]
+        primaries = self.server.primaries()
+        slow_port = ports[0]
+        slow = primaries[slow_port]
+        others = [p for p in self.r.primaries() if p != slow_port]
+        first_two = {p: sum(1 for q in ports[:2 * window] if q == p) for p in others}
+        for p in others:
+            self.r._conn(p)("CONFIG", "RESETSTAT")
+        path = self.write("w.csv", "sku,stock\n" + "".join("%s,5\n" % s for s in skus))
+        out, report = os.path.join(self.tmp, "w.jsonl"), os.path.join(self.tmp, "w-report.jsonl")
+        pauser = slow.client()
+        proc = None
+        try:
+            pauser("CLIENT", "PAUSE", 120000, "WRITE")  # reads and connections still work
+            proc = spawn_to_file(out, "init", "--file", path, "--no-log", "--timeout", "120000",
+                                 "--report", report, *self.target_args())
+            for p in others:
+                wait_until(lambda: calls_on(primaries[p], "set") >= first_two[p])
+            self.assertIsNone(proc.poll(), "the slow primary holds the run")
+        finally:
+            pauser("CLIENT", "UNPAUSE")
+            pauser.close()
+            if proc:
+                _, err = proc.communicate(timeout=300)
+        self.assertEqual(proc.returncode, 0, err[-2000:])
+        self.assertEqual(read_lines(out)[0]["counts"]["ok"], len(skus))
+        items = read_lines(report)
+        self.assertEqual([l["sku"] for l in items], skus, "the report keeps input order")
+        self.assertTrue(all(l["status"] == "ok" for l in items))
+        self.assertEqual(self.r("DBSIZE"), len(skus))
+
+
 def skus_in_one_slot(count):
     """`count` SKUs whose stock keys share one slot (CRC16-XMODEM, as keyslot computes it)."""
     by_slot = {}

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <poll.h>
 #include <algorithm>
+
+#include <optional>
 #include <set>
 
 #include "base/backoff.h"
@@ -40,22 +43,16 @@ void explain_tryagain(const Call& call, CallResult& result) {
 
 }  // namespace
 
-/// Where each pending call goes in one round of sends, and whether it needs ASKING first.
-struct ClusterClient::Attempt {
-  std::vector<std::size_t> pending;
-  std::vector<std::string> target;
-  std::vector<bool> asking;
-  bool map_stale = false;
-};
-
 ClusterClient::ClusterClient(ConnectOptions seed, ClientOptions client_options)
-    : Client(client_options), seed_(std::move(seed)), slots_(kClusterSlots) {
+    : Client(client_options), seed_(std::move(seed)) {
   connect_retrying([this] { refresh(); });
 }
 
-Connection& ClusterClient::node(const std::string& address) {
+ClusterClient::~ClusterClient() = default;
+
+ClusterClient::Node& ClusterClient::node(const std::string& address) {
   auto it = nodes_.find(address);
-  if (it != nodes_.end() && it->second) return *it->second;
+  if (it != nodes_.end()) return it->second;
   auto parsed = parse_address(address);
   if (!parsed) throw ConnectionError(fmt::format("bad cluster node address '{}'", address));
   ConnectOptions options = seed_;
@@ -64,24 +61,22 @@ Connection& ClusterClient::node(const std::string& address) {
   options.url.port = parsed->second;
   options.url.db = 0;  // a cluster has only database 0
   auto conn = std::make_unique<Connection>(options);
-  Connection& ref = *conn;
-  nodes_[address] = std::move(conn);
-  return ref;
+  Node& added = nodes_[address];
+  added.conn = std::move(conn);
+  return added;
 }
 
 void ClusterClient::refresh() {
   // Ask the seed first, then every node we know: any live node knows the whole map.
   std::vector<std::string> candidates{describe_endpoint(seed_.url)};
   for (const auto& [address, conn] : nodes_) candidates.push_back(address);
-  for (const std::string& s : slots_) {
-    if (!s.empty()) candidates.push_back(s);
-  }
+  for (const std::string& s : slots_.addresses()) candidates.push_back(s);
   std::set<std::string> tried;
   std::string last_error = "no node to ask";
   for (const std::string& address : candidates) {
     if (!tried.insert(address).second) continue;
     try {
-      Reply reply = node(address).command({"CLUSTER", "SLOTS"});
+      Reply reply = node(address).conn->command({"CLUSTER", "SLOTS"});
       if (reply.is_error()) {
         last_error = fmt::format("{}: {}", address, reply.str);
         if (reply.str.find("cluster support disabled") != std::string::npos) {
@@ -96,19 +91,21 @@ void ClusterClient::refresh() {
         if (host.empty() || host == "?") host = parse_address(address)->first;
         return fmt::format("{}:{}", host, entry.elements.at(1).integer);
       };
-      std::vector<std::string> fresh(kClusterSlots);
+      SlotMap fresh;
       for (const Reply& range : reply.elements) {
         auto first = range.elements.at(0).integer, last = range.elements.at(1).integer;
         std::string primary = host_of(range.elements.at(2));
-        for (auto s = first; s <= last && s < kClusterSlots; ++s) fresh[s] = primary;
+        for (auto s = std::max(first, 0LL); s <= last && s < kClusterSlots; ++s) {
+          fresh.set(static_cast<int>(s), primary);
+        }
       }
-      slots_.swap(fresh);
+      slots_ = std::move(fresh);
       print_info(fmt::format("cluster map from {}: {} ranges", address, reply.elements.size()));
       return;
     } catch (const FatalConnectionError&) {
       throw;  // every node would say the same
     } catch (const ConnectionError& e) {
-      nodes_.erase(address);
+      fail_node(address, e.what());
       last_error = e.what();
     } catch (const std::out_of_range&) {
       last_error = fmt::format("{}: unexpected CLUSTER SLOTS reply", address);
@@ -119,6 +116,8 @@ void ClusterClient::refresh() {
 
 void ClusterClient::recover() noexcept {
   try {
+    // CLUSTER SLOTS goes on the same connections: their replies owed come first.
+    drain();
     refresh();
   } catch (const std::exception& e) {
     print_info(fmt::format("cluster rediscovery failed: {}", e.what()));
@@ -126,24 +125,23 @@ void ClusterClient::recover() noexcept {
 }
 
 std::vector<std::string> ClusterClient::primaries() {
-  std::set<std::string> unique;
-  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
-    if (slots_[slot].empty()) {
-      throw ConnectionError(
-          fmt::format("the cluster serves no slot {}: its keys cannot be read", slot));
-    }
-    unique.insert(slots_[slot]);
+  if (int slot = slots_.first_unserved(); slot >= 0) {
+    throw ConnectionError(
+        fmt::format("the cluster serves no slot {}: its keys cannot be read", slot));
   }
-  return {unique.begin(), unique.end()};
+  std::vector<std::string> unique = slots_.addresses();
+  std::sort(unique.begin(), unique.end());
+  return unique;
 }
 
 Reply ClusterClient::call_on(const std::string& address, const Call& call) {
+  drain();  // this reply must be the next one on that connection
   Backoff backoff(options().retry_timeout_ms, 20, 500);
   for (;;) {
     try {
-      return node(address).command(script_argv(call));
+      return node(address).conn->command(script_argv(call));
     } catch (const ConnectionError& e) {
-      nodes_.erase(address);
+      fail_node(address, e.what());
       // SCAN cursors are stateless, so the same call may go to a node that comes back; one
       // replaced by a promoted replica never does, and the caller gives up after the retries.
       if (!backoff.pause()) {
@@ -153,153 +151,280 @@ Reply ClusterClient::call_on(const std::string& address, const Call& call) {
   }
 }
 
-std::string ClusterClient::route(const Call& call) const {
+const std::string& ClusterClient::route(const Call& call) const {
   return slots_[key_slot(routing_key(call))];
 }
 
-void ClusterClient::send_to_nodes(const std::vector<Call>& calls, Attempt& attempt,
-                                  std::vector<CallResult>& results) {
-  // Group by node, keeping input order within each node.
-  std::map<std::string, std::vector<std::size_t>> groups;
-  for (std::size_t k = 0; k < attempt.pending.size(); ++k) {
-    groups[attempt.target[k]].push_back(k);
-  }
-  const int replicas = options().wait_replicas;
-  std::map<std::string, bool> waiting;
-  std::map<std::string, std::string> failed;  // node -> why it could not be written to
-  std::set<std::string> refused;              // nodes that refused our credentials
-  // Append to every node first, so that all of them work while we read.
-  for (auto& [address, members] : groups) {
-    try {
-      if (address.empty()) throw ConnectionError("no node serves this slot (cluster down?)");
-      Connection& conn = node(address);
-      bool writes = false;
-      for (std::size_t k : members) {
-        const Call& call = calls[attempt.pending[k]];
-        if (attempt.asking[k]) conn.append({"ASKING"});
-        append_call(conn, call);
-        writes = writes || call.writes;
-      }
-      waiting[address] = writes && replicas > 0;
-      if (waiting[address]) append_wait(conn);
-      // Written now, not when the first reply is read, so that every node works at once.
-      try {
-        conn.flush();
-      } catch (const ConnectionError&) {
-        // Part of it may have gone out: the first read below fails the same way and reports
-        // these calls' outcome as unknown, which is what it is.
-      }
-    } catch (const ConnectionError& e) {
-      failed[address] = e.what();
-      if (dynamic_cast<const FatalConnectionError*>(&e) != nullptr) refused.insert(address);
-      nodes_.erase(address);
-      attempt.map_stale = true;
-    }
-  }
-  for (auto& [address, members] : groups) {
-    if (auto f = failed.find(address); f != failed.end()) {
-      for (std::size_t k : members) {
-        CallResult& r = results[attempt.pending[k]];
-        r = CallResult{};
-        r.error = f->second;
-        r.hopeless = refused.count(address) > 0;
-      }
-      continue;
-    }
-    Connection& conn = *nodes_[address];
-    std::size_t read = 0;
-    try {
-      for (; read < members.size(); ++read) {
-        std::size_t k = members[read];
-        if (attempt.asking[k]) conn.read();  // ASKING's +OK
-        CallResult& r = results[attempt.pending[k]];
-        r = CallResult{};
-        r.reply = conn.read();
-        r.state = CallResult::State::replied;
-      }
-      if (waiting[address]) {
-        const int count = read_wait(conn);
-        for (std::size_t k : members) {
-          if (calls[attempt.pending[k]].writes) results[attempt.pending[k]].replicas_acked = count;
-        }
-      }
-    } catch (const ConnectionError& e) {
-      nodes_.erase(address);
-      attempt.map_stale = true;
-      for (; read < members.size(); ++read) {
-        CallResult& r = results[attempt.pending[members[read]]];
-        r = CallResult{};
-        r.state = CallResult::State::unknown;
-        r.error = e.what();
-      }
-    }
-  }
-}
+void ClusterClient::start(std::vector<Call> calls) { started_.push_back(open(std::move(calls))); }
 
-bool ClusterClient::follow(const Call& call, const CallResult& result, const std::string& sent_to,
-                           bool was_asking, Attempt& next, std::size_t index) {
-  if (result.state != CallResult::State::replied || !result.reply.is_error()) return false;
-  const std::string& text = result.reply.str;
-  if (auto redirect = parse_redirect(text)) {
-    if (redirect->ask) {
-      // The slot is migrating: this key is already on the importing node. Ask there once,
-      // without changing the map.
-      next.pending.push_back(index);
-      next.target.push_back(redirect->address());
-      next.asking.push_back(true);
-    } else {
-      // The slot has moved for good: remember it, and refresh the whole map afterwards.
-      slots_[redirect->slot] = redirect->address();
-      next.map_stale = true;
-      next.pending.push_back(index);
-      next.target.push_back(redirect->address());
-      next.asking.push_back(false);
-    }
-    return true;
-  }
-  if (result.reply.error_code() == "NOSCRIPT" && call.script) {
-    // This node has not seen the script (new primary, restart): load it there and resend,
-    // which is safe because NOSCRIPT means it did not run.
-    try {
-      node(sent_to).command({"SCRIPT", "LOAD", std::string(call.script->body)});
-    } catch (const ConnectionError&) {
-      return false;
-    }
-    next.pending.push_back(index);
-    next.target.push_back(sent_to);
-    next.asking.push_back(was_asking);  // a call that needed ASKING needs it again
-    return true;
-  }
-  return false;
+std::vector<CallResult> ClusterClient::finish() {
+  const std::uint64_t id = started_.front();
+  started_.pop_front();
+  complete(id);
+  Window window = take(id);
+  if (window.stale) recover();
+  return settle(window.calls, std::move(window.results), window.started);
 }
 
 std::vector<CallResult> ClusterClient::send(const std::vector<Call>& calls) {
-  std::vector<CallResult> results(calls.size());
-  Attempt attempt;
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    attempt.pending.push_back(i);
-    attempt.target.push_back(route(calls[i]));
-    attempt.asking.push_back(false);
+  // One attempt, sent behind whatever windows are already on the wire.
+  const std::uint64_t id = open(calls);
+  complete(id);
+  Window window = take(id);
+  if (window.stale) recover();
+  return std::move(window.results);
+}
+
+std::uint64_t ClusterClient::open(std::vector<Call> calls) {
+  const std::uint64_t id = next_window_++;
+  Window& window = windows_[id];
+  window.started = Clock::now();
+  window.results.resize(calls.size());
+  window.hops.assign(calls.size(), 0);
+  window.calls = std::move(calls);
+  unreachable_.clear();
+  for (std::size_t i = 0; i < window.calls.size(); ++i) {
+    dispatch(id, i, route(window.calls[i]), false);
   }
-  bool stale = false;
-  for (int hop = 0; hop <= kMaxRedirects && !attempt.pending.empty(); ++hop) {
-    send_to_nodes(calls, attempt, results);
-    stale = stale || attempt.map_stale;
-    Attempt next;
-    for (std::size_t k = 0; k < attempt.pending.size(); ++k) {
-      std::size_t index = attempt.pending[k];
-      follow(calls[index], results[index], attempt.target[k], attempt.asking[k], next, index);
+  // Written now, not when the first reply is wanted, so that every node starts at once.
+  flush_all();
+  return id;
+}
+
+void ClusterClient::dispatch(std::uint64_t id, std::size_t index, const std::string& address,
+                             bool asking) {
+  Window& window = windows_.at(id);
+  Node* target = nullptr;
+  Unreachable why{"no node serves this slot (cluster down?)", false};
+  if (auto known = unreachable_.find(address); known != unreachable_.end()) {
+    why = known->second;
+  } else if (!address.empty()) {
+    try {
+      target = &node(address);
+    } catch (const ConnectionError& e) {
+      why = Unreachable{e.what(), dynamic_cast<const FatalConnectionError*>(&e) != nullptr};
+      unreachable_[address] = why;
     }
-    stale = stale || next.map_stale;
-    attempt = std::move(next);
   }
-  for (std::size_t index : attempt.pending) {
-    results[index].reply.str += fmt::format(" (gave up after {} redirects for key {})",
-                                            kMaxRedirects, routing_key(calls[index]));
+  if (target == nullptr) {
+    CallResult& result = window.results[index];
+    result = CallResult{};
+    result.error = why.why;
+    result.hopeless = why.fatal;
+    window.stale = true;  // not sent: the map may name a node that is gone
+    return;
   }
-  for (std::size_t i = 0; i < calls.size(); ++i) explain_tryagain(calls[i], results[i]);
-  if (stale) recover();
-  return results;
+  Node& n = *target;
+  const Call& call = window.calls[index];
+  if (asking) {
+    n.conn->append({"ASKING"});
+    n.owed.push_back(Owed{Owed::Kind::asking, id, index, 0, false, n.appended++});
+  }
+  append_call(*n.conn, call);
+  n.owed.push_back(Owed{Owed::Kind::call, id, index, window.hops[index], asking, n.appended++});
+  if (call.writes && options().wait_replicas > 0) {
+    n.unwaited.push_back(Unwaited{id, index, window.hops[index]});
+  }
+  n.dirty = true;
+  ++window.owed;
+}
+
+void ClusterClient::flush_all() {
+  std::vector<std::pair<std::string, std::string>> broken;  // node, why
+  for (auto& [address, n] : nodes_) {
+    if (!n.dirty) continue;
+    n.dirty = false;
+    if (!n.unwaited.empty()) {
+      // WAIT counts the replicas holding every write this connection made so far.
+      append_wait(*n.conn);
+      for (const Unwaited& w : n.unwaited) ++windows_.at(w.window).owed;
+      n.owed.push_back(Owed{Owed::Kind::wait, 0, 0, 0, false, n.appended++});
+      n.waits.push_back(std::move(n.unwaited));
+      n.unwaited.clear();
+    }
+    try {
+      n.conn->flush();
+      n.heard = Clock::now();
+    } catch (const ConnectionError& e) {
+      // Part of it may have gone out: what this node owes has an unknown outcome.
+      broken.emplace_back(address, e.what());
+    }
+  }
+  for (const auto& [address, why] : broken) fail_node(address, why);
+}
+
+void ClusterClient::complete(std::uint64_t id) {
+  while (windows_.at(id).owed > 0 && pump()) {
+  }
+}
+
+void ClusterClient::drain() {
+  auto owing = [this] {
+    return std::any_of(nodes_.begin(), nodes_.end(),
+                       [](const auto& entry) { return !entry.second.owed.empty(); });
+  };
+  while (owing() && pump()) {
+  }
+}
+
+bool ClusterClient::pump() {
+  flush_all();
+  unreachable_.clear();
+  std::vector<std::string> owing;
+  for (const auto& [address, n] : nodes_) {
+    if (!n.owed.empty()) owing.push_back(address);
+  }
+  if (owing.empty()) return false;
+  bool progress = false;
+  for (const std::string& address : owing) progress = read_arrived(address) || progress;
+  if (progress) return true;
+  // Nothing had arrived: wait for the first node to answer, or for the oldest silence to reach
+  // --timeout (each node's silence counts from its last write or reply).
+  std::vector<pollfd> fds;
+  const long long timeout_ms = seed_.timeout_ms;
+  auto now = Clock::now();
+  long long wait_ms = timeout_ms;
+  std::vector<std::string> silent;
+  for (const std::string& address : owing) {
+    auto it = nodes_.find(address);
+    if (it == nodes_.end()) continue;  // broke while reading
+    const long long quiet_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.heard).count();
+    if (quiet_ms >= timeout_ms) {
+      silent.push_back(address);
+      continue;
+    }
+    wait_ms = std::min(wait_ms, timeout_ms - quiet_ms);
+    fds.push_back(pollfd{it->second.conn->fd(), POLLIN, 0});
+  }
+  for (const std::string& address : silent) {
+    fail_node(address, timeout_error("talking to", address, timeout_ms).what());
+  }
+  if (fds.empty() || !silent.empty()) return true;
+  // EINTR (a signal) only ends this wait early: the next round looks again.
+  ::poll(fds.data(), fds.size(), static_cast<int>(wait_ms));
+  return true;
+}
+
+bool ClusterClient::read_arrived(const std::string& address) {
+  auto it = nodes_.find(address);
+  if (it == nodes_.end()) return false;
+  Node& n = it->second;
+  bool any = false;
+  try {
+    while (!n.owed.empty()) {
+      std::optional<Reply> reply = n.conn->read_ready();
+      if (!reply) break;
+      any = true;
+      n.heard = Clock::now();
+      const Owed owed = n.owed.front();
+      n.owed.pop_front();
+      handle(address, owed, std::move(*reply));
+    }
+  } catch (const ConnectionError& e) {
+    fail_node(address, e.what());
+    return true;  // what it owed is settled: that is progress too
+  }
+  return any;
+}
+
+void ClusterClient::handle(const std::string& address, const Owed& owed, Reply reply) {
+  switch (owed.kind) {
+    case Owed::Kind::asking:
+    case Owed::Kind::load:
+      return;  // +OK; a failed load shows as the resent call's own NOSCRIPT
+    case Owed::Kind::wait: {
+      const int count = reply.type == Reply::Type::integer ? static_cast<int>(reply.integer) : 0;
+      std::deque<std::vector<Unwaited>>& waits = nodes_.at(address).waits;
+      const std::vector<Unwaited> covers = std::move(waits.front());
+      waits.pop_front();
+      for (const Unwaited& w : covers) {
+        Window& window = windows_.at(w.window);
+        --window.owed;
+        // A call redirected since has its answer, and its count, from another node.
+        if (window.hops[w.index] == w.hop) window.results[w.index].replicas_acked = count;
+      }
+      return;
+    }
+    case Owed::Kind::call:
+      break;
+  }
+  Window& window = windows_.at(owed.window);
+  CallResult& result = window.results[owed.index];
+  result = CallResult{};
+  result.reply = std::move(reply);
+  result.state = CallResult::State::replied;
+  --window.owed;
+  follow(window, owed, address);
+}
+
+bool ClusterClient::follow(Window& window, const Owed& owed, const std::string& address) {
+  const CallResult& result = window.results[owed.index];
+  if (!result.reply.is_error()) return false;
+  const Call& call = window.calls[owed.index];
+  const auto redirect = parse_redirect(result.reply.str);
+  const bool noscript = !redirect && call.script && result.reply.error_code() == "NOSCRIPT";
+  if (!redirect && !noscript) return false;
+  if (window.hops[owed.index] >= kMaxRedirects) {
+    // A key that keeps being redirected means a cluster in flux: report the last answer.
+    window.results[owed.index].reply.str +=
+        fmt::format(" (gave up after {} redirects for key {})", kMaxRedirects, routing_key(call));
+    return false;
+  }
+  ++window.hops[owed.index];
+  if (noscript) {
+    // This node has not seen the script (new primary, restart): load it there and resend,
+    // which is safe because NOSCRIPT means it did not run. One load serves every call sent
+    // before it.
+    Node& n = nodes_.at(address);
+    auto loaded = n.loaded.find(call.script);
+    if (loaded == n.loaded.end() || loaded->second < owed.seq) {
+      n.conn->append({"SCRIPT", "LOAD", std::string(call.script->body)});
+      n.loaded[call.script] = n.appended;
+      n.owed.push_back(Owed{Owed::Kind::load, 0, 0, 0, false, n.appended++});
+    }
+    dispatch(owed.window, owed.index, address, owed.asking);  // ASKING again if it needed it
+    return true;
+  }
+  if (!redirect->ask) {
+    // The slot has moved for good: remember it, and refresh the whole map afterwards.
+    slots_.set(redirect->slot, redirect->address());
+    window.stale = true;
+  }
+  // ASK: the slot is migrating and this key is already on the importing node: ask there once,
+  // without changing the map.
+  dispatch(owed.window, owed.index, redirect->address(), redirect->ask);
+  return true;
+}
+
+void ClusterClient::fail_node(const std::string& address, const std::string& why) {
+  auto it = nodes_.find(address);
+  if (it == nodes_.end()) return;
+  for (const std::vector<Unwaited>& covers : it->second.waits) {
+    for (const Unwaited& w : covers) --windows_.at(w.window).owed;
+  }
+  for (const Owed& owed : it->second.owed) {
+    if (owed.kind != Owed::Kind::call) continue;
+    Window& window = windows_.at(owed.window);
+    CallResult& result = window.results[owed.index];
+    result = CallResult{};
+    result.state = CallResult::State::unknown;
+    result.error = why;
+    --window.owed;
+    window.stale = true;
+  }
+  // Writes appended and not yet sent were not applied, but their calls are owed above.
+  nodes_.erase(it);
+}
+
+ClusterClient::Window ClusterClient::take(std::uint64_t id) {
+  auto it = windows_.find(id);
+  Window window = std::move(it->second);
+  windows_.erase(it);
+  for (std::size_t i = 0; i < window.calls.size(); ++i) {
+    explain_tryagain(window.calls[i], window.results[i]);
+  }
+  return window;
 }
 
 }  // namespace stockctl

@@ -1,46 +1,133 @@
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "redis/client.h"
+#include "redis/cluster/slot_map.h"
 #include "redis/connection.h"
 
 namespace stockctl {
 
 /// A Client over a Redis Cluster: discovers the slot map from any node (CLUSTER SLOTS), routes
-/// every call by its first key's slot, pipelines per node (all nodes work at once), follows MOVED
-/// and ASK within a bound, and loads scripts on each node that lacks them.
+/// every call by its first key's slot, follows MOVED and ASK within a bound, and loads scripts
+/// on each node that lacks them.
+///
+/// Windows in flight: a window's calls are written to their nodes as soon as it is started, and
+/// replies are read from whichever node has them (poll over the node sockets), each routed back
+/// to its window and call. Every node works on every started window at once; a redirect or a
+/// script reload is sent as soon as its reply is read, behind whatever that node already has.
+/// finish() hands back the oldest started window once all of its replies are in.
 class ClusterClient : public Client {
  public:
   /// Discovers the cluster through the node `seed` names. Throws ConnectionError.
   ClusterClient(ConnectOptions seed, ClientOptions client_options);
+  ~ClusterClient() override;
 
   std::vector<std::string> primaries() override;
   /// Sends to that node directly; a broken connection is retried within --retry-timeout (the
   /// calls sent this way are reads) and then reported by throwing ConnectionError.
   Reply call_on(const std::string& address, const Call& call) override;
 
+  void start(std::vector<Call> calls) override;
+  std::vector<CallResult> finish() override;
+
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;
-  /// Rediscovers the slot map (after a failover or a broken connection).
+  /// Reads every reply still owed, then rediscovers the slot map (after a failover, a MOVED or
+  /// a broken connection).
   void recover() noexcept override;
 
  private:
-  struct Attempt;
+  using Clock = std::chrono::steady_clock;
+
+  /// Calls started together, and what became of each so far.
+  struct Window {
+    std::vector<Call> calls;
+    std::vector<CallResult> results;
+    std::vector<int> hops;      ///< redirects and reloads followed, per call
+    std::size_t owed = 0;       ///< replies (calls' and WAITs') still to come for it
+    bool stale = false;         ///< a reply said the slot map is out of date
+    Clock::time_point started;  ///< when its first attempt began (for --retry-timeout)
+  };
+
+  /// A write whose replicas the next WAIT on its node counts.
+  struct Unwaited {
+    std::uint64_t window;
+    std::size_t index;
+    int hop;
+  };
+
+  /// One reply a node owes, in the order the commands were written.
+  struct Owed {
+    enum class Kind { call, asking, wait, load };
+    Kind kind = Kind::call;
+    std::uint64_t window = 0;
+    std::size_t index = 0;  ///< the call, in its window
+    int hop = 0;            ///< the call's hops when it was sent
+    bool asking = false;    ///< the call went after ASKING
+    std::uint64_t seq = 0;  ///< its place on the node's connection
+  };
+
+  struct Node {
+    std::unique_ptr<Connection> conn;
+    std::deque<Owed> owed;                    ///< replies to come, oldest first
+    std::vector<Unwaited> unwaited;           ///< writes appended since the last WAIT
+    std::deque<std::vector<Unwaited>> waits;  ///< the writes each WAIT owed counts, in order
+    /// The seq of the last SCRIPT LOAD sent, per script: a NOSCRIPT for a call sent before it
+    /// needs no other load.
+    std::map<const Script*, std::uint64_t> loaded;
+    std::uint64_t appended = 0;  ///< commands appended so far
+    bool dirty = false;          ///< appended, not yet written
+    Clock::time_point heard;     ///< the last write or reply: the timeout counts from it
+  };
+
+  struct Unreachable {
+    std::string why;
+    bool fatal = false;
+  };
+
   void refresh();
-  Connection& node(const std::string& address);
-  std::string route(const Call& call) const;
-  void send_to_nodes(const std::vector<Call>& calls, Attempt& attempt,
-                     std::vector<CallResult>& results);
-  bool follow(const Call& call, const CallResult& result, const std::string& sent_to,
-              bool was_asking, Attempt& next, std::size_t index);
+  /// The connection to `address`, connecting on first use. Throws ConnectionError.
+  Node& node(const std::string& address);
+  const std::string& route(const Call& call) const;
+
+  /// Opens a window and writes its calls to their nodes. Returns its id.
+  std::uint64_t open(std::vector<Call> calls);
+  /// Appends call `index` of window `id` to `address`'s pipeline (after ASKING when `asking`).
+  void dispatch(std::uint64_t id, std::size_t index, const std::string& address, bool asking);
+  /// Writes what was appended to each node, each write batch followed by its WAIT.
+  void flush_all();
+  /// Reads and handles replies until window `id` owes nothing.
+  void complete(std::uint64_t id);
+  /// Reads and handles replies until no node owes any.
+  void drain();
+  /// One round: writes what is appended, handles the replies that arrived, or waits for some.
+  /// False when no node owes a reply.
+  bool pump();
+  /// Handles every reply `address` has ready; false when none was.
+  bool read_arrived(const std::string& address);
+  void handle(const std::string& address, const Owed& owed, Reply reply);
+  /// Follows a redirect or a NOSCRIPT; false when the reply is the call's answer.
+  bool follow(Window& window, const Owed& owed, const std::string& address);
+  /// The connection broke: every call it owed a reply has an unknown outcome.
+  void fail_node(const std::string& address, const std::string& why);
+  /// Removes a window whose replies are all in; returns its calls, results and start time.
+  Window take(std::uint64_t id);
 
   ConnectOptions seed_;
-  std::vector<std::string> slots_;  ///< the primary serving each slot, as "host:port"
-  std::map<std::string, std::unique_ptr<Connection>> nodes_;
+  SlotMap slots_;
+  std::map<std::string, Node> nodes_;
+  std::map<std::uint64_t, Window> windows_;
+  std::deque<std::uint64_t> started_;  ///< windows started and not yet finished, oldest first
+  std::uint64_t next_window_ = 0;
+  /// Nodes that could not be reached in the current round: asked once per round, not per call.
+  std::map<std::string, Unreachable> unreachable_;
 };
 
 }  // namespace stockctl
