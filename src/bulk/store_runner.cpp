@@ -137,7 +137,7 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
     if (result.state != CallResult::State::replied) {
       set_error(r, Status::error, result.error);
     } else if (result.reply.is_error()) {
-      if (mode_.force && result.reply.str.find("syntax error") != std::string::npos) {
+      if (mode_.force && result.reply.error_kind() == ErrorReply::syntax) {
         // Redis before 6.2 has no SET GET (and so applied nothing): use the script instead.
         set_get_refused_ = true;
         next.push_back(sent[i]);

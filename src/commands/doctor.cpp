@@ -178,7 +178,7 @@ class Doctor {
       for (const std::string& k : stock_keys) {
         Reply r = conn.read();
         ++items;
-        bool wrong_type = r.is_error() && r.error_code() == "WRONGTYPE";
+        bool wrong_type = r.error_kind() == ErrorReply::wrongtype;
         if (auto f = check_value(node, k, r.string_or_nil(), wrong_type)) {
           ++corrupt;
           report(*f);

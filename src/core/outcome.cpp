@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "core/error_reply.h"
 #include "core/quantity.h"
 
 namespace stockctl {
@@ -120,19 +121,20 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   std::string code = text.substr(0, text.find(' '));
   std::string rest = text.size() > code.size() ? text.substr(code.size() + 1) : std::string();
   item.stock.reset();
-  if (code == "STOCKCTL_CONFLICT") {
+  const ErrorReply kind = classify_error_reply(text);
+  if (kind == ErrorReply::stockctl_conflict) {
     set_error(item, Status::conflict,
               fmt::format("request id {} was already used for {} on this item; nothing changed",
                           quote_value(item.request_id), earlier_use(rest)));
-  } else if (code == "STOCKCTL_CORRUPT") {
+  } else if (kind == ErrorReply::stockctl_corrupt) {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged",
                           quote_value(rest), item.key));
-  } else if (code == "STOCKCTL_OVERFLOW") {
+  } else if (kind == ErrorReply::stockctl_overflow) {
     set_error(item, Status::error,
               fmt::format("adding {} to {} (stock {}) would pass {}; nothing changed",
                           item.qty.value_or(0), item.key, escape_control(rest), kMaxStock));
-  } else if (code == "MOVED" || code == "ASK") {
+  } else if (kind == ErrorReply::moved || kind == ErrorReply::ask) {
     set_error(item, Status::error,
               fmt::format("the server answered {}: it is a Redis Cluster node; use --cluster",
                           quote_value(text)));

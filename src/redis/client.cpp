@@ -53,9 +53,7 @@ bool retryable(const Call& call, const CallResult& result) {
   if (!result.reply.is_error()) return false;
   // These replies mean the command was not executed: the cluster is reconfiguring, the server
   // is loading its data, or we reached a primary that has just become a replica.
-  const std::string code = result.reply.error_code();
-  return code == "TRYAGAIN" || code == "CLUSTERDOWN" || code == "LOADING" || code == "READONLY" ||
-         code == "MASTERDOWN";
+  return not_executed(result.reply.error_kind());
 }
 
 void Client::append_wait(Connection& conn) const {

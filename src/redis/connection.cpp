@@ -94,7 +94,7 @@ void Connection::authenticate(const ConnectOptions& options) {
     if (!why.empty() && why.back() == '.') why.pop_back();  // the message goes on after it
     throw AuthenticationError(fmt::format("authentication failed at {}: {}", where_, why));
   }
-  if (r.error_code() == "NOAUTH") {
+  if (r.error_kind() == ErrorReply::noauth) {
     throw AuthenticationError(fmt::format(
         "authentication failed at {}: the server requires a password (NOAUTH)", where_));
   }

@@ -9,6 +9,10 @@ std::string Reply::error_code() const {
   return str.substr(0, str.find(' '));
 }
 
+ErrorReply Reply::error_kind() const {
+  return is_error() ? classify_error_reply(str) : ErrorReply::other;
+}
+
 std::optional<std::string> Reply::string_or_nil() const {
   if (type == Type::string || type == Type::status) return str;
   return std::nullopt;

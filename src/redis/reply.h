@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error_reply.h"
+
 namespace stockctl {
 
 /// A Redis reply as a plain value, copied out of hiredis's reply as soon as it arrives.
@@ -18,6 +20,8 @@ struct Reply {
   bool is_nil() const { return type == Type::nil; }
   /// The error's code: its first word ("NOSCRIPT", "WRONGPASS", "STOCKCTL_CORRUPT", ...).
   std::string error_code() const;
+  /// What the error means (core/error_reply.h); ErrorReply::other when the reply is no error.
+  ErrorReply error_kind() const;
   /// The string value, or nullopt for nil.
   std::optional<std::string> string_or_nil() const;
 };

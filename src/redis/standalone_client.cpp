@@ -146,7 +146,7 @@ void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     if (results[i].state == CallResult::State::replied && results[i].reply.is_error() &&
-        results[i].reply.error_code() == "NOSCRIPT") {
+        results[i].reply.error_kind() == ErrorReply::noscript) {
       again.push_back(calls[i]);
       where.push_back(i);
     }

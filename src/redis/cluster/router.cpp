@@ -32,7 +32,7 @@ const std::string& routing_key(const Call& call) {
 // neither the slot nor the cause. The code stays first, so the reply is still retried.
 void explain_tryagain(const Call& call, CallResult& result) {
   if (result.state != CallResult::State::replied || !result.reply.is_error() ||
-      result.reply.error_code() != "TRYAGAIN") {
+      result.reply.error_kind() != ErrorReply::tryagain) {
     return;
   }
   result.reply.str = fmt::format(
@@ -79,7 +79,7 @@ void ClusterClient::refresh() {
       Reply reply = node(address).conn->command({"CLUSTER", "SLOTS"});
       if (reply.is_error()) {
         last_error = fmt::format("{}: {}", address, reply.str);
-        if (reply.str.find("cluster support disabled") != std::string::npos) {
+        if (reply.error_kind() == ErrorReply::cluster_disabled) {
           throw FatalConnectionError(fmt::format(
               "--cluster: {} is not a cluster node (cluster support disabled)", address));
         }
@@ -363,7 +363,8 @@ bool ClusterClient::follow(Window& window, const Owed& owed, const std::string& 
   if (!result.reply.is_error()) return false;
   const Call& call = window.calls[owed.index];
   const auto redirect = parse_redirect(result.reply.str);
-  const bool noscript = !redirect && call.script && result.reply.error_code() == "NOSCRIPT";
+  const bool noscript =
+      !redirect && call.script && result.reply.error_kind() == ErrorReply::noscript;
   if (!redirect && !noscript) return false;
   if (window.hops[owed.index] >= kMaxRedirects) {
     // A key that keeps being redirected means a cluster in flux: report the last answer.

@@ -1,0 +1,42 @@
+#include "core/error_reply.h"
+
+#include <array>
+#include <utility>
+
+namespace stockctl {
+
+ErrorReply classify_error_reply(std::string_view text) {
+  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 13> kCodes{{
+      {"NOSCRIPT", ErrorReply::noscript},
+      {"NOAUTH", ErrorReply::noauth},
+      {"MOVED", ErrorReply::moved},
+      {"ASK", ErrorReply::ask},
+      {"TRYAGAIN", ErrorReply::tryagain},
+      {"CLUSTERDOWN", ErrorReply::clusterdown},
+      {"LOADING", ErrorReply::loading},
+      {"READONLY", ErrorReply::readonly},
+      {"MASTERDOWN", ErrorReply::masterdown},
+      {"WRONGTYPE", ErrorReply::wrongtype},
+      {"STOCKCTL_CONFLICT", ErrorReply::stockctl_conflict},
+      {"STOCKCTL_CORRUPT", ErrorReply::stockctl_corrupt},
+      {"STOCKCTL_OVERFLOW", ErrorReply::stockctl_overflow},
+  }};
+  const std::string_view code = text.substr(0, text.find(' '));
+  for (const auto& [name, kind] : kCodes) {
+    if (code == name) return kind;
+  }
+  // Generic ERR replies are told apart by their text, which Redis has kept stable.
+  if (text.find("syntax error") != std::string_view::npos) return ErrorReply::syntax;
+  if (text.find("cluster support disabled") != std::string_view::npos) {
+    return ErrorReply::cluster_disabled;
+  }
+  return ErrorReply::other;
+}
+
+bool not_executed(ErrorReply kind) {
+  return kind == ErrorReply::tryagain || kind == ErrorReply::clusterdown ||
+         kind == ErrorReply::loading || kind == ErrorReply::readonly ||
+         kind == ErrorReply::masterdown;
+}
+
+}  // namespace stockctl

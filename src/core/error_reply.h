@@ -1,0 +1,36 @@
+#pragma once
+
+#include <string_view>
+
+namespace stockctl {
+
+/// What an error reply from Redis (or from one of our scripts) means to stockctl. Every error
+/// text that stockctl acts on is recognized by classify_error_reply and nowhere else; the rest
+/// of the code compares kinds.
+enum class ErrorReply {
+  other,              ///< any error we only report
+  noscript,           ///< NOSCRIPT: the server has no copy of the script; load it and resend
+  noauth,             ///< NOAUTH: the server wants a password we did not give
+  moved,              ///< MOVED: a cluster node says the slot lives elsewhere
+  ask,                ///< ASK: a cluster node says ask elsewhere, once, during a migration
+  tryagain,           ///< TRYAGAIN: a multi-key call's keys are split by a slot migration
+  clusterdown,        ///< CLUSTERDOWN: the cluster is reconfiguring
+  loading,            ///< LOADING: the server is loading its data set
+  readonly,           ///< READONLY: the node we reached has just become a replica
+  masterdown,         ///< MASTERDOWN: a replica lost its primary
+  wrongtype,          ///< WRONGTYPE: the key holds another type
+  syntax,             ///< "ERR syntax error": the server does not know an option (SET GET < 6.2)
+  cluster_disabled,   ///< "cluster support disabled": a cluster command sent to a plain server
+  stockctl_conflict,  ///< a script refused a request id already used for something else
+  stockctl_corrupt,   ///< a script found a stored value that is not a stock value
+  stockctl_overflow,  ///< a script refused an addition past the largest stock
+};
+
+/// The kind of the error reply whose text is `text` ("CODE message...").
+ErrorReply classify_error_reply(std::string_view text);
+
+/// True for the kinds that say the command was not executed (the cluster is reconfiguring, the
+/// server is loading, the node is no longer a primary), so sending it again is safe.
+bool not_executed(ErrorReply kind);
+
+}  // namespace stockctl

@@ -1,0 +1,45 @@
+#include "core/error_reply.h"
+
+#include <doctest/doctest.h>
+
+using namespace stockctl;
+
+TEST_CASE("an error reply is classified by its code") {
+  CHECK(classify_error_reply("NOSCRIPT No matching script. Please use EVAL.") ==
+        ErrorReply::noscript);
+  CHECK(classify_error_reply("NOAUTH Authentication required.") == ErrorReply::noauth);
+  CHECK(classify_error_reply("MOVED 3999 127.0.0.1:6381") == ErrorReply::moved);
+  CHECK(classify_error_reply("ASK 3999 127.0.0.1:6381") == ErrorReply::ask);
+  CHECK(classify_error_reply("TRYAGAIN Multiple keys request during rehashing of slot") ==
+        ErrorReply::tryagain);
+  CHECK(classify_error_reply("WRONGTYPE Operation against a key holding the wrong kind of value") ==
+        ErrorReply::wrongtype);
+  CHECK(classify_error_reply("STOCKCTL_CONFLICT deduct 2 ok 8") == ErrorReply::stockctl_conflict);
+  CHECK(classify_error_reply("STOCKCTL_CORRUPT abc") == ErrorReply::stockctl_corrupt);
+  CHECK(classify_error_reply("STOCKCTL_OVERFLOW 9007199254740991") ==
+        ErrorReply::stockctl_overflow);
+}
+
+TEST_CASE("a code is matched as a whole word, never as a prefix") {
+  CHECK(classify_error_reply("ASKING is not allowed here") == ErrorReply::other);
+  CHECK(classify_error_reply("MOVEDX 1 a:1") == ErrorReply::other);
+  CHECK(classify_error_reply("") == ErrorReply::other);
+}
+
+TEST_CASE("generic ERR replies are told apart by their text") {
+  CHECK(classify_error_reply("ERR syntax error") == ErrorReply::syntax);
+  CHECK(classify_error_reply("ERR This instance has cluster support disabled") ==
+        ErrorReply::cluster_disabled);
+  CHECK(classify_error_reply("ERR unknown command 'FOO'") == ErrorReply::other);
+}
+
+TEST_CASE("only replies that say the command did not run may be resent") {
+  CHECK(not_executed(ErrorReply::tryagain));
+  CHECK(not_executed(ErrorReply::clusterdown));
+  CHECK(not_executed(ErrorReply::loading));
+  CHECK(not_executed(ErrorReply::readonly));
+  CHECK(not_executed(ErrorReply::masterdown));
+  CHECK_FALSE(not_executed(ErrorReply::moved));
+  CHECK_FALSE(not_executed(ErrorReply::noscript));
+  CHECK_FALSE(not_executed(ErrorReply::other));
+}
