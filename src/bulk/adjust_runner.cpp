@@ -9,7 +9,7 @@
 #include "core/stock_index.h"
 #include "proc/init_cmd.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/stock.h"
 #include "sources/open_source.h"
 
 namespace stockctl {
@@ -173,26 +173,16 @@ OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeySch
 
 OpRunner::~OpRunner() = default;
 
-std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log) {
-  std::vector<std::string> keys{item.key};
-  if (!item.request_id.empty()) {
-    keys.push_back(companion_key(item.key, std::string(kRequestSuffix) + item.request_id));
-  }
-  if (with_log) keys.push_back(log_key(item.key));
-  return keys;
-}
-
 Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
-  Call call{&stock_script(), stock_call_keys(item, log_.enabled), !item.request_id.empty(), true};
-  std::vector<std::string>& args = call.args;
-  call.numkeys = static_cast<int>(args.size());
-  args.insert(args.end(), {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
-                           std::to_string(options_.ttl_s), item.request_id,
-                           std::to_string(options_.request_ttl_s)});
-  if (log_.enabled) {
-    args.insert(args.end(), {std::to_string(log_.max_entries), log_.actor, log_.reason});
-  }
-  return call;
+  StockRequest request{item.key,
+                       op_ == Op::deduct ? "deduct" : "add",
+                       *item.qty,
+                       init,
+                       options_.ttl_s,
+                       item.request_id,
+                       options_.request_ttl_s,
+                       &log_};
+  return stock_call(request);
 }
 
 void OpRunner::apply(ItemResult& item, const CallResult& result) const {
@@ -203,18 +193,18 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
   }
   const Reply& r = result.reply;
   if (r.is_error()) return apply_error_reply(item, r.str);
-  if (r.type != Reply::Type::array || r.elements.size() != 3 ||
-      r.elements[0].type != Reply::Type::integer || r.elements[1].type != Reply::Type::integer) {
+  std::optional<StockAnswer> answer = parse_stock_answer(r);
+  if (!answer) {
     return set_error(
         item, Status::error,
         fmt::format("unexpected reply from the {} script: {}", item.op, describe_reply(r)));
   }
   if (op_ == Op::deduct) {
-    apply_deduct_answer(item, r.elements[0].integer, r.elements[1].integer);
+    apply_deduct_answer(item, answer->answer, answer->stock);
   } else {
-    apply_add_answer(item, r.elements[0].integer, r.elements[1].integer);
+    apply_add_answer(item, answer->answer, answer->stock);
   }
-  item.replayed = r.elements[2].integer == 1;
+  item.replayed = answer->replayed;
   if (item.status == Status::ok && !item.replayed)
     check_durability(item, result, client_.options());
 }

@@ -47,13 +47,6 @@ void validate_init_source(const InitSource& init);
 
 class InitFileIndex;
 
-/// The keys a stock script call sends, in the script's KEYS order: the stock key, then the
-/// request ledger only when the item has a request id, then the change log when it is written.
-/// Sending no key the call does not need
-/// keeps it a single-key command on a cluster: while its slot migrates it follows ASK at once
-/// instead of being answered TRYAGAIN until the whole slot has moved.
-std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log = false);
-
 /// Runs deduct or add for windows of items: one pipeline per window, then the init lock
 /// protocol for each item whose key is missing and that can be initialized.
 class OpRunner {

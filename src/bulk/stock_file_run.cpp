@@ -67,7 +67,7 @@ std::size_t report_extra_items(Context& ctx, const std::vector<std::uint64_t>& r
       item.result.op = "rebuild";
       item.result.sku = std::move(found.sku);
       item.result.key = std::move(found.key);
-      reads.push_back(Call{nullptr, {"GET", item.result.key}, true});
+      reads.push_back(Call::read({"GET", item.result.key}));
     }
     if (extra.empty()) return;
     std::vector<CallResult> values = ctx.redis().run(reads);

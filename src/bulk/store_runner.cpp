@@ -8,7 +8,7 @@
 #include "base/diagnostics.h"
 #include "base/interrupt.h"
 #include "bulk/replica_ack.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/put.h"
 
 namespace stockctl {
 
@@ -96,10 +96,8 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
     case Step::set: {
       // SET NX is all init needs where keys are missing (the common case); --force asks for
       // the previous value with GET, to report it, and keeps the key's expiry unless --ttl.
-      Call call{nullptr,
-                {"SET", key, std::to_string(item.value), mode_.force ? "GET" : "NX"},
-                true,
-                true};
+      Call call = Call::idempotent_write(
+          {"SET", key, std::to_string(item.value), mode_.force ? "GET" : "NX"});
       if (ttl_s_ > 0) {
         call.args.emplace_back("EX");
         call.args.push_back(std::to_string(ttl_s_));
@@ -109,23 +107,11 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
       return call;
     }
     case Step::get:
-      return Call{nullptr, {"GET", key}, true};
+      return Call::read({"GET", key});
     case Step::script:
       break;
   }
-  // Storing a given value is idempotent: sending it again can at most turn "created" into "kept".
-  Call call{&put_script(),
-            {key, companion_key(key, kLockSuffix), std::to_string(item.value),
-             std::string(put_script_mode(mode_)), std::to_string(ttl_s_), "1"},
-            true,
-            !mode_.dry_run};
-  if (log_.enabled && !mode_.dry_run) {
-    call.args.insert(call.args.begin() + 2, log_key(key));
-    call.numkeys = 3;
-    call.args.insert(call.args.end(),
-                     {change_, std::to_string(log_.max_entries), log_.actor, log_.reason});
-  }
-  return call;
+  return put_call(PutRequest{key, item.value, mode_, ttl_s_, &log_, change_});
 }
 
 std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
@@ -192,12 +178,13 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
   if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
   const Reply& reply = result.reply;
   if (reply.is_error()) return apply_error_reply(r, reply.str);
-  if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
+  std::optional<PutAnswer> answer = parse_put_answer(reply);
+  if (!answer) {
     return set_error(
         r, Status::error,
         fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
   }
-  apply_put_verdict(r, reply.elements[0].str, reply.elements[1].string_or_nil(), item.value, mode_);
+  apply_put_verdict(r, answer->verdict, answer->previous, item.value, mode_);
   if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 

@@ -22,6 +22,7 @@
 #include "redis/connection.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
+#include "redis/scripts/stock.h"
 
 namespace stockctl {
 namespace {
@@ -52,15 +53,14 @@ std::vector<std::string> bench_keys(const BenchOptions& o, const std::string& ru
 // One unit off a test item, with the stock script as `deduct` sends it (no request id, so the
 // stock key alone).
 Call deduction(const std::string& key) {
-  Call call{&stock_script(), {key, "deduct", "1", "", "0", "", "60"}, false, true};
-  call.numkeys = 1;
-  return call;
+  StockRequest request{key, "deduct", 1, "", 0, "", 60, nullptr};
+  return stock_call(request);
 }
 
 // Creates the test items, refusing to touch anything that already exists.
 void create_items(Client& client, const std::vector<std::string>& keys, long long stock) {
   for (const std::string& key : keys) {
-    Reply r = client.call(Call{nullptr, {"SET", key, std::to_string(stock), "NX"}});
+    Reply r = client.call(Call::once({"SET", key, std::to_string(stock), "NX"}));
     if (r.is_nil()) {
       throw InputError(
           fmt::format("refusing to run: {} exists and was not created by this bench", key));
@@ -183,8 +183,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   auto started = std::chrono::steady_clock::now();
   if (!program.common.cluster) {
     // The event loop sends EVALSHA raw, without the client's NOSCRIPT recovery: load it first.
-    Reply loaded =
-        client.call(Call{nullptr, {"SCRIPT", "LOAD", std::string(stock_script().body)}, true});
+    Reply loaded = client.call(Call::read({"SCRIPT", "LOAD", std::string(stock_script().body)}));
     if (loaded.is_error()) throw StockctlError(loaded.str);
     event_loop(connect_options(program.common), o.connections, keys, budget, until, tallies[0]);
   } else {
@@ -215,14 +214,18 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   long long remaining = 0;
   bool never_negative = true;
   for (const std::string& key : keys) {
-    Reply r = client.call(Call{nullptr, {"GET", key}, true});
+    Reply r = client.call(Call::read({"GET", key}));
     auto value = r.string_or_nil() ? parse_stored_value(*r.string_or_nil()) : std::nullopt;
     if (!value || *value < 0) never_negative = false;
     remaining += value.value_or(0);
   }
   long long taken = o.stock * o.items - remaining;
   bool correct = never_negative && total.errors == 0 && taken == total.ok;
-  for (const std::string& key : keys) client.call(Call{nullptr, {"DEL", key}, true});
+  for (const std::string& key : keys) {
+    Call del = Call::once({"DEL", key});
+    del.idempotent = true;  // resent if lost; the test keys need no replica acknowledgement
+    client.call(del);
+  }
 
   nlohmann::ordered_json j;
   j["op"] = "bench";

@@ -41,7 +41,7 @@ std::vector<std::vector<std::string>> find_request_records(Context& ctx,
     std::string cursor = "0";
     do {
       Reply reply = ctx.redis().call_on(
-          node, Call{nullptr, {"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}});
+          node, Call::once({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}));
       if (reply.is_error() || reply.elements.size() != 2) {
         throw ConnectionError(fmt::format("SCAN: {}", describe_reply(reply)));
       }
@@ -97,7 +97,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
       continue;
     }
     // The stock key alone first, so that its reply tells ok from missing; then the rest.
-    calls.push_back(Call{nullptr, {"DEL", items[i].key}, true, true});
+    calls.push_back(Call::idempotent_write({"DEL", items[i].key}));
     Call companions{nullptr,
                     {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key)},
                     true,

@@ -70,8 +70,8 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   std::vector<Call> calls;
   calls.reserve(batch.size() * 2);
   for (const ScannedItem& item : batch) {
-    calls.push_back(Call{nullptr, {"GET", item.key}, true});
-    calls.push_back(Call{nullptr, {"TTL", item.key}, true});
+    calls.push_back(Call::read({"GET", item.key}));
+    calls.push_back(Call::read({"TTL", item.key}));
   }
   std::vector<CallResult> results = run.ctx.redis().run(calls);
   for (std::size_t i = 0; i < batch.size(); ++i) {

@@ -43,10 +43,10 @@ ItemResult get_item(const Context& ctx, std::string sku, bool details) {
 
 // The calls that read one item: its value, and with --details its expiry and its init lock's.
 void append_reads(std::vector<Call>& calls, const ItemResult& item) {
-  calls.push_back(Call{nullptr, {"GET", item.key}, true});
+  calls.push_back(Call::read({"GET", item.key}));
   if (!item.details) return;
-  calls.push_back(Call{nullptr, {"TTL", item.key}, true});
-  calls.push_back(Call{nullptr, {"PTTL", companion_key(item.key, kLockSuffix)}, true});
+  calls.push_back(Call::read({"TTL", item.key}));
+  calls.push_back(Call::read({"PTTL", companion_key(item.key, kLockSuffix)}));
 }
 
 std::optional<std::int64_t> remaining(const CallResult& r) {

@@ -39,7 +39,7 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
     item.result.key = stock_key(ctx.scheme(), item.result.sku);
     item.value = value.value;
     std::vector<PutItem> items{item};
-    PutRunner runner(ctx.redis(), PutMode{false, o.force, false}, o.ttl_s, LockTiming{});
+    PutRunner runner(ctx.redis(), PutMode::for_init().with_force(o.force), o.ttl_s, LockTiming{});
     runner.set_change_log(ctx.change_log(), "init");
     runner.run(items);
     item = items[0];
@@ -57,7 +57,8 @@ ExitCode run_init(Program& program, const InitOptions& o) {
   if (!has_source(o.source)) return run_init_single(ctx, o);
   if (!o.sku.empty() || !o.value.empty())
     throw InputError("init: give SKU VALUE or a source (--file, --from-cmd), not both");
-  StockFileRun run{"init", o.source, PutMode{false, o.force, false}, o.ttl_s, LockTiming{}, false};
+  StockFileRun run{"init",  o.source,     PutMode::for_init().with_force(o.force),
+                   o.ttl_s, LockTiming{}, false};
   return run_stock_file(ctx, run);
 }
 

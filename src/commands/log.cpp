@@ -67,7 +67,7 @@ std::vector<LogEntry> entries_of(const Reply& reply, const std::string& log) {
 }
 
 Reply read_call(Client& client, std::vector<std::string> argv) {
-  return client.call(Call{nullptr, std::move(argv), true});
+  return client.call(Call::read(std::move(argv)));
 }
 
 // Prints the entries from `start` on, oldest first, a page at a time; returns how many.

@@ -44,7 +44,7 @@ class RunLock {
     if (held_ && now - renewed_ < std::chrono::milliseconds(ttl_ms_ / 3)) return;
     if (!held_) {
       Reply r =
-          client_.call(Call{nullptr, {"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}});
+          client_.call(Call::once({"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}));
       if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key_, r.str));
       if (r.is_nil()) {
         throw RebuildBusy(
@@ -69,8 +69,10 @@ class RunLock {
 ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   if (!has_source(o.source)) throw InputError("rebuild needs --file FILE or --from-cmd CMD");
   Context ctx(program);
-  StockFileRun run{"rebuild",       o.source, PutMode{true, o.force, o.dry_run}, o.ttl_s, o.lock,
-                   o.fail_on_drift, o.extra};
+  StockFileRun run{
+      "rebuild", o.source, PutMode::for_rebuild().with_force(o.force).with_dry_run(o.dry_run),
+      o.ttl_s,   o.lock,   o.fail_on_drift,
+      o.extra};
   if (o.dry_run) return run_stock_file(ctx, run);
   // The lock must outlive a window even on a slow server; it is renewed between windows.
   long long run_lock_ttl = std::max<long long>(o.lock.ttl_ms, 30000);

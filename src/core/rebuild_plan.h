@@ -14,6 +14,15 @@ struct PutMode {
   bool rebuild = false;  ///< report a differing live value as drift (init says exists)
   bool force = false;    ///< overwrite live values
   bool dry_run = false;  ///< write nothing: the script only peeks
+
+  /// init: a live value is left and reported as exists.
+  static PutMode for_init() { return PutMode{}; }
+  /// rebuild: a live value that differs is reported as drift.
+  static PutMode for_rebuild() { return PutMode{true}; }
+  /// The same mode, overwriting live values when `on` (--force).
+  PutMode with_force(bool on) const { return PutMode{rebuild, on, dry_run}; }
+  /// The same mode, writing nothing when `on` (--dry-run).
+  PutMode with_dry_run(bool on) const { return PutMode{rebuild, force, on}; }
 };
 
 /// The put script's mode argument for these settings ("create", "force" or "peek").

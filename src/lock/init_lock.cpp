@@ -5,7 +5,7 @@
 
 #include "base/backoff.h"
 #include "base/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/lock.h"
 
 namespace stockctl {
 
@@ -28,7 +28,7 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
   Backoff backoff(timing.wait_ms, 5, 100, true);
   for (;;) {
     Reply r =
-        client.call(Call{nullptr, {"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}});
+        client.call(Call::once({"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}));
     if (r.is_error()) {
       throw StockctlError(fmt::format("cannot take lock {}: {}", key, r.str));
     }
@@ -40,7 +40,7 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
 
 void release_lock(Client& client, const std::string& key, const std::string& token) noexcept {
   try {
-    client.run({Call{&unlock_script(), {key, token}, true}});
+    client.run({unlock_call(key, token)});
   } catch (...) {
     // The lock expires after its TTL; nothing more to do.
   }
@@ -48,8 +48,7 @@ void release_lock(Client& client, const std::string& key, const std::string& tok
 
 bool extend_lock(Client& client, const std::string& key, const std::string& token,
                  long long ttl_ms) {
-  Reply r = client.call(Call{&extend_script(), {key, token, std::to_string(ttl_ms)}, true});
-  return r.type == Reply::Type::integer && r.integer == 1;
+  return parse_extend_answer(client.call(extend_call(key, token, ttl_ms)));
 }
 
 }  // namespace stockctl

@@ -28,6 +28,25 @@ struct Call {
   /// Reads and other calls that change nothing can always be sent again, and never report an
   /// unknown outcome.
   bool reads_only() const { return idempotent && !writes; }
+
+  /// A plain command that changes nothing (GET, TTL, SCAN, SCRIPT LOAD): always safe to resend.
+  static Call read(std::vector<std::string> argv) { return Call{nullptr, std::move(argv), true}; }
+  /// A plain write whose repeat leaves the same state (DEL, SET of a value): resent when its
+  /// outcome is unknown, and counted for --wait-replicas.
+  static Call idempotent_write(std::vector<std::string> argv) {
+    return Call{nullptr, std::move(argv), true, true};
+  }
+  /// A plain command sent at most once and not waited for by replicas (SET NX of a lock).
+  static Call once(std::vector<std::string> argv) { return Call{nullptr, std::move(argv)}; }
+  /// A call of `script` with `keys`, then `args`; neither resent nor counted as a write until
+  /// the caller says so (the builders in redis/scripts/ do).
+  static Call script_call(const Script& script, std::vector<std::string> keys,
+                          const std::vector<std::string>& args) {
+    Call call{&script, std::move(keys)};
+    call.numkeys = static_cast<int>(call.args.size());
+    call.args.insert(call.args.end(), args.begin(), args.end());
+    return call;
+  }
 };
 
 /// What became of one call.

@@ -159,7 +159,7 @@ void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
   for (const Call& c : again) {
     bool seen = false;
     for (const Call& l : loads) seen = seen || l.args[2] == c.script->body;
-    if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
+    if (!seen) loads.push_back(Call::once({"SCRIPT", "LOAD", std::string(c.script->body)}));
   }
   send_raw(loads);
   print_info(

@@ -82,13 +82,14 @@ TEST_CASE("rebuild: a live value that differs is drift, and untouched") {
 
 TEST_CASE("rebuild --force and --dry-run") {
   ItemResult i = item();
-  apply_put_verdict(i, "replaced", std::string("10"), 7, PutMode{true, true, false});
+  apply_put_verdict(i, "replaced", std::string("10"), 7, PutMode::for_rebuild().with_force(true));
   CHECK(i.status == Status::ok);
   CHECK(i.stock == 7);
-  CHECK(put_script_mode(PutMode{true, true, true}) == "peek");
-  apply_put_verdict(i, "kept", std::string("10"), 7, PutMode{true, true, true});
+  CHECK(put_script_mode(PutMode::for_rebuild().with_force(true).with_dry_run(true)) == "peek");
+  apply_put_verdict(i, "kept", std::string("10"), 7,
+                    PutMode::for_rebuild().with_force(true).with_dry_run(true));
   CHECK(i.status == Status::ok);  // would overwrite
-  apply_put_verdict(i, "absent", std::nullopt, 7, PutMode{true, false, true});
+  apply_put_verdict(i, "absent", std::nullopt, 7, PutMode::for_rebuild().with_dry_run(true));
   CHECK(i.status == Status::ok);
 }
 
@@ -113,14 +114,15 @@ TEST_CASE("a forced write reports the value it replaced, null when the key was m
   CHECK(i.status == Status::ok);
   CHECK(i.forced);
   CHECK_FALSE(i.previous);
-  apply_put_verdict(i, "replaced", std::string("junk"), 7, PutMode{true, true, false});
+  apply_put_verdict(i, "replaced", std::string("junk"), 7, PutMode::for_rebuild().with_force(true));
   CHECK(i.previous == std::optional<std::string>("junk"));
-  apply_put_verdict(i, "kept", std::string("7"), 7, PutMode{true, true, true});
+  apply_put_verdict(i, "kept", std::string("7"), 7,
+                    PutMode::for_rebuild().with_force(true).with_dry_run(true));
   CHECK(i.status == Status::ok);  // a forced dry run says what the real run would replace
   CHECK(i.previous == std::optional<std::string>("7"));
   apply_put_verdict(i, "locked", std::nullopt, 7, init_force);
   CHECK_FALSE(i.forced);
-  apply_put_verdict(i, "created", std::nullopt, 7, PutMode{});
+  apply_put_verdict(i, "created", std::nullopt, 7, PutMode::for_init());
   CHECK_FALSE(i.forced);  // only --force reports "previous"
 }
 

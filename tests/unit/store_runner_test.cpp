@@ -172,7 +172,7 @@ TEST_CASE("init --force asks for the value it replaces and keeps the key's expir
   FakeRedis redis;
   redis.data["stock:{a}"] = "5";
   std::vector<PutItem> items{item("a", 5), item("b", 6)};
-  PutRunner(redis, PutMode{false, true, false}, 0, LockTiming{}).run(items);
+  PutRunner(redis, PutMode::for_init().with_force(true), 0, LockTiming{}).run(items);
   CHECK(redis.commands[0] == std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "KEEPTTL"});
   CHECK(items[0].result.status == Status::ok);
   CHECK(items[0].result.previous == std::optional<std::string>("5"));
@@ -180,7 +180,7 @@ TEST_CASE("init --force asks for the value it replaces and keeps the key's expir
   CHECK_FALSE(items[1].result.previous);
   FakeRedis with_ttl;
   std::vector<PutItem> one{item("a", 5)};
-  PutRunner(with_ttl, PutMode{false, true, false}, 60, LockTiming{}).run(one);
+  PutRunner(with_ttl, PutMode::for_init().with_force(true), 60, LockTiming{}).run(one);
   CHECK(with_ttl.commands[0] ==
         std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "EX", "60"});
 }
@@ -190,7 +190,7 @@ TEST_CASE("rebuild --force writes differing and missing keys, and reports every 
   redis.data["stock:{a}"] = "5";
   redis.data["stock:{b}"] = "9";
   std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
-  PutRunner(redis, PutMode{true, true, false}, 0, LockTiming{}).run(items);
+  PutRunner(redis, PutMode::for_rebuild().with_force(true), 0, LockTiming{}).run(items);
   CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "GET stock:{b}", "GET stock:{c}",
                                                "PUT stock:{b}", "PUT stock:{c}"});
   for (const PutItem& p : items) CHECK(p.result.status == Status::ok);
@@ -205,7 +205,7 @@ TEST_CASE("rebuild --force --ttl writes every live key, to set its expiry") {
   FakeRedis redis;
   redis.data["stock:{a}"] = "5";
   std::vector<PutItem> items{item("a", 5)};
-  PutRunner(redis, PutMode{true, true, false}, 60, LockTiming{}).run(items);
+  PutRunner(redis, PutMode::for_rebuild().with_force(true), 60, LockTiming{}).run(items);
   CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "PUT stock:{a}"});
   CHECK(items[0].result.previous == std::optional<std::string>("5"));
 }

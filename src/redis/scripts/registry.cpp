@@ -9,8 +9,4 @@ const Script& put_script() { return lua::put; }
 const Script& unlock_script() { return lua::unlock; }
 const Script& extend_script() { return lua::extend; }
 
-std::vector<const Script*> all_scripts() {
-  return {&lua::stock, &lua::put, &lua::unlock, &lua::extend};
-}
-
 }  // namespace stockctl

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <vector>
-
 #include "redis/script.h"
 
 namespace stockctl {
@@ -11,8 +9,5 @@ const Script& stock_script();
 const Script& put_script();
 const Script& unlock_script();
 const Script& extend_script();
-
-/// Every embedded script.
-std::vector<const Script*> all_scripts();
 
 }  // namespace stockctl

@@ -1,0 +1,30 @@
+#include "redis/scripts/put.h"
+
+#include "core/sku.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+Call put_call(const PutRequest& request) {
+  const bool with_log = request.log != nullptr && request.log->enabled && !request.mode.dry_run;
+  std::vector<std::string> keys{request.key, companion_key(request.key, kLockSuffix)};
+  if (with_log) keys.push_back(log_key(request.key));
+  std::vector<std::string> args{std::to_string(request.value),
+                                std::string(put_script_mode(request.mode)),
+                                std::to_string(request.ttl_s), "1"};
+  if (with_log) {
+    args.insert(args.end(), {request.change, std::to_string(request.log->max_entries),
+                             request.log->actor, request.log->reason});
+  }
+  Call call = Call::script_call(put_script(), std::move(keys), args);
+  call.idempotent = true;
+  call.writes = !request.mode.dry_run;
+  return call;
+}
+
+std::optional<PutAnswer> parse_put_answer(const Reply& reply) {
+  if (reply.type != Reply::Type::array || reply.elements.size() != 2) return std::nullopt;
+  return PutAnswer{reply.elements[0].str, reply.elements[1].string_or_nil()};
+}
+
+}  // namespace stockctl

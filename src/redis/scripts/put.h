@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/change_log.h"
+#include "core/rebuild_plan.h"
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// One call of the put script, lua/put-2.lua (its header is the contract): store one item's
+/// stock for init and rebuild, honouring the item's init lock.
+struct PutRequest {
+  std::string key;  ///< the item's stock key
+  std::int64_t value = 0;
+  PutMode mode;
+  long long ttl_s = 0;                     ///< expiry of the stored key; 0 = none
+  const ChangeLogSettings* log = nullptr;  ///< the change log to write; null or disabled: none
+  std::string change;                      ///< the logged change: "init" or "rebuild"
+};
+
+/// The call for `request`: the stock key and its init lock, then the change log when it is
+/// written (never on a dry run). Storing a given value is idempotent: sending it again can at
+/// most turn "created" into "kept", so the call is safe to resend.
+Call put_call(const PutRequest& request);
+
+/// The put script's answer: its verdict and the value stored before the call.
+struct PutAnswer {
+  std::string verdict;  ///< "created", "kept", "replaced", "absent" or "locked"
+  std::optional<std::string> previous;
+};
+
+/// Reads a non-error reply of the put script; nullopt when it has another shape.
+std::optional<PutAnswer> parse_put_answer(const Reply& reply);
+
+}  // namespace stockctl

@@ -1,0 +1,119 @@
+#include <doctest/doctest.h>
+
+#include "redis/call.h"
+#include "redis/scripts/lock.h"
+#include "redis/scripts/put.h"
+#include "redis/scripts/registry.h"
+#include "redis/scripts/stock.h"
+
+using namespace stockctl;
+
+namespace {
+
+using Argv = std::vector<std::string>;
+
+Argv evalsha(const Script& script, int numkeys, const Argv& rest) {
+  Argv argv{"EVALSHA", std::string(script.sha1), std::to_string(numkeys)};
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  return argv;
+}
+
+Reply integer(long long n) {
+  Reply r;
+  r.type = Reply::Type::integer;
+  r.integer = n;
+  return r;
+}
+
+Reply text(const std::string& s) {
+  Reply r;
+  r.type = Reply::Type::string;
+  r.str = s;
+  return r;
+}
+
+Reply array(std::vector<Reply> elements) {
+  Reply r;
+  r.type = Reply::Type::array;
+  r.elements = std::move(elements);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a deduction without request id or log sends the stock key alone") {
+  Call call = stock_call(StockRequest{"{s:a}", "deduct", 2, "", 0, "", 60, nullptr});
+  CHECK(script_argv(call) ==
+        evalsha(stock_script(), 1, {"{s:a}", "deduct", "2", "", "0", "", "60"}));
+  CHECK_FALSE(call.idempotent);  // applied twice if resent
+  CHECK(call.writes);
+}
+
+TEST_CASE("a stock call with request id and change log sends the ledger, then the log") {
+  ChangeLogSettings log{true, 50, "ops", "recount"};
+  Call call = stock_call(StockRequest{"{s:a}", "add", 3, "10", 5, "r1", 86400, &log});
+  CHECK(script_argv(call) == evalsha(stock_script(), 3,
+                                     {"{s:a}", "{s:a}:req:r1", "{s:a}:log", "add", "3", "10", "5",
+                                      "r1", "86400", "50", "ops", "recount"}));
+  CHECK(call.idempotent);  // the ledger answers a repeat
+}
+
+TEST_CASE("a disabled change log is not sent") {
+  ChangeLogSettings off{false, 50, "ops", ""};
+  Call call = stock_call(StockRequest{"{s:a}", "deduct", 1, "", 0, "", 60, &off});
+  CHECK(call.numkeys == 1);
+}
+
+TEST_CASE("the put call sends the lock key, and the log key third only when it writes") {
+  ChangeLogSettings log{true, 50, "ops", ""};
+  Call call = put_call(PutRequest{"{s:a}", 7, PutMode::for_init(), 0, &log, "init"});
+  CHECK(script_argv(call) == evalsha(put_script(), 3,
+                                     {"{s:a}", "{s:a}:lock", "{s:a}:log", "7", "create", "0", "1",
+                                      "init", "50", "ops", ""}));
+  CHECK(call.idempotent);
+  CHECK(call.writes);
+
+  Call peek = put_call(
+      PutRequest{"{s:a}", 7, PutMode::for_rebuild().with_dry_run(true), 0, &log, "rebuild"});
+  CHECK(script_argv(peek) ==
+        evalsha(put_script(), 2, {"{s:a}", "{s:a}:lock", "7", "peek", "0", "1"}));
+  CHECK_FALSE(peek.writes);
+}
+
+TEST_CASE("lock calls send the lock key and the token") {
+  CHECK(script_argv(unlock_call("{s:a}:lock", "t")) ==
+        evalsha(unlock_script(), 1, {"{s:a}:lock", "t"}));
+  CHECK(script_argv(extend_call("{s:a}:lock", "t", 3000)) ==
+        evalsha(extend_script(), 1, {"{s:a}:lock", "t", "3000"}));
+  CHECK(parse_extend_answer(integer(1)));
+  CHECK_FALSE(parse_extend_answer(integer(0)));
+}
+
+TEST_CASE("script answers of the wrong shape are refused, not guessed") {
+  std::optional<StockAnswer> stock =
+      parse_stock_answer(array({integer(-2), integer(4), integer(1)}));
+  REQUIRE(stock);
+  CHECK(stock->answer == -2);
+  CHECK(stock->stock == 4);
+  CHECK(stock->replayed);
+  CHECK_FALSE(parse_stock_answer(array({integer(1), integer(2)})));
+  CHECK_FALSE(parse_stock_answer(array({text("1"), integer(2), integer(0)})));
+
+  Reply nil;
+  std::optional<PutAnswer> put = parse_put_answer(array({text("created"), nil}));
+  REQUIRE(put);
+  CHECK(put->verdict == "created");
+  CHECK_FALSE(put->previous);
+  CHECK_FALSE(parse_put_answer(integer(1)));
+}
+
+TEST_CASE("plain calls say by name whether they may be resent and waited for") {
+  CHECK(Call::read({"GET", "k"}).reads_only());
+  Call del = Call::idempotent_write({"DEL", "k"});
+  CHECK(del.idempotent);
+  CHECK(del.writes);
+  Call lock = Call::once({"SET", "k", "t", "NX"});
+  CHECK_FALSE(lock.idempotent);
+  CHECK_FALSE(lock.writes);
+  CHECK(script_argv(lock) == Argv{"SET", "k", "t", "NX"});
+}
