@@ -75,7 +75,13 @@ Connection::Connection(const ConnectOptions& options)
   }
 }
 
+Connection::Connection(std::string where) : where_(std::move(where)), timeout_ms_(0) {}
+
 Connection::~Connection() = default;
+
+std::unique_ptr<Connection> open_connection(const ConnectOptions& options) {
+  return std::make_unique<Connection>(options);
+}
 
 void Connection::authenticate(const ConnectOptions& options) {
   // AUTH with a password, else PING: either way a server that wants other credentials says so

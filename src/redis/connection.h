@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,7 @@ class Connection {
   /// (AuthenticationError when the credentials are refused or missing), or TlsError for a TLS
   /// failure that retrying cannot cure.
   explicit Connection(const ConnectOptions& options);
-  ~Connection();
+  virtual ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
@@ -45,10 +46,11 @@ class Connection {
   void append(const std::vector<std::string>& argv);
   /// Queues one command whose argv is `head` followed by `tail`, without copying them into one
   /// vector first (EVALSHA sha numkeys + the call's arguments).
-  void append(std::initializer_list<std::string_view> head, const std::vector<std::string>& tail);
+  virtual void append(std::initializer_list<std::string_view> head,
+                      const std::vector<std::string>& tail);
   /// Sends what is queued and reads the next reply. Throws ConnectionError when the connection
   /// breaks or times out; error replies are returned, not thrown.
-  Reply read();
+  virtual Reply read();
   /// append() + read().
   Reply command(const std::vector<std::string>& argv);
 
@@ -56,13 +58,18 @@ class Connection {
   /// until it returns nothing before polling: TLS may hold decrypted bytes poll() cannot see.
   int fd() const;
   /// Writes everything appended so far. Throws ConnectionError.
-  void flush();
+  virtual void flush();
   /// After poll() said the socket is readable: reads what has arrived and returns one complete
   /// reply if there is one. Throws ConnectionError when the connection broke.
   std::optional<Reply> read_ready();
 
   /// "host:port" for messages.
   const std::string& where() const { return where_; }
+
+ protected:
+  /// For test doubles (tests/unit/fake_node.h), which override append, read and flush: opens
+  /// nothing.
+  explicit Connection(std::string where);
 
  private:
   /// AUTH, or PING when there is no password. Throws AuthenticationError when the server
@@ -85,5 +92,12 @@ class Connection {
   std::string out_;        ///< RESP appended and not yet written
   bool received_ = false;  ///< any byte ever came back (to recognise a TLS server)
 };
+
+/// Opens connections. ClusterClient opens its nodes through one, so that a unit test can hand
+/// it scripted nodes; open_connection is the real one.
+using ConnectionFactory = std::function<std::unique_ptr<Connection>(const ConnectOptions&)>;
+
+/// Opens a real connection (see Connection's constructor).
+std::unique_ptr<Connection> open_connection(const ConnectOptions& options);
 
 }  // namespace stockctl

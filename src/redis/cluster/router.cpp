@@ -43,8 +43,9 @@ void explain_tryagain(const Call& call, CallResult& result) {
 
 }  // namespace
 
-ClusterClient::ClusterClient(ConnectOptions seed, ClientOptions client_options)
-    : Client(client_options), seed_(std::move(seed)) {
+ClusterClient::ClusterClient(ConnectOptions seed, ClientOptions client_options,
+                             ConnectionFactory open)
+    : Client(client_options), seed_(std::move(seed)), open_(std::move(open)) {
   connect_retrying([this] { refresh(); });
 }
 
@@ -60,7 +61,7 @@ ClusterClient::Node& ClusterClient::node(const std::string& address) {
   options.url.host = parsed->first;
   options.url.port = parsed->second;
   options.url.db = 0;  // a cluster has only database 0
-  auto conn = std::make_unique<Connection>(options);
+  std::unique_ptr<Connection> conn = open_(options);
   Node& added = nodes_[address];
   added.conn = std::move(conn);
   return added;

@@ -25,8 +25,10 @@ namespace stockctl {
 /// finish() hands back the oldest started window once all of its replies are in.
 class ClusterClient : public Client {
  public:
-  /// Discovers the cluster through the node `seed` names. Throws ConnectionError.
-  ClusterClient(ConnectOptions seed, ClientOptions client_options);
+  /// Discovers the cluster through the node `seed` names, opening every node with `open`.
+  /// Throws ConnectionError.
+  ClusterClient(ConnectOptions seed, ClientOptions client_options,
+                ConnectionFactory open = open_connection);
   ~ClusterClient() override;
 
   std::vector<std::string> primaries() override;
@@ -121,6 +123,7 @@ class ClusterClient : public Client {
   Window take(std::uint64_t id);
 
   ConnectOptions seed_;
+  ConnectionFactory open_;
   SlotMap slots_;
   std::map<std::string, Node> nodes_;
   std::map<std::uint64_t, Window> windows_;

@@ -1,0 +1,120 @@
+#include <doctest/doctest.h>
+
+#include "fake_node.h"
+#include "redis/cluster/router.h"
+#include "redis/cluster/slot.h"
+#include "redis/scripts/lock.h"
+
+using namespace stockctl;
+using namespace stockctl::test;
+
+namespace {
+
+constexpr int kA = 7000;
+constexpr int kB = 7001;
+
+const ClientOptions kNoWait{60, 0, 0};
+
+std::string moved_to(int port, const std::string& key) {
+  return fmt::format("MOVED {} 127.0.0.1:{}", key_slot(key), port);
+}
+
+std::string ask_at(int port, const std::string& key) {
+  return fmt::format("ASK {} 127.0.0.1:{}", key_slot(key), port);
+}
+
+}  // namespace
+
+TEST_CASE("MOVED sends the call to the node named and remembers it for the next calls") {
+  FakeNodes nodes;
+  int owner = kA;  // who serves every slot, as each node tells CLUSTER SLOTS
+  auto node = [&](int me) {
+    return [&, me](const Argv& argv) {
+      if (argv[0] == "CLUSTER") return all_slots_at(owner);
+      if (owner != me) return error(moved_to(owner, argv[1]));
+      return bulk(fmt::format("value from {}", me));
+    };
+  };
+  nodes.add(kA, node(kA));
+  nodes.add(kB, node(kB));
+  ClusterClient client(FakeNodes::at(kA), kNoWait, nodes.factory());
+  owner = kB;  // the slot moves after discovery
+
+  std::vector<CallResult> first = client.run({Call::read({"GET", "k"})});
+  REQUIRE(first[0].state == CallResult::State::replied);
+  CHECK(first[0].reply.str == "value from 7001");
+  CHECK(nodes.count(kA, "GET") == 1);
+  CHECK(nodes.count(kB, "GET") == 1);
+
+  client.run({Call::read({"GET", "k"})});
+  CHECK(nodes.count(kA, "GET") == 1);  // not asked again: the map was updated
+  CHECK(nodes.count(kB, "GET") == 2);
+}
+
+TEST_CASE("ASK sends ASKING and the call to the importing node once, without changing the map") {
+  FakeNodes nodes;
+  nodes.add(kA, [](const Argv& argv) {
+    if (argv[0] == "CLUSTER") return all_slots_at(kA);
+    return error(ask_at(kB, argv[1]));
+  });
+  bool asking = false;
+  nodes.add(kB, [&](const Argv& argv) {
+    if (argv[0] == "ASKING") {
+      asking = true;
+      return status("OK");
+    }
+    // Without ASKING, the importing node sends the client back to the slot's owner.
+    Reply r = asking ? bulk("imported") : error(moved_to(kA, argv[1]));
+    asking = false;
+    return r;
+  });
+  ClusterClient client(FakeNodes::at(kA), kNoWait, nodes.factory());
+
+  std::vector<CallResult> results = client.run({Call::read({"GET", "k"})});
+  CHECK(results[0].reply.str == "imported");
+  CHECK(nodes.sent(kB) == std::vector<Argv>{{"ASKING"}, {"GET", "k"}});
+
+  client.run({Call::read({"GET", "k"})});
+  CHECK(nodes.count(kA, "GET") == 2);  // the owner is still asked first
+}
+
+TEST_CASE("a redirect loop gives up after a bound, naming the key") {
+  FakeNodes nodes;
+  nodes.add(kA, [](const Argv& argv) {
+    if (argv[0] == "CLUSTER") return all_slots_at(kA);
+    return error(moved_to(kA, argv[1]));  // always "ask me"
+  });
+  ClusterClient client(FakeNodes::at(kA), kNoWait, nodes.factory());
+
+  std::vector<CallResult> results = client.run({Call::read({"GET", "k"})});
+  CHECK(results[0].reply.is_error());
+  CHECK(results[0].reply.str.find("gave up after 16 redirects for key k") != std::string::npos);
+  CHECK(nodes.count(kA, "GET") == 17);
+}
+
+TEST_CASE("NOSCRIPT loads the script on that node and sends the call again") {
+  FakeNodes nodes;
+  bool loaded = false;
+  nodes.add(kA, [&](const Argv& argv) {
+    if (argv[0] == "CLUSTER") return all_slots_at(kA);
+    if (argv[0] == "SCRIPT") {
+      loaded = true;
+      return bulk("sha");
+    }
+    return loaded ? integer(1) : error("NOSCRIPT No matching script. Please use EVAL.");
+  });
+  ClusterClient client(FakeNodes::at(kA), kNoWait, nodes.factory());
+
+  std::vector<CallResult> results = client.run({extend_call("{s:a}:lock", "token", 3000)});
+  CHECK(parse_extend_answer(results[0].reply));
+  CHECK(nodes.count(kA, "SCRIPT") == 1);
+  CHECK(nodes.count(kA, "EVALSHA") == 2);
+}
+
+TEST_CASE("a server without cluster support is refused at once") {
+  FakeNodes nodes;
+  nodes.add(kA,
+            [](const Argv&) { return error("ERR This instance has cluster support disabled"); });
+  CHECK_THROWS_AS(ClusterClient(FakeNodes::at(kA), kNoWait, nodes.factory()), FatalConnectionError);
+  CHECK(nodes.count(kA, "CLUSTER") == 1);  // not retried: every node would say the same
+}

@@ -1,0 +1,72 @@
+#include "bulk/validated_rows.h"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "base/errors.h"
+#include "sources/rows.h"
+
+using namespace stockctl;
+
+namespace {
+
+// A CSV file in the system's temporary directory, removed when the test ends.
+class TempCsv {
+ public:
+  explicit TempCsv(const std::string& text)
+      : path_(std::filesystem::temp_directory_path() /
+              ("stockctl-validated-rows-" + std::to_string(::getpid()) + ".csv")) {
+    std::ofstream(path_) << text;
+  }
+  ~TempCsv() { std::filesystem::remove(path_); }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+const SourceColumns kColumns;
+const KeyScheme kScheme{"stock:", true};
+
+RowReader<StockRow> stock_reader() {
+  return RowReader<StockRow>{
+      stock_columns(kColumns),
+      [](const std::vector<bool>& present) { return check_stock_header(present, kColumns); },
+      [](const Record& record, StockRow& row) {
+        return interpret_stock_row(record, kColumns, kScheme, row);
+      },
+      [](const StockRow& row) -> const std::string& { return row.sku; }};
+}
+
+}  // namespace
+
+TEST_CASE("every repeat of a SKU after its first row is a duplicate, found before any write") {
+  TempCsv csv("sku,stock\na,1\nb,2\na,3\nc,4\nb,5\na,6\n");
+  Source source(csv.path(), std::nullopt);
+  Validation v = validate_source(source, stock_reader(), /*skip_invalid=*/true);
+  CHECK(v.rows == 6);
+  CHECK(v.invalid == 3);
+  CHECK(v.duplicate_lines == std::unordered_set<std::size_t>{4, 6, 7});
+}
+
+TEST_CASE("duplicates are invalid input unless invalid rows are skipped") {
+  TempCsv csv("sku,stock\na,1\na,2\n");
+  Source source(csv.path(), std::nullopt);
+  CHECK_THROWS_AS(validate_source(source, stock_reader(), /*skip_invalid=*/false), InputError);
+}
+
+TEST_CASE("the second pass hands back each row once, duplicates with their reason") {
+  TempCsv csv("sku,stock\na,1\nb,2\na,3\n");
+  Source source(csv.path(), std::nullopt);
+  RowReader<StockRow> reader = stock_reader();
+  Validation v = validate_source(source, reader, /*skip_invalid=*/true);
+  std::vector<std::string> seen;
+  for_each_row<StockRow>(source, reader, v, [&](const StockRow& row, const std::string& problem) {
+    seen.push_back(row.sku + (problem.empty() ? "" : " invalid"));
+  });
+  CHECK(seen == std::vector<std::string>{"a", "b", "a invalid"});
+}
