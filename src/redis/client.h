@@ -3,6 +3,7 @@
 #include <chrono>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,10 +42,12 @@ struct Call {
   /// A call of `script` with `keys`, then `args`; neither resent nor counted as a write until
   /// the caller says so (the builders in redis/scripts/ do).
   static Call script_call(const Script& script, std::vector<std::string> keys,
-                          const std::vector<std::string>& args) {
+                          std::vector<std::string> args) {
     Call call{&script, std::move(keys)};
     call.numkeys = static_cast<int>(call.args.size());
-    call.args.insert(call.args.end(), args.begin(), args.end());
+    call.args.reserve(call.args.size() + args.size());
+    call.args.insert(call.args.end(), std::make_move_iterator(args.begin()),
+                     std::make_move_iterator(args.end()));
     return call;
   }
 };

@@ -16,7 +16,7 @@ Call put_call(const PutRequest& request) {
     args.insert(args.end(), {request.change, std::to_string(request.log->max_entries),
                              request.log->actor, request.log->reason});
   }
-  Call call = Call::script_call(put_script(), std::move(keys), args);
+  Call call = Call::script_call(put_script(), std::move(keys), std::move(args));
   call.idempotent = true;
   call.writes = !request.mode.dry_run;
   return call;

@@ -19,7 +19,7 @@ Call stock_call(const StockRequest& request) {
     args.insert(args.end(), {std::to_string(request.log->max_entries), request.log->actor,
                              request.log->reason});
   }
-  Call call = Call::script_call(stock_script(), std::move(keys), args);
+  Call call = Call::script_call(stock_script(), std::move(keys), std::move(args));
   call.idempotent = !request.request_id.empty();
   call.writes = true;
   return call;
