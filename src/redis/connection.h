@@ -56,18 +56,18 @@ class Connection {
 
   /// For event loops (stockctl bench): the socket, to poll for readability. Call read_ready()
   /// until it returns nothing before polling: TLS may hold decrypted bytes poll() cannot see.
-  int fd() const;
+  virtual int fd() const;
   /// Writes everything appended so far. Throws ConnectionError.
   virtual void flush();
   /// After poll() said the socket is readable: reads what has arrived and returns one complete
   /// reply if there is one. Throws ConnectionError when the connection broke.
-  std::optional<Reply> read_ready();
+  virtual std::optional<Reply> read_ready();
 
   /// "host:port" for messages.
   const std::string& where() const { return where_; }
 
  protected:
-  /// For test doubles (tests/unit/fake_node.h), which override append, read and flush: opens
+  /// For test doubles (tests/unit/fake_node.h), which override the virtual members: opens
   /// nothing.
   explicit Connection(std::string where);
 

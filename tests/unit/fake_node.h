@@ -65,8 +65,8 @@ inline Reply all_slots_at(int port) {
   return array({array({integer(0), integer(16383), array({bulk("127.0.0.1"), integer(port)})})});
 }
 
-/// One scripted node. Replies are computed when a command is appended and handed back by read(),
-/// in order, as a pipelined server would.
+/// One scripted node. Replies are computed when a command is appended and handed back by read()
+/// or read_ready(), in order, as a pipelined server would.
 class FakeNode : public Connection {
  public:
   FakeNode(std::string where, Answer answer, std::vector<Argv>& log)
@@ -86,6 +86,13 @@ class FakeNode : public Connection {
     return r;
   }
   void flush() override {}
+  /// Every reply is there as soon as its command is appended.
+  std::optional<Reply> read_ready() override {
+    if (queued_.empty()) return std::nullopt;
+    return read();
+  }
+  /// No socket: poll() ignores a negative descriptor.
+  int fd() const override { return -1; }
 
  private:
   Answer answer_;
