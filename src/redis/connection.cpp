@@ -67,7 +67,7 @@ Connection::Connection(const ConnectOptions& options)
   const RedisUrl& url = options.url;
   authenticate(options);
   if (url.db != 0) {
-    Reply r = command({"SELECT", std::to_string(url.db)});
+    Reply r = setup_command({"SELECT", std::to_string(url.db)});
     if (r.is_error()) {
       throw ConnectionError(
           fmt::format("cannot select database {} at {}: {}", url.db, where_, r.str));
@@ -93,7 +93,7 @@ void Connection::authenticate(const ConnectOptions& options) {
     if (options.user) argv.push_back(*options.user);
     argv.push_back(*options.password);
   }
-  Reply r = command(argv);
+  Reply r = setup_command(argv);
   if (!r.is_error()) return;
   if (options.password) {
     std::string why = r.str;
@@ -177,7 +177,7 @@ TlsError Connection::speaks_tls() const {
 Reply Connection::read() {
   // Most replies of a window are already buffered: only go to the socket when none is.
   if (std::optional<Reply> r = next_buffered()) return std::move(*r);
-  flush();
+  Connection::flush();  // this class's own: read() runs from the constructor too
   for (;;) {
     fill(true);
     if (std::optional<Reply> r = next_buffered()) return std::move(*r);
@@ -196,6 +196,12 @@ std::optional<Reply> Connection::read_ready() {
   if (std::optional<Reply> r = next_buffered()) return r;
   fill(false);
   return next_buffered();
+}
+
+Reply Connection::setup_command(const std::vector<std::string>& argv) {
+  // Runs from the constructor, before any subclass exists: this class's own append and read.
+  Connection::append({}, argv);
+  return Connection::read();
 }
 
 Reply Connection::command(const std::vector<std::string>& argv) {

@@ -75,6 +75,8 @@ class Connection {
   /// AUTH, or PING when there is no password. Throws AuthenticationError when the server
   /// refuses our credentials or wants some.
   void authenticate(const ConnectOptions& options);
+  /// command() for the constructor's own commands (AUTH, PING, SELECT).
+  Reply setup_command(const std::vector<std::string>& argv);
 
   struct Free {
     void operator()(redisReader* reader) const;
