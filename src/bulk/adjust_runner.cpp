@@ -10,6 +10,7 @@
 #include "proc/init_cmd.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
+#include "redis/scripts/stock_answer.h"
 #include "sources/open_source.h"
 
 namespace stockctl {
@@ -186,9 +187,13 @@ Call OpRunner::call_for(const ItemResult& item, const std::string& init) const {
   Call call{&stock_script(), stock_call_keys(item, log_.enabled), !item.request_id.empty(), true};
   std::vector<std::string>& args = call.args;
   call.numkeys = static_cast<int>(args.size());
-  args.insert(args.end(), {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty), init,
-                           std::to_string(options_.ttl_s), item.request_id,
-                           std::to_string(options_.request_ttl_s)});
+  args.insert(args.end(), {op_ == Op::deduct ? "deduct" : "add", std::to_string(*item.qty)});
+  // The script takes absent trailing arguments as "" (none): each argument costs the server
+  // time on every call, so a plain deduction sends the op and QTY alone.
+  if (init.empty() && item.request_id.empty() && !log_.enabled) return call;
+  args.insert(args.end(), {init, std::to_string(options_.ttl_s)});
+  if (item.request_id.empty() && !log_.enabled) return call;
+  args.insert(args.end(), {item.request_id, std::to_string(options_.request_ttl_s)});
   if (log_.enabled) {
     args.insert(args.end(), {std::to_string(log_.max_entries), log_.actor, log_.reason});
   }
@@ -203,18 +208,18 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
   }
   const Reply& r = result.reply;
   if (r.is_error()) return apply_error_reply(item, r.str);
-  if (r.type != Reply::Type::array || r.elements.size() != 3 ||
-      r.elements[0].type != Reply::Type::integer || r.elements[1].type != Reply::Type::integer) {
+  const std::optional<ScriptAnswer> answer = parse_stock_answer(r);
+  if (!answer) {
     return set_error(
         item, Status::error,
         fmt::format("unexpected reply from the {} script: {}", item.op, describe_reply(r)));
   }
   if (op_ == Op::deduct) {
-    apply_deduct_answer(item, r.elements[0].integer, r.elements[1].integer);
+    apply_deduct_answer(item, answer->answer, answer->stock);
   } else {
-    apply_add_answer(item, r.elements[0].integer, r.elements[1].integer);
+    apply_add_answer(item, answer->answer, answer->stock);
   }
-  item.replayed = r.elements[2].integer == 1;
+  item.replayed = answer->replayed;
   if (item.status == Status::ok && !item.replayed)
     check_durability(item, result, client_.options());
 }

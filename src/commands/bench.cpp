@@ -22,6 +22,7 @@
 #include "redis/connection.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
+#include "redis/scripts/stock_answer.h"
 
 namespace stockctl {
 namespace {
@@ -49,10 +50,10 @@ std::vector<std::string> bench_keys(const BenchOptions& o, const std::string& ru
   return keys;
 }
 
-// One unit off a test item, with the stock script as `deduct` sends it (no request id, so the
-// stock key alone).
+// One unit off a test item, with the stock script as `deduct --no-log` sends it (no request
+// id, so the stock key, the op and QTY alone).
 Call deduction(const std::string& key) {
-  Call call{&stock_script(), {key, "deduct", "1", "", "0", "", "60"}, false, true};
+  Call call{&stock_script(), {key, "deduct", "1"}, false, true};
   call.numkeys = 1;
   return call;
 }
@@ -71,9 +72,11 @@ void create_items(Client& client, const std::vector<std::string>& keys, long lon
 
 void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us) {
   tally.latencies_us.push_back(static_cast<std::uint32_t>(std::min<long long>(us, UINT32_MAX)));
-  if (!reply || reply->type != Reply::Type::array) {
+  const std::optional<ScriptAnswer> answer =
+      reply ? parse_stock_answer(*reply) : std::optional<ScriptAnswer>();
+  if (!answer) {
     ++tally.errors;
-  } else if (reply->elements[0].integer >= 0) {
+  } else if (answer->answer >= 0) {
     ++tally.ok;
   } else {
     ++tally.insufficient;
