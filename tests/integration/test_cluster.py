@@ -71,9 +71,9 @@ class Spread(ServerTest):
         dst = [n for p, n in primaries.items() if p != src.port][0]
         path = self.write("hot.csv", "sku,qty,request_id\n" + "".join("%s,1,r-%d\n" % (sku, i) for i in range(rows)))
         out = os.path.join(self.tmp, "hot.jsonl")
-        before = calls_on(src, "evalsha")
+        before = calls_on(src, "fcall")
         proc = spawn_to_file(out, "deduct", "--file", path, *self.target_args())
-        wait_until(lambda: calls_on(src, "evalsha") > before + 200)
+        wait_until(lambda: calls_on(src, "fcall") > before + 200)
         self.assertIsNone(proc.poll(), "the batch is still running when the slot starts moving")
         s, d = src.client(), dst.client()
         try:
@@ -244,7 +244,7 @@ class Failover(unittest.TestCase):
             out1 = os.path.join(tmp, "run1.jsonl")
             proc = spawn_to_file(out1, "deduct", "--file", path, *target, "--wait-replicas", "1",
                                  "--retry-timeout", "30000")
-            wait_until(lambda: calls_on(victim, "evalsha") > 500)
+            wait_until(lambda: calls_on(victim, "fcall") > 500)
             self.assertIsNone(proc.poll(), "the batch is still running when its primary dies")
             victim.kill(signal.SIGKILL)
             _, err = proc.communicate(timeout=600)

@@ -13,4 +13,6 @@ std::vector<const Script*> all_scripts() {
   return {&lua::stock, &lua::put, &lua::unlock, &lua::extend};
 }
 
+const Library& script_library() { return lua::library; }
+
 }  // namespace stockctl

@@ -15,4 +15,7 @@ const Script& extend_script();
 /// Every embedded script.
 std::vector<const Script*> all_scripts();
 
+/// Every embedded script as one Redis Functions library.
+const Library& script_library();
+
 }  // namespace stockctl
