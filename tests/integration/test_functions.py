@@ -29,6 +29,10 @@ class Functions(ServerTest):
         self.r("FUNCTION", "FLUSH")
         self.r("CONFIG", "RESETSTAT")
 
+    def node(self, key):
+        """The server that holds `key` (on a cluster, its primary)."""
+        return self.r._conn(self.r.node_port(key)) if self.cluster else self.r
+
     def test_the_library_is_loaded_once_and_called_with_fcall(self):
         self.r("SET", "stock:{a}", "10")
         first = self.sc("deduct", "a", "1", "--verbose")
@@ -38,10 +42,10 @@ class Functions(ServerTest):
         again = self.sc("deduct", "a", "1", "--verbose")
         self.assertEqual(again.one["stock"], 8)
         self.assertNotIn("loaded the Functions library", again.stderr)
-        (name,) = libraries(self.r)
+        (name,) = libraries(self.node("stock:{a}"))
         self.assertRegex(name, r"^stockctl_[0-9a-f]{12}$")
-        self.assertIn("fcall", commandstats(self.r))
-        self.assertNotIn("evalsha", commandstats(self.r))
+        self.assertIn("fcall", commandstats(self.node("stock:{a}")))
+        self.assertNotIn("evalsha", commandstats(self.node("stock:{a}")))
 
     def test_an_older_versions_library_stays_and_is_not_called(self):
         # Another stockctl version's library, still in use by its processes: a different name,
@@ -53,7 +57,7 @@ class Functions(ServerTest):
         self.r("SET", "stock:{a}", "10")
         res = self.sc("deduct", "a", "3")
         self.assertEqual((res.rc, res.one["stock"]), (0, 7), res)
-        names = libraries(self.r)
+        names = libraries(self.node("stock:{a}"))
         self.assertEqual(len(names), 2)
         self.assertIn("stockctl_000000000000", names)
 
@@ -72,7 +76,8 @@ class Functions(ServerTest):
         res = self.sc("deduct", "missing", "2", "--request-id", "r1")
         self.assertEqual(res.one["status"], "conflict")
         self.assertEqual(self.r("GET", "stock:{bad}"), "007")
-        self.assertNotIn("evalsha", commandstats(self.r))
+        for key in ("stock:{u}", "stock:{bad}", "stock:{few}", "stock:{missing}"):
+            self.assertNotIn("evalsha", commandstats(self.node(key)))
 
     @standalone_only
     def test_a_user_who_may_not_load_functions_falls_back_to_evalsha(self):
