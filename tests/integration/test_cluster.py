@@ -139,12 +139,13 @@ class Spread(ServerTest):
         self.assertEqual(self.r("DBSIZE"), len(skus))
 
 
-    def test_noscript_on_every_node_mid_window_loads_each_script_once(self):
-        # Both windows in flight reach nodes that lost their scripts: every call is answered
-        # NOSCRIPT, and one SCRIPT LOAD per node, sent behind them, serves them all.
+    def test_missing_library_on_every_node_mid_window_is_loaded_once(self):
+        # Both windows in flight reach nodes that lost the scripts' library: every call is
+        # answered "Function not found", and one FUNCTION LOAD per node, sent behind them,
+        # serves them all.
         skus = ["n%d" % i for i in range(3 * 1024)]
         self.r("MSET", *[x for s in skus for x in ("stock:{%s}" % s, "10")])
-        self.r("SCRIPT", "FLUSH")
+        self.r("FUNCTION", "FLUSH")
         self.r("CONFIG", "RESETSTAT")
         path = self.write("n.csv", "sku,qty\n" + "".join("%s,1\n" % s for s in skus))
         res = self.sc("deduct", "--file", path, "--no-log")
@@ -153,8 +154,8 @@ class Spread(ServerTest):
         self.assertTrue(all(l["status"] == "ok" and l["stock"] == 9 for l in res.lines))
         primaries = self.server.primaries()
         for port in self.r.primaries():
-            self.assertEqual(calls_on(primaries[port], "script|load"), 1, port)
-            self.assertGreater(calls_on(primaries[port], "evalsha"), 1000, port)
+            self.assertEqual(calls_on(primaries[port], "function|load"), 1, port)
+            self.assertGreater(calls_on(primaries[port], "fcall"), 1000, port)
 
 
 def skus_in_one_slot(count):

@@ -179,6 +179,7 @@ std::uint64_t ClusterClient::open(std::vector<Call> calls) {
   auto script = std::find_if(calls.begin(), calls.end(), [](const Call& c) { return c.script; });
   if (!announced_ && script != calls.end()) {
     announced_ = true;
+    library_ = script->script->library;
     print_info(
         fmt::format("scripts are called with FCALL (Redis Functions, library {}) on "
                     "every node that runs them, else with EVALSHA",
@@ -346,7 +347,8 @@ void ClusterClient::handle(const std::string& address, const Owed& owed, Reply r
       if (!library_loaded(reply)) {
         nodes_.at(address).conn->set_script_calls(ScriptCalls::evalsha);
       } else {
-        print_info(fmt::format("{}: loaded the Functions library", address));
+        print_info(fmt::format("{}: loaded the Functions library {}", address,
+                               library_ ? library_->name : std::string_view("of the scripts")));
       }
       return;
     case Owed::Kind::wait: {

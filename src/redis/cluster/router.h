@@ -129,7 +129,8 @@ class ClusterClient : public Client {
   std::map<std::uint64_t, Window> windows_;
   std::deque<std::uint64_t> started_;  ///< windows started and not yet finished, oldest first
   std::uint64_t next_window_ = 0;
-  bool announced_ = false;  ///< --verbose said how scripts are called
+  bool announced_ = false;            ///< --verbose said how scripts are called
+  const Library* library_ = nullptr;  ///< the scripts' library, for messages
   /// Nodes that could not be reached in the current round: asked once per round, not per call.
   std::map<std::string, Unreachable> unreachable_;
 };
