@@ -8,127 +8,144 @@
 -- KEYS[#]  the item's change log (a stream, same hash slot), last; sent only with ARGV[7]
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
--- ARGV[3]  initial stock to create a missing key with (canonical, -1 = unlimited); "" = do not
---          create. add puts QTY on top of it.
--- ARGV[4]  expiry in seconds for a key this call creates; "0" = none
--- ARGV[5]  request id; "" = none. With an id the operation is applied at most once: a repeat
---          returns the first answer with replayed = 1, a repeat with another op or QTY is refused
+-- ARGV[3]  initial stock to create a missing key with (canonical, -1 = unlimited); absent or
+--          "" = do not create. add puts QTY on top of it.
+-- ARGV[4]  expiry in seconds for a key this call creates; absent or "0" = none
+-- ARGV[5]  request id; absent or "" = none. With an id the operation is applied at most once: a
+--          repeat returns the first answer with replayed = 1, a repeat with another op or QTY is
+--          refused
 -- ARGV[6]  how long the ledger remembers an id, in seconds
 -- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
 -- ARGV[8]  change log: who made the change (actor)
 -- ARGV[9]  change log: why ("" = no reason)
+-- Trailing arguments that are absent or "" may be left out: a plain deduction sends ARGV[1..2].
 --
--- Returns {answer, stock, replayed}, answer being the classic design's:
+-- The answer is the classic design's:
 --   -3     not initialized: the key is missing and no initial stock was given
---   -2     insufficient (deduct): nothing changed; stock is the current stock
+--   -2     insufficient (deduct): nothing changed
 --   -1     unlimited: the stored value is -1; nothing changed
---   n >= 0 the stock after the operation (stock = n)
+--   n >= 0 the stock after the operation
+-- Returns the answer alone (an integer) when the stock is the answer itself and the call was
+-- not a replay, and otherwise {answer, stock, replayed}: insufficient gives {-2, stock, 0}, a
+-- repeated request id {answer, stock, 1}.
 -- Error replies, after which nothing has changed:
 --   STOCKCTL_CONFLICT <record>  the request id was used for another op or QTY on this item
 --   STOCKCTL_CORRUPT <value>    the stored value is not -1 or a canonical integer 0 .. 2^53-1
 --   STOCKCTL_OVERFLOW <stock>   add: the sum would pass 2^53-1, where Lua numbers stop being exact
 --   STOCKCTL_INVALID <what>     an argument is not what this header says
+--
+-- The server's time per call is the budget on a hot item, so the common path is written flat:
+-- no closures (built again on every call), no tonumber (two strtod calls each) unless two
+-- numbers of the same length must be compared, and the ledger and log code only runs when
+-- their arguments are given.
 
 local MAX = 9007199254740991
+-- Stock and QTY are canonical decimals: "-1", "0", or a digit 1-9 and at most 15 more digits
+-- (16 digits: at most MAX; Lua numbers are doubles, exact up to 2^53). Such a string's length
+-- orders it against another positive one of a different length.
+local POSITIVE = '^[1-9]%d*$'
+local find = string.find
 
--- Only canonical decimals (no sign but a leading '-', no leading zeros) are stock; Lua numbers
--- are doubles, exact up to 2^53.
-local function parse_stock(s)
-  if s == '-1' then return -1 end
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%d+$') then return nil end
-  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
-  local n = tonumber(s)
-  if n > MAX then return nil end
-  return n
-end
-
-local op, request_id = ARGV[1], ARGV[5]
-local has_id = request_id ~= nil and request_id ~= ''
-if has_id and KEYS[2] == nil then
+local key, op, qty = KEYS[1], ARGV[1], ARGV[2]
+local request_id, log_max = ARGV[5], ARGV[7]
+local ledger = request_id and request_id ~= '' and KEYS[2]
+if request_id and request_id ~= '' and not ledger then
   return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger key as KEYS[2]')
 end
-local log_max = ARGV[7]
-local logging = log_max ~= nil and log_max ~= ''
-
--- Appends one change to the item's log: the time is the entry's id. Without a log key the
--- script does no more work than before the log existed.
-local function log_change(change, qty, before, after)
-  if not logging then return end
-  -- Always the same fields, in the same order: a stream then stores their names once per
-  -- block instead of once per entry. "" stands for "does not apply".
-  redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', 'change', change,
-             'qty', qty or '', 'before', before or '', 'after', after, 'request_id', request_id,
-             'actor', ARGV[8], 'reason', ARGV[9])
-end
-
--- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
--- script, in the same slot as the stock, so both survive or are lost together.
-local function replay()
-  if not has_id then return nil end
-  local rec = redis.call('GET', KEYS[2])
-  if not rec then return nil end
-  local rop, rqty, code, stock = string.match(rec, '^(%a+) (%d+) (%-?%d+) (%-?%d+)$')
-  if rop ~= op or rqty ~= ARGV[2] then
-    return redis.error_reply('STOCKCTL_CONFLICT ' .. rec)
-  end
-  return {tonumber(code), tonumber(stock), 1}
-end
-
--- Answers (and records, for a request id) the outcome. "Not initialized" is not recorded:
--- nothing was applied, and a retry that brings an init source must be able to proceed.
-local function answer(code, stock)
-  if has_id and code ~= -3 then
-    local rec = string.format('%s %s %d %d', op, ARGV[2], code, stock)
-    redis.call('SET', KEYS[2], rec, 'EX', ARGV[6])
-  end
-  return {code, stock, 0}
-end
+local logging = log_max and log_max ~= ''
 
 if op ~= 'deduct' and op ~= 'add' then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
 end
-local qty = parse_stock(ARGV[2])
-if not qty or qty < 1 then
-  return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(ARGV[2]))
+local qty_len = qty and #qty or 0
+if qty_len == 0 or qty_len > 16 or not find(qty, POSITIVE)
+    or (qty_len == 16 and tonumber(qty) > MAX) then
+  return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(qty))
 end
-local replayed = replay()
-if replayed then return replayed end
 
-local raw = redis.call('GET', KEYS[1])
+-- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
+-- script, in the same slot as the stock, so both survive or are lost together.
+if ledger then
+  local rec = redis.call('GET', ledger)
+  if rec then
+    local rop, rqty, code, stock = string.match(rec, '^(%a+) (%d+) (%-?%d+) (%-?%d+)$')
+    if rop ~= op or rqty ~= qty then
+      return redis.error_reply('STOCKCTL_CONFLICT ' .. rec)
+    end
+    return {tonumber(code), tonumber(stock), 1}
+  end
+end
+
+-- (Holds: the place to return this item's expired holds to its stock, before it is read.)
+
+local raw = redis.call('GET', key)
 local creating = false
 if not raw then
   raw = ARGV[3]
-  if raw == nil or raw == '' then return answer(-3, -3) end
-  if not parse_stock(raw) then
-    return redis.error_reply('STOCKCTL_INVALID initial stock ' .. raw)
-  end
+  -- "Not initialized" is not recorded: nothing was applied, and a retry that brings an init
+  -- source must be able to proceed.
+  if raw == nil or raw == '' then return -3 end
   creating = true
 end
 
-local stock = parse_stock(raw)
-if not stock then return redis.error_reply('STOCKCTL_CORRUPT ' .. raw) end
--- Both are at most 2^53-1, so a true sum above MAX never rounds down to MAX or below.
-if op == 'add' and stock ~= -1 and stock + qty > MAX then
+-- raw_len = 0 stands for -1 (unlimited); 0 is one digit long.
+local raw_len = #raw
+if raw_len > 16 or not find(raw, POSITIVE) or (raw_len == 16 and tonumber(raw) > MAX) then
+  if raw == '-1' then
+    raw_len = 0
+  elseif raw ~= '0' then
+    if creating then return redis.error_reply('STOCKCTL_INVALID initial stock ' .. raw) end
+    return redis.error_reply('STOCKCTL_CORRUPT ' .. raw)
+  end
+end
+-- Both are at most 2^53-1 and below 10^15 unless 16 digits long, so a sum that may pass MAX has
+-- a 16-digit side, and a true sum above MAX never rounds down to MAX or below.
+if op == 'add' and raw_len > 0 and (raw_len == 16 or qty_len == 16)
+    and tonumber(raw) + tonumber(qty) > MAX then
   return redis.error_reply('STOCKCTL_OVERFLOW ' .. raw)
 end
 
 if creating then
-  local ttl = tonumber(ARGV[4]) or 0
-  if ttl > 0 then
-    redis.call('SET', KEYS[1], raw, 'EX', ARGV[4])
+  if (tonumber(ARGV[4]) or 0) > 0 then
+    redis.call('SET', key, raw, 'EX', ARGV[4])
   else
-    redis.call('SET', KEYS[1], raw)
+    redis.call('SET', key, raw)
   end
-  log_change('init', nil, nil, raw)
 end
-if stock == -1 then return answer(-1, -1) end
-if op == 'add' then
-  -- INCRBY and DECRBY do the arithmetic on Redis integers, never on doubles.
-  local now = redis.call('INCRBY', KEYS[1], ARGV[2])
-  log_change(op, ARGV[2], raw, now)
-  return answer(now, now)
+
+-- The answer and the stock after it. INCRBY and DECRBY do the arithmetic on Redis integers,
+-- never on doubles.
+local answer, stock
+if raw_len == 0 then
+  answer, stock = -1, -1
+elseif op == 'add' then
+  answer = redis.call('INCRBY', key, qty)
+  stock = answer
+elseif raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)) then
+  answer, stock = -2, tonumber(raw)
+else
+  answer = redis.call('DECRBY', key, qty)
+  stock = answer
 end
-if stock < qty then return answer(-2, stock) end
-local left = redis.call('DECRBY', KEYS[1], ARGV[2])
-log_change(op, ARGV[2], raw, left)
-return answer(left, left)
+
+if ledger then
+  redis.call('SET', ledger, string.format('%s %s %d %d', op, qty, answer, stock), 'EX', ARGV[6])
+end
+-- Each change appends one entry to the item's log; the time is the entry's id. Always the same
+-- fields, in the same order: a stream then stores their names once per block instead of once
+-- per entry. "" stands for "does not apply".
+if logging then
+  local log, id = KEYS[#KEYS], request_id or ''
+  if creating then
+    redis.call('XADD', log, 'MAXLEN', '~', log_max, '*', 'change', 'init', 'qty', '',
+               'before', '', 'after', raw, 'request_id', id, 'actor', ARGV[8],
+               'reason', ARGV[9])
+  end
+  if answer ~= -1 and answer ~= -2 then
+    redis.call('XADD', log, 'MAXLEN', '~', log_max, '*', 'change', op, 'qty', qty,
+               'before', raw, 'after', answer, 'request_id', id, 'actor', ARGV[8],
+               'reason', ARGV[9])
+  end
+end
+if answer == stock then return answer end
+return {answer, stock, 0}

@@ -75,7 +75,9 @@ Connection::Connection(const ConnectOptions& options)
   }
 }
 
-Connection::Connection(std::string where) : where_(std::move(where)), timeout_ms_(0) {}
+// Test doubles script a server by the commands it is sent; they answer scripts as EVALSHA.
+Connection::Connection(std::string where)
+    : where_(std::move(where)), script_calls_(ScriptCalls::evalsha), timeout_ms_(0) {}
 
 Connection::~Connection() = default;
 

@@ -17,6 +17,12 @@ namespace stockctl {
 
 class Transport;
 
+/// How a connection calls the embedded scripts.
+enum class ScriptCalls {
+  functions,  ///< FCALL of the library's functions (Redis 7 Functions): the default
+  evalsha,    ///< EVALSHA, on a server that has no Functions for us (before 7, ACL, proxy)
+};
+
 /// Everything needed to open a connection.
 struct ConnectOptions {
   RedisUrl url;
@@ -66,6 +72,11 @@ class Connection {
   /// "host:port" for messages.
   const std::string& where() const { return where_; }
 
+  /// How scripts are called here. A new connection tries Functions; a server that refuses
+  /// them switches it to EVALSHA for good.
+  ScriptCalls script_calls() const { return script_calls_; }
+  void set_script_calls(ScriptCalls calls) { script_calls_ = calls; }
+
  protected:
   /// For test doubles (tests/unit/fake_node.h), which override the virtual members: opens
   /// nothing.
@@ -88,6 +99,7 @@ class Connection {
   TlsError speaks_tls() const;
 
   std::string where_;
+  ScriptCalls script_calls_ = ScriptCalls::functions;
   long long timeout_ms_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<redisReader, Free> reader_;

@@ -12,7 +12,7 @@ namespace stockctl {
 
 StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options)
     : Client(client_options), options_(std::move(options)) {
-  connect_retrying([this] { conn_ = std::make_unique<Connection>(options_); });
+  connect_retrying([this] { connect(); });
 }
 
 std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
@@ -37,7 +37,11 @@ std::vector<CallResult> StandaloneClient::finish() {
   if (!oldest.settled) read_replies(oldest);
   InFlight window = std::move(oldest);
   in_flight_.pop_front();
-  reload_missing_scripts(window.calls, window.results);
+  if (reload_missing_scripts(window.calls, window.results)) {
+    // The windows sent after this one missed the scripts too (reloading read them all): their
+    // calls go again now, before anything newer, so that they apply in input order.
+    for (InFlight& later : in_flight_) reload_missing_scripts(later.calls, later.results);
+  }
   return settle(window.calls, std::move(window.results), window.started);
 }
 
@@ -57,7 +61,7 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) 
   if (!conn_) {
     // Nothing of this window was sent yet, so reconnecting cannot apply anything twice.
     try {
-      conn_ = std::make_unique<Connection>(options_);
+      connect();
     } catch (const ConnectionError& e) {
       const bool fatal = dynamic_cast<const FatalConnectionError*>(&e) != nullptr;
       for (auto& r : window.results) {
@@ -71,6 +75,7 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) 
   const int replicas = options().wait_replicas;
   window.wait = replicas > 0 && std::any_of(window.calls.begin(), window.calls.end(),
                                             [](const Call& c) { return c.writes; });
+  announce_script_calls(window.calls);
   try {
     for (const Call& c : window.calls) append_call(*conn_, c);
     if (window.wait) append_wait(*conn_);
@@ -140,32 +145,79 @@ void StandaloneClient::lose_connection(const std::string& why) {
   }
 }
 
-void StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
+bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
                                               std::vector<CallResult>& results) {
   std::vector<Call> again;
   std::vector<std::size_t> where;
+  bool noscript = false, library = false;
+  std::string refused;  // why the server will not run our functions
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    if (results[i].state == CallResult::State::replied && results[i].reply.is_error() &&
-        results[i].reply.error_kind() == ErrorReply::noscript) {
-      again.push_back(calls[i]);
-      where.push_back(i);
+    const ScriptMiss miss = script_miss(calls[i], results[i]);
+    if (miss == ScriptMiss::none) continue;
+    noscript = noscript || miss == ScriptMiss::script;
+    library = library || miss == ScriptMiss::library;
+    if (miss == ScriptMiss::no_functions && refused.empty()) refused = results[i].reply.str;
+    again.push_back(calls[i]);
+    where.push_back(i);
+  }
+  if (again.empty()) return false;
+  // None of these calls ran (see ScriptMiss), so loading what the server lacks and sending
+  // them again cannot apply anything twice. A failed load shows up as the retried call's own
+  // error.
+  if (library && refused.empty()) {
+    const Script& script = *again.front().script;
+    const CallResult loaded = send_raw({Call{nullptr, load_library_argv(script), true}})[0];
+    if (loaded.state == CallResult::State::replied && library_loaded(loaded.reply)) {
+      print_info(fmt::format("loaded the Functions library {}", script.library->name));
+    } else {
+      refused = loaded.state == CallResult::State::replied ? loaded.reply.str : loaded.error;
     }
   }
-  if (again.empty()) return;
-  // NOSCRIPT means the script did not run (server restarted, SCRIPT FLUSH), so loading it and
-  // sending these calls again cannot apply anything twice. A failed load shows up as the retried
-  // call's own error.
-  std::vector<Call> loads;
-  for (const Call& c : again) {
-    bool seen = false;
-    for (const Call& l : loads) seen = seen || l.args[2] == c.script->body;
-    if (!seen) loads.push_back(Call::once({"SCRIPT", "LOAD", std::string(c.script->body)}));
+  if (!refused.empty()) {
+    script_calls_ = ScriptCalls::evalsha;
+    if (conn_) conn_->set_script_calls(script_calls_);
+    print_info(
+        fmt::format("the server does not run our Functions ({}); scripts are called with "
+                    "EVALSHA",
+                    refused));
   }
-  send_raw(loads);
-  print_info(
-      fmt::format("the server had no copy of {} script(s) (NOSCRIPT); loaded them", loads.size()));
+  if (script_calls_ == ScriptCalls::evalsha) {
+    std::vector<Call> loads;
+    for (const Call& c : again) {
+      const bool seen = std::any_of(loads.begin(), loads.end(),
+                                    [&](const Call& l) { return l.args[2] == c.script->body; });
+      if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
+    }
+    const std::size_t scripts = send_raw(loads).size();
+    if (noscript) {
+      print_info(
+          fmt::format("the server had no copy of the scripts (NOSCRIPT); loaded {}", scripts));
+    }
+  }
   std::vector<CallResult> retried = send_raw(again);
   for (std::size_t k = 0; k < again.size(); ++k) results[where[k]] = std::move(retried[k]);
+  return true;
+}
+
+void StandaloneClient::connect() {
+  conn_ = std::make_unique<Connection>(options_);
+  conn_->set_script_calls(script_calls_);
+}
+
+void StandaloneClient::announce_script_calls(const std::vector<Call>& calls) {
+  if (announced_ ||
+      std::none_of(calls.begin(), calls.end(), [](const Call& c) { return c.script; })) {
+    return;
+  }
+  announced_ = true;
+  if (script_calls_ == ScriptCalls::functions) {
+    const Call& first =
+        *std::find_if(calls.begin(), calls.end(), [](const Call& c) { return c.script; });
+    print_info(fmt::format("scripts are called with FCALL (Redis Functions, library {})",
+                           first.script->library->name));
+  } else {
+    print_info("scripts are called with EVALSHA");
+  }
 }
 
 }  // namespace stockctl

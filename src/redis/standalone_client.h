@@ -44,11 +44,20 @@ class StandaloneClient : public Client {
   void drain();
   /// The connection broke: whatever was sent and not answered has an unknown outcome.
   void lose_connection(const std::string& why);
-  void reload_missing_scripts(const std::vector<Call>& calls, std::vector<CallResult>& results);
+  /// Calls that did not run for want of a script (see ScriptMiss): loads the library, or
+  /// switches to EVALSHA where the server refuses Functions and loads the scripts, then sends
+  /// them again. Returns whether there were any.
+  bool reload_missing_scripts(const std::vector<Call>& calls, std::vector<CallResult>& results);
+  /// Opens the connection, calling scripts the way this server is known to take them.
+  void connect();
+  /// With --verbose, says once how scripts are called.
+  void announce_script_calls(const std::vector<Call>& calls);
 
   ConnectOptions options_;
   std::unique_ptr<Connection> conn_;
   std::deque<InFlight> in_flight_;
+  ScriptCalls script_calls_ = ScriptCalls::functions;
+  bool announced_ = false;
 };
 
 }  // namespace stockctl

@@ -424,7 +424,7 @@ class ClusterResp:
 
     def __call__(self, *args):
         name = str(args[0]).upper()
-        if name in ("FLUSHALL", "SCRIPT", "CONFIG") and not (name == "SCRIPT" and str(args[1]).upper() == "LOAD"):
+        if name in ("FLUSHALL", "SCRIPT", "CONFIG", "FUNCTION") and not (name == "SCRIPT" and str(args[1]).upper() == "LOAD"):
             return [self._conn(p)(*args) for p in self.primaries()][0]
         if name == "DBSIZE":
             return sum(self._conn(p)("DBSIZE") for p in self.primaries())

@@ -146,7 +146,7 @@ class ChangeLog(ServerTest):
         while seen.count(b'"PING"') < 1:
             seen += mon.recv(65536)
         mon.close()
-        calls = [l for l in seen.split(b"\n") if b'"EVALSHA"' in l]
+        calls = [l for l in seen.split(b"\n") if b'"FCALL"' in l]
         self.assertIn(b'"1" "stock:{k}" "deduct"', calls[0])
         self.assertIn(b'"2" "stock:{k}" "stock:{k}:log" "deduct"', calls[-1])
 

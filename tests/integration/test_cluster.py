@@ -71,9 +71,9 @@ class Spread(ServerTest):
         dst = [n for p, n in primaries.items() if p != src.port][0]
         path = self.write("hot.csv", "sku,qty,request_id\n" + "".join("%s,1,r-%d\n" % (sku, i) for i in range(rows)))
         out = os.path.join(self.tmp, "hot.jsonl")
-        before = calls_on(src, "evalsha")
+        before = calls_on(src, "fcall")
         proc = spawn_to_file(out, "deduct", "--file", path, *self.target_args())
-        wait_until(lambda: calls_on(src, "evalsha") > before + 200)
+        wait_until(lambda: calls_on(src, "fcall") > before + 200)
         self.assertIsNone(proc.poll(), "the batch is still running when the slot starts moving")
         s, d = src.client(), dst.client()
         try:
@@ -139,12 +139,13 @@ class Spread(ServerTest):
         self.assertEqual(self.r("DBSIZE"), len(skus))
 
 
-    def test_noscript_on_every_node_mid_window_loads_each_script_once(self):
-        # Both windows in flight reach nodes that lost their scripts: every call is answered
-        # NOSCRIPT, and one SCRIPT LOAD per node, sent behind them, serves them all.
+    def test_missing_library_on_every_node_mid_window_is_loaded_once(self):
+        # Both windows in flight reach nodes that lost the scripts' library: every call is
+        # answered "Function not found", and one FUNCTION LOAD per node, sent behind them,
+        # serves them all.
         skus = ["n%d" % i for i in range(3 * 1024)]
         self.r("MSET", *[x for s in skus for x in ("stock:{%s}" % s, "10")])
-        self.r("SCRIPT", "FLUSH")
+        self.r("FUNCTION", "FLUSH")
         self.r("CONFIG", "RESETSTAT")
         path = self.write("n.csv", "sku,qty\n" + "".join("%s,1\n" % s for s in skus))
         res = self.sc("deduct", "--file", path, "--no-log")
@@ -153,8 +154,8 @@ class Spread(ServerTest):
         self.assertTrue(all(l["status"] == "ok" and l["stock"] == 9 for l in res.lines))
         primaries = self.server.primaries()
         for port in self.r.primaries():
-            self.assertEqual(calls_on(primaries[port], "script|load"), 1, port)
-            self.assertGreater(calls_on(primaries[port], "evalsha"), 1000, port)
+            self.assertEqual(calls_on(primaries[port], "function|load"), 1, port)
+            self.assertGreater(calls_on(primaries[port], "fcall"), 1000, port)
 
 
 def skus_in_one_slot(count):
@@ -244,7 +245,7 @@ class Failover(unittest.TestCase):
             out1 = os.path.join(tmp, "run1.jsonl")
             proc = spawn_to_file(out1, "deduct", "--file", path, *target, "--wait-replicas", "1",
                                  "--retry-timeout", "30000")
-            wait_until(lambda: calls_on(victim, "evalsha") > 500)
+            wait_until(lambda: calls_on(victim, "fcall") > 500)
             self.assertIsNone(proc.poll(), "the batch is still running when its primary dies")
             victim.kill(signal.SIGKILL)
             _, err = proc.communicate(timeout=600)

@@ -63,9 +63,10 @@ def read_reply(conn, buf):
 class OldServerProxy:
     """Listens on a free loopback port; refuses the commands `refuse(words)` picks."""
 
-    def __init__(self, upstream_port, refuse):
+    def __init__(self, upstream_port, refuse, error=b"-ERR syntax error\r\n"):
         self.upstream_port = upstream_port
         self.refuse = refuse
+        self.error = error
         self.refused = 0
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -87,7 +88,7 @@ class OldServerProxy:
                 raw, words, cbuf = read_command(client, cbuf)
                 if self.refuse(words):
                     self.refused += 1
-                    client.sendall(b"-ERR syntax error\r\n")
+                    client.sendall(self.error)
                     continue
                 upstream.sendall(raw)
                 reply, ubuf = read_reply(upstream, ubuf)
@@ -136,7 +137,7 @@ class BeforeSetGet(unittest.TestCase):
         self.assertEqual([self.r("GET", "stock:{%s}" % s) for s in "abc"], ["7", "3", "9"])
         self.assertTrue(900 < self.r("TTL", "stock:{a}") <= 1000, "a forced overwrite keeps the TTL")
         self.assertEqual(self.proxy.refused, 3)  # the window's SET GETs, then the script
-        self.assertIn("cmdstat_evalsha", self.r("INFO", "commandstats"))
+        self.assertIn("cmdstat_fcall", self.r("INFO", "commandstats"))
 
     def test_after_a_refusal_later_windows_go_straight_to_the_script(self):
         rows = [("k%d" % n, n) for n in range(5000)]

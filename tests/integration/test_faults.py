@@ -58,7 +58,7 @@ class ServerKilledMidBatch(unittest.TestCase):
             out_path = os.path.join(tmp, "out.jsonl")
             proc = spawn_to_file(out_path, "deduct", "--file", path, "--url", server.url,
                                  "--connect-timeout", "300", "--retry-timeout", "1000")
-            wait_for_calls(server, "evalsha", 5000)
+            wait_for_calls(server, "fcall", 5000)
             server.kill(signal.SIGKILL)
             _, err = proc.communicate(timeout=300)
             with open(out_path) as f:
@@ -199,7 +199,7 @@ class PasswordChanged(ServerTest):
         out_path = os.path.join(self.tmp, "p.jsonl")
         proc = spawn_to_file(out_path, "deduct", "--file", path, "--url", self.server.url,
                              "--retry-timeout", "1000", env=clean_env(STOCKCTL_PASSWORD="old-pw"))
-        wait_for_calls(self.server, "evalsha", 5000)
+        wait_for_calls(self.server, "fcall", 5000)
         self.r("CONFIG", "SET", "requirepass", "new-pw")
         self.r("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
         _, err = proc.communicate(timeout=300)

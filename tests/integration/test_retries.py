@@ -84,7 +84,7 @@ class UnknownOutcome(ServerTest):
         self.r("CLIENT", "PAUSE", "1500", "WRITE")
         proc = spawn("deduct", "u", "1", *self.target_args(), *extra)
         deadline = time.monotonic() + 30
-        while "cmd=evalsha" not in self.r("CLIENT", "LIST"):
+        while "cmd=fcall" not in self.r("CLIENT", "LIST"):
             self.assertLess(time.monotonic(), deadline)
             time.sleep(0.01)  # polling the server's client list, bounded by the deadline
         self.r("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")

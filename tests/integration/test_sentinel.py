@@ -285,7 +285,7 @@ class Failover(unittest.TestCase):
         old = self.set.master
         proc = spawn_to_file(out, "deduct", "--file", path, "--url", self.set.url(),
                              "--wait-replicas", "1", "--retry-timeout", "60000")
-        wait_until(lambda: calls_on(old, "evalsha") > 3000, "the batch to be under way")
+        wait_until(lambda: calls_on(old, "fcall") > 3000, "the batch to be under way")
         self.assertIsNone(proc.poll(), "the batch is still running when the failover starts")
         cause(old)
         _, err = proc.communicate(timeout=300)

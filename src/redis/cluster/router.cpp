@@ -177,6 +177,15 @@ std::vector<CallResult> ClusterClient::send(const std::vector<Call>& calls) {
 }
 
 std::uint64_t ClusterClient::open(std::vector<Call> calls) {
+  auto script = std::find_if(calls.begin(), calls.end(), [](const Call& c) { return c.script; });
+  if (!announced_ && script != calls.end()) {
+    announced_ = true;
+    library_ = script->script->library;
+    print_info(
+        fmt::format("scripts are called with FCALL (Redis Functions, library {}) on "
+                    "every node that runs them, else with EVALSHA",
+                    script->script->library->name));
+  }
   const std::uint64_t id = next_window_++;
   Window& window = windows_[id];
   window.started = Clock::now();
@@ -334,6 +343,15 @@ void ClusterClient::handle(const std::string& address, const Owed& owed, Reply r
     case Owed::Kind::asking:
     case Owed::Kind::load:
       return;  // +OK; a failed load shows as the resent call's own NOSCRIPT
+    case Owed::Kind::load_library:
+      // Refused (an ACL, ...): the resent call misses the library again and goes as EVALSHA.
+      if (!library_loaded(reply)) {
+        nodes_.at(address).conn->set_script_calls(ScriptCalls::evalsha);
+      } else {
+        print_info(fmt::format("{}: loaded the Functions library {}", address,
+                               library_ ? library_->name : std::string_view("of the scripts")));
+      }
+      return;
     case Owed::Kind::wait: {
       const int count = reply.type == Reply::Type::integer ? static_cast<int>(reply.integer) : 0;
       std::deque<std::vector<Unwaited>>& waits = nodes_.at(address).waits;
@@ -364,9 +382,8 @@ bool ClusterClient::follow(Window& window, const Owed& owed, const std::string& 
   if (!result.reply.is_error()) return false;
   const Call& call = window.calls[owed.index];
   const auto redirect = parse_redirect(result.reply.str);
-  const bool noscript =
-      !redirect && call.script && result.reply.error_kind() == ErrorReply::noscript;
-  if (!redirect && !noscript) return false;
+  const ScriptMiss miss = redirect ? ScriptMiss::none : script_miss(call, result);
+  if (!redirect && miss == ScriptMiss::none) return false;
   if (window.hops[owed.index] >= kMaxRedirects) {
     // A key that keeps being redirected means a cluster in flux: report the last answer.
     window.results[owed.index].reply.str +=
@@ -374,11 +391,27 @@ bool ClusterClient::follow(Window& window, const Owed& owed, const std::string& 
     return false;
   }
   ++window.hops[owed.index];
-  if (noscript) {
-    // This node has not seen the script (new primary, restart): load it there and resend,
-    // which is safe because NOSCRIPT means it did not run. One load serves every call sent
-    // before it.
+  if (miss != ScriptMiss::none) {
+    // This node lacks the library or the script (new primary, restart, flush), or refuses
+    // Functions: load what it needs there and resend, which is safe because the call did not
+    // run. One load serves every call sent before it.
     Node& n = nodes_.at(address);
+    if (miss == ScriptMiss::library && n.conn->script_calls() == ScriptCalls::functions) {
+      if (n.library_loaded == 0 || n.library_loaded < owed.seq) {
+        n.conn->append(load_library_argv(*call.script));
+        n.library_loaded = n.appended;
+        n.owed.push_back(Owed{Owed::Kind::load_library, 0, 0, 0, false, n.appended++});
+      }
+      dispatch(owed.window, owed.index, address, owed.asking);
+      return true;
+    }
+    if (n.conn->script_calls() == ScriptCalls::functions) {
+      n.conn->set_script_calls(ScriptCalls::evalsha);
+      print_info(
+          fmt::format("{}: the node does not run our Functions ({}); scripts are called "
+                      "there with EVALSHA",
+                      address, result.reply.str));
+    }
     auto loaded = n.loaded.find(call.script);
     if (loaded == n.loaded.end() || loaded->second < owed.seq) {
       n.conn->append({"SCRIPT", "LOAD", std::string(call.script->body)});

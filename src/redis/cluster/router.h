@@ -67,7 +67,7 @@ class ClusterClient : public Client {
 
   /// One reply a node owes, in the order the commands were written.
   struct Owed {
-    enum class Kind { call, asking, wait, load };
+    enum class Kind { call, asking, wait, load, load_library };
     Kind kind = Kind::call;
     std::uint64_t window = 0;
     std::size_t index = 0;  ///< the call, in its window
@@ -84,6 +84,8 @@ class ClusterClient : public Client {
     /// The seq of the last SCRIPT LOAD sent, per script: a NOSCRIPT for a call sent before it
     /// needs no other load.
     std::map<const Script*, std::uint64_t> loaded;
+    /// The same for FUNCTION LOAD of the library (0: none sent yet).
+    std::uint64_t library_loaded = 0;
     std::uint64_t appended = 0;  ///< commands appended so far
     bool dirty = false;          ///< appended, not yet written
     Clock::time_point heard;     ///< the last write or reply: the timeout counts from it
@@ -115,7 +117,8 @@ class ClusterClient : public Client {
   /// Handles every reply `address` has ready; false when none was.
   bool read_arrived(const std::string& address);
   void handle(const std::string& address, const Owed& owed, Reply reply);
-  /// Follows a redirect or a NOSCRIPT; false when the reply is the call's answer.
+  /// Follows a redirect or a missing script or library (see ScriptMiss); false when the reply
+  /// is the call's answer.
   bool follow(Window& window, const Owed& owed, const std::string& address);
   /// The connection broke: every call it owed a reply has an unknown outcome.
   void fail_node(const std::string& address, const std::string& why);
@@ -129,6 +132,8 @@ class ClusterClient : public Client {
   std::map<std::uint64_t, Window> windows_;
   std::deque<std::uint64_t> started_;  ///< windows started and not yet finished, oldest first
   std::uint64_t next_window_ = 0;
+  bool announced_ = false;            ///< --verbose said how scripts are called
+  const Library* library_ = nullptr;  ///< the scripts' library, for messages
   /// Nodes that could not be reached in the current round: asked once per round, not per call.
   std::map<std::string, Unreachable> unreachable_;
 };

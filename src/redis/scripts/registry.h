@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "redis/script.h"
 
 namespace stockctl {
@@ -9,5 +11,11 @@ const Script& stock_script();
 const Script& put_script();
 const Script& unlock_script();
 const Script& extend_script();
+
+/// Every embedded script (the Functions library holds each of them).
+std::vector<const Script*> all_scripts();
+
+/// Every embedded script as one Redis Functions library.
+const Library& script_library();
 
 }  // namespace stockctl

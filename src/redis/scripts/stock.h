@@ -28,14 +28,16 @@ struct StockRequest {
 /// has moved. A call with a request id is safe to resend (the ledger answers a repeat).
 Call stock_call(const StockRequest& request);
 
-/// The stock script's answer: {answer, stock, replayed} (see core/outcome.h for the codes).
+/// The stock script's answer: the classic answer (-3, -2, -1 or the stock left), the stock
+/// after the call, and whether it is a repeated request id's first answer (core/outcome.h).
 struct StockAnswer {
   std::int64_t answer = 0;
   std::int64_t stock = 0;
   bool replayed = false;
 };
 
-/// Reads a non-error reply of the stock script; nullopt when it has another shape.
+/// Reads the stock script's reply: an integer when the answer is the stock itself, else
+/// {answer, stock, replayed}. nullopt for anything else (an error reply included).
 std::optional<StockAnswer> parse_stock_answer(const Reply& reply);
 
 }  // namespace stockctl

@@ -1,0 +1,160 @@
+"""Redis 7 Functions: stockctl loads its library once and calls the scripts with FCALL; where
+a server has no Functions for it (before Redis 7, an ACL, a proxy) it calls them with EVALSHA."""
+
+import hashlib
+import os
+import unittest
+
+from harness import ROOT, TARGET, RedisServer, ServerTest, clean_env, run, standalone_only
+from test_compat import OldServerProxy
+
+
+def commandstats(r):
+    return {line.split(":")[0][len("cmdstat_"):] for line in r("INFO", "commandstats").splitlines()
+            if line.startswith("cmdstat_")}
+
+
+def libraries(r):
+    return sorted(entry[1] for entry in r("FUNCTION", "LIST"))
+
+
+def stock_sha():
+    with open(os.path.join(ROOT, "lua", "stock-2.lua"), "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()
+
+
+class Functions(ServerTest):
+    def setUp(self):
+        super().setUp()
+        self.r("FUNCTION", "FLUSH")
+        self.r("CONFIG", "RESETSTAT")
+
+    def node(self, key):
+        """The server that holds `key` (on a cluster, its primary)."""
+        return self.r._conn(self.r.node_port(key)) if self.cluster else self.r
+
+    def test_the_library_is_loaded_once_and_called_with_fcall(self):
+        self.r("SET", "stock:{a}", "10")
+        first = self.sc("deduct", "a", "1", "--verbose")
+        self.assertEqual((first.rc, first.one["stock"]), (0, 9), first)
+        self.assertIn("scripts are called with FCALL", first.stderr)
+        self.assertIn("loaded the Functions library stockctl_", first.stderr)
+        again = self.sc("deduct", "a", "1", "--verbose")
+        self.assertEqual(again.one["stock"], 8)
+        self.assertNotIn("loaded the Functions library", again.stderr)
+        (name,) = libraries(self.node("stock:{a}"))
+        self.assertRegex(name, r"^stockctl_[0-9a-f]{12}$")
+        self.assertIn("fcall", commandstats(self.node("stock:{a}")))
+        self.assertNotIn("evalsha", commandstats(self.node("stock:{a}")))
+
+    def test_an_older_versions_library_stays_and_is_not_called(self):
+        # Another stockctl version's library, still in use by its processes: a different name,
+        # different function names.
+        old = ("#!lua name=stockctl_000000000000\n"
+               "redis.register_function('stockctl_stock_000000000000', function(keys, args)\n"
+               "  return redis.error_reply('OLD VERSION CALLED')\nend)\n")
+        self.r("FUNCTION", "LOAD", old)
+        self.r("SET", "stock:{a}", "10")
+        res = self.sc("deduct", "a", "3")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 7), res)
+        names = libraries(self.node("stock:{a}"))
+        self.assertEqual(len(names), 2)
+        self.assertIn("stockctl_000000000000", names)
+
+    def test_the_answers_are_the_same_through_fcall(self):
+        self.r("SET", "stock:{u}", "-1")
+        self.r("SET", "stock:{bad}", "007")
+        self.r("SET", "stock:{few}", "2")
+        res = self.sc("deduct", "u", "5")
+        self.assertEqual(res.one["status"], "unlimited")
+        res = self.sc("deduct", "bad", "1")
+        self.assertIn("stored value '007'", res.one["error"])
+        res = self.sc("deduct", "few", "3")
+        self.assertEqual((res.one["status"], res.one["stock"]), ("insufficient", 2))
+        res = self.sc("deduct", "missing", "1", "--init-value", "4", "--request-id", "r1")
+        self.assertEqual((res.one["status"], res.one["stock"]), ("ok", 3))
+        res = self.sc("deduct", "missing", "2", "--request-id", "r1")
+        self.assertEqual(res.one["status"], "conflict")
+        self.assertEqual(self.r("GET", "stock:{bad}"), "007")
+        for key in ("stock:{u}", "stock:{bad}", "stock:{few}", "stock:{missing}"):
+            self.assertNotIn("evalsha", commandstats(self.node(key)))
+
+    @standalone_only
+    def test_a_user_who_may_not_load_functions_falls_back_to_evalsha(self):
+        self.r("ACL", "SETUSER", "clerk", "on", ">clerk-pw", "~*", "+@all", "-function")
+        try:
+            self.r("SET", "stock:{a}", "10")
+            res = run("deduct", "a", "1", "--verbose", "--user", "clerk", "--url", self.server.url,
+                      env=clean_env(STOCKCTL_PASSWORD="clerk-pw"))
+        finally:
+            self.r("ACL", "DELUSER", "clerk")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 9), res)
+        self.assertIn("scripts are called with EVALSHA", res.stderr)
+        self.assertEqual(libraries(self.r), [])
+        self.assertIn("evalsha", commandstats(self.r))
+
+
+def refuses_functions(words):
+    return words[0].upper() in (b"FCALL", b"FCALL_RO", b"FUNCTION")
+
+
+@standalone_only
+class BeforeFunctions(unittest.TestCase):
+    """Redis before 7 knows neither FCALL nor FUNCTION: a proxy answers them as such a server
+    does, and stockctl calls the scripts with EVALSHA."""
+
+    def setUp(self):
+        self.server = RedisServer()
+        self.addCleanup(self.server.stop)
+        self.proxy = OldServerProxy(self.server.port, refuses_functions,
+                                    error=b"-ERR unknown command 'FCALL', with args beginning with: \r\n")
+        self.addCleanup(self.proxy.close)
+        self.url = "redis://127.0.0.1:%d" % self.proxy.port
+        self.r = self.server.client()
+        self.addCleanup(self.r.close)
+
+    def test_a_batch_falls_back_to_evalsha(self):
+        self.r("SET", "stock:{a}", "5000")
+        res = run("deduct", "--file", "-", "--format", "csv", "--verbose", "--url", self.url,
+                  input="sku,qty\n" + "a,1\n" * 3000)
+        self.assertEqual(res.rc, 0, res.stderr[-500:])
+        self.assertEqual([l["stock"] for l in res.lines], list(range(4999, 1999, -1)))
+        self.assertIn("scripts are called with EVALSHA", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "2000")
+        self.assertEqual(self.r("SCRIPT", "EXISTS", stock_sha()), [1],
+                         "the embedded SHA1 is the one Redis computes")
+        self.assertEqual(libraries(self.r), [])
+        # Windows of 1024, two in flight: only what was sent before the first refusal came back.
+        self.assertLessEqual(self.proxy.refused, 2048)
+
+    def test_noscript_after_flush_is_recovered(self):
+        self.r("SET", "stock:{s}", "10")
+        self.assertEqual(run("deduct", "s", "1", "--url", self.url).rc, 0)
+        self.r("SCRIPT", "FLUSH")
+        res = run("deduct", "s", "1", "--url", self.url)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 8), res)
+
+    def test_bench_falls_back_too(self):
+        res = run("bench", "-c", "4", "-n", "200", "--url", self.url)
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn('"correct":true', res.stdout.replace(" ", ""))
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class ClusterFunctions(ServerTest):
+    def test_every_primary_gets_the_library(self):
+        for port in self.r.primaries():
+            self.r._conn(port)("FUNCTION", "FLUSH")
+        skus = ["item-%d" % i for i in range(300)]
+        path = self.write("s.csv", "sku,stock\n" + "".join("%s,10\n" % s for s in skus))
+        self.assertEqual(self.sc("init", "--file", path).rc, 0)
+        batch = self.write("d.csv", "sku,qty\n" + "".join("%s,3\n" % s for s in skus))
+        res = self.sc("deduct", "--file", batch)
+        self.assertEqual(res.rc, 0, res)
+        self.assertTrue(all(l["stock"] == 7 for l in res.lines))
+        for port in self.r.primaries():
+            self.assertEqual(len(self.r._conn(port)("FUNCTION", "LIST")), 1, port)
+
+
+if __name__ == "__main__":
+    unittest.main()
