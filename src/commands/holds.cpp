@@ -62,6 +62,7 @@ enum class Kind { hold, order };
 
 struct HoldOptions {
   std::string id;
+  bool id_given = false;           ///< even as '' (an unset variable), which is invalid
   std::vector<std::string> lines;  ///< SKU=QTY as typed
   SourceOptions source;
   InitSource init;
@@ -355,10 +356,10 @@ ExitCode run_hold(Program& program, Kind kind, HoldOptions& o) {
   o.init.format = o.source.format;
   Context ctx(program);
   const bool from_file = !o.source.file.empty();
-  if (from_file && (!o.id.empty() || !o.lines.empty())) {
+  if (from_file && (o.id_given || !o.lines.empty())) {
     throw InputError(fmt::format("{}: give ID SKU=QTY... or --file, not both", kind_name(kind)));
   }
-  if (!from_file && o.id.empty()) {
+  if (!from_file && !o.id_given) {
     throw InputError(fmt::format("{} needs ID SKU=QTY..., or --file FILE", kind_name(kind)));
   }
   if (o.source.skip_invalid) {
@@ -558,7 +559,8 @@ ExitCode run_reap(Program& program) {
 void add_hold_command(CLI::App& app, Program& program, Kind kind, const std::string& about) {
   auto o = std::make_shared<HoldOptions>();
   CLI::App* sub = app.add_subcommand(kind_name(kind), about);
-  sub->add_option("ID", o->id, "the id of the hold or order (an idempotency key)");
+  sub->add_option("ID", o->id, "the id of the hold or order (an idempotency key)")
+      ->each([o](const std::string&) { o->id_given = true; });
   sub->add_option("LINES", o->lines, "SKU=QTY lines (same SKU twice: merged)");
   if (kind == Kind::hold) {
     sub->add_option("--expire", o->expire_s, "seconds until the hold expires (default 600)")
