@@ -95,39 +95,40 @@ local replayed = replay()
 if replayed then return replayed end
 
 -- Holds hook: the item's expired holds give their units back before anything reads the stock
--- (see hold-4002.lua, which writes them). An item without holds costs one ZRANGE on a missing
--- key. The holds keys are companions of KEYS[1] (same hash slot) and deliberately not
--- declared: a call without id and log must stay a single-key command (see KEYS[2]).
-local function return_expired_holds()
-  local key = KEYS[1]
-  local open = string.find(key, '{', 1, true)
-  local close = open and string.find(key, '}', open + 1, true)
-  local base = (close and close > open + 1) and key or ('{' .. key .. '}')
-  local holds_key, held_key = base .. ':holds', base .. ':held'
-  local first = redis.call('ZRANGE', holds_key, 0, 0, 'WITHSCORES')
-  if #first == 0 then return end
+-- (see hold-4002.lua, which writes them). An item without holds costs one EXISTS. The holds
+-- keys are companions of KEYS[1] (same hash slot) and deliberately not declared: a call without
+-- id and log must stay a single-key command (see KEYS[2]).
+local holds_base = KEYS[1]
+do
+  local open = string.find(holds_base, '{', 1, true)
+  local close = open and string.find(holds_base, '}', open + 1, true)
+  if not (close and close > open + 1) then holds_base = '{' .. holds_base .. '}' end
+end
+if redis.call('EXISTS', holds_base .. ':holds') == 1 then
+  local holds_key, held_key = holds_base .. ':holds', holds_base .. ':held'
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  if tonumber(first[2]) > now then return end
-  local raw = redis.call('GET', key)
+  local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
+  local raw = #ids > 0 and redis.call('GET', KEYS[1])
   local stock = raw and parse_stock(raw)
-  if raw and not stock then return end
-  local units = 0
-  for _, hid in ipairs(redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)) do
-    local qty = tonumber(redis.call('HGET', held_key, hid) or '0')
-    units = units + qty
-    redis.call('HDEL', held_key, hid)
-    if logging and stock and stock >= 0 then
-      redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                 'qty', qty, 'before', stock + units - qty, 'after', stock + units,
-                 'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9], 'hold_id', hid)
+  -- A corrupt value keeps its holds until it is repaired; a missing key takes them with it.
+  if #ids > 0 and not (raw and not stock) then
+    local units = 0
+    for _, hid in ipairs(ids) do
+      local qty = tonumber(redis.call('HGET', held_key, hid) or '0')
+      units = units + qty
+      redis.call('HDEL', held_key, hid)
+      if logging and stock and stock >= 0 then
+        redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
+                   'qty', qty, 'before', stock + units - qty, 'after', stock + units,
+                   'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9], 'hold_id', hid)
+      end
     end
+    redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
+    if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
+    if stock and stock >= 0 then redis.call('INCRBY', KEYS[1], units) end
   end
-  redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
-  if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
-  if stock and stock >= 0 then redis.call('INCRBY', key, units) end
 end
-return_expired_holds()
 -- End of the holds hook.
 
 local raw = redis.call('GET', KEYS[1])
