@@ -255,6 +255,28 @@ class Expiry(HoldsTest):
         self.assertEqual(self.sc("confirm", "c3").one["status"], "ok")
 
 
+class Operations(HoldsTest):
+    def test_doctor_warns_about_expired_holds_until_reap(self):
+        self.sc("init", "A", "10")
+        self.wait_past(self.sc("hold", "c", "A=1", "--expire", "1").one["expires_at_ms"])
+        holds = [json.loads(l) for l in self.sc("doctor").stdout.splitlines()
+                 if json.loads(l)["check"] == "holds"]
+        self.assertEqual([(h["status"], h["hint"]) for h in holds],
+                         [("warn", "run stockctl reap (a cron line or systemd timer every minute)")])
+        self.sc("reap")
+        holds = [json.loads(l) for l in self.sc("doctor").stdout.splitlines()
+                 if json.loads(l)["check"] == "holds"]
+        self.assertEqual([h["status"] for h in holds], ["ok"])
+
+    def test_bench_order_mode_is_correct_and_leaves_nothing(self):
+        res = self.sc("bench", "--mode", "order", "--items", "10", "-c", "4", "-n", "300")
+        self.assertEqual(res.rc, 0, res)
+        report = res.one
+        self.assertEqual((report["mode"], report["ok"], report["stock_taken"], report["correct"]),
+                         ("order", 300, 900, True))
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+
 class BadInput(HoldsTest):
     def assert_refused(self, *args, rc=2, text=None):
         self.sc("init", "A", "10")
