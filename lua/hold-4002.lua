@@ -52,9 +52,22 @@ local function log_change(log_key, change, qty, before, after)
              'reason', ARGV[8], 'hold_id', id)
 end
 
--- Gives back the units of the item's holds that expired by `now` (the same steps in every
+-- The server's clock in ms, read once and only when needed (an order on items without holds
+-- never needs it).
+local now_ms
+local function server_now()
+  if not now_ms then
+    local time = redis.call('TIME')
+    now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return now_ms
+end
+
+-- Gives back the units of the item's holds that expired by now (the same steps in every
 -- script that touches an item). A corrupt stock value keeps its holds until it is repaired.
-local function expire_holds(stock_key, holds_key, held_key, log_key, now)
+local function expire_holds(stock_key, holds_key, held_key, log_key)
+  if redis.call('EXISTS', holds_key) == 0 then return end
+  local now = server_now()
   local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
   if #ids == 0 then return end
   local raw = redis.call('GET', stock_key)
@@ -86,8 +99,6 @@ if n < 1 or n ~= math.floor(n) or #ARGV ~= 9 + 3 * n then
   return redis.error_reply('STOCKCTL_INVALID line count')
 end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
 -- The lines as a canonical text: a repeat with the same id must name the same lines.
 local canon = {kind}
@@ -115,7 +126,7 @@ local all_ok = true
 for i = 1, n do
   local k = 2 + G * (i - 1)
   local stock_key = KEYS[k + 1]
-  expire_holds(stock_key, KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], now)
+  expire_holds(stock_key, KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
   local qty = tonumber(ARGV[9 + 3 * i - 1])
   local raw = redis.call('GET', stock_key)
   if not raw then
@@ -157,7 +168,7 @@ for i = 1, n do
   end
 end
 
-local expires_at = kind == 'hold' and now + tonumber(ARGV[3]) or 0
+local expires_at = kind == 'hold' and server_now() + tonumber(ARGV[3]) or 0
 local out = {0, expires_at}
 if not all_ok then
   for i = 1, n do
