@@ -457,7 +457,9 @@ class ClusterRefusal(ServerTest):
             res = self.sc(*args)
             self.assertEqual(res.rc, 1, res)
             self.assertIn("not built yet", res.stderr)
-        self.assertEqual(self.sc("get", "A").one["stock"], 10)
+        self.assertEqual(self.sc("get", "A").one, {"op": "get", "sku": "A", "key": "stock:{A}",
+                                                   "status": "ok", "stock": 10, "held": 0})
+        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
 
 
 if __name__ == "__main__":
