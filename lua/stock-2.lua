@@ -97,14 +97,16 @@ if replayed then return replayed end
 -- Holds hook: the item's expired holds give their units back before anything reads the stock
 -- (see hold-4002.lua, which writes them). An item without holds costs one EXISTS. The holds
 -- keys are companions of KEYS[1] (same hash slot) and deliberately not declared: a call without
--- id and log must stay a single-key command (see KEYS[2]).
+-- id and log must stay a single-key command (see KEYS[2]). While the slot migrates, a node
+-- that runs this call after ASK refuses an undeclared key it does not hold yet: pcall turns
+-- that into "no holds here", and the next touch or reap returns them.
 local holds_base = KEYS[1]
 do
   local open = string.find(holds_base, '{', 1, true)
   local close = open and string.find(holds_base, '}', open + 1, true)
   if not (close and close > open + 1) then holds_base = '{' .. holds_base .. '}' end
 end
-if redis.call('EXISTS', holds_base .. ':holds') == 1 then
+if redis.pcall('EXISTS', holds_base .. ':holds') == 1 then
   local holds_key, held_key = holds_base .. ':holds', holds_base .. ':held'
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

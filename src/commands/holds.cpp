@@ -226,9 +226,11 @@ class HoldRunner {
 
   void apply_error(Cart& cart, const std::string& text) const {
     if (text.rfind("STOCKCTL_CONFLICT", 0) == 0) {
-      return fail(cart, Status::conflict,
-                  fmt::format("id '{}' was already used for another {}; nothing changed",
-                              escape_control(cart.id), text.substr(18)));
+      return fail(
+          cart, Status::conflict,
+          fmt::format("id '{}' was already used with other lines (or for a {} of "
+                      "the other kind); nothing changed",
+                      escape_control(cart.id), text.substr(18) == "hold" ? "order" : "hold"));
     }
     ItemResult item;
     item.key = hold_record_key(ctx_.scheme(), cart.id);
