@@ -228,8 +228,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
     throw InputError(fmt::format("bench --mode order needs --items {} or more", kCartLines));
   }
   if (o.mode == "order" && program.common.cluster) {
-    throw StockctlError(
-                        "bench --mode order: orders on Redis Cluster are not built yet");
+    throw StockctlError("bench --mode order: orders on Redis Cluster are not built yet");
   }
   Context ctx(program);
   Client& client = ctx.redis();

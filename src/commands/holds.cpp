@@ -10,20 +10,18 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cli/diagnostics.h"
-#include "cli/errors.h"
-#include "commands/batch.h"
-#include "commands/context.h"
+#include "app/context.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/text.h"
+#include "bulk/adjust_runner.h"
 #include "commands/program.h"
-#include "commands/stock_ops.h"
 #include "core/hold_lines.h"
-#include "core/rows.h"
 #include "core/sku.h"
-#include "core/text.h"
-#include "redis/cluster/slot.h"
 #include "redis/errors.h"
-#include "scripts/registry.h"
+#include "redis/scripts/registry.h"
 #include "sources/open_source.h"
+#include "sources/rows.h"
 
 namespace stockctl {
 
@@ -285,7 +283,6 @@ class HoldRunner {
 void refuse_on_cluster(const Program& program, const std::string& what) {
   if (!program.common.cluster) return;
   throw StockctlError(
-      ExitCode::failure,
       fmt::format("{}: holds and orders on Redis Cluster are not built yet (a hold's record and "
                   "its lines live in different hash slots, and one script reaches one slot); "
                   "use a standalone Redis or sentinel URL",
@@ -541,8 +538,7 @@ ExitCode run_reap(Program& program) {
       call.numkeys = 1;
       Reply r = ctx.redis().call(call);
       if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 3) {
-        throw StockctlError(ExitCode::failure,
-                            fmt::format("reap: unexpected reply: {}", describe_reply(r)));
+        throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
       }
       holds += r.elements[0].integer;
       units += r.elements[1].integer;
