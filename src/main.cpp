@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   setup_delete(app, program);
   setup_export(app, program);
   setup_log(app, program);
+  setup_holds(app, program);
   setup_bench(app, program);
   setup_doctor(app, program);
   setup_help(app, program);

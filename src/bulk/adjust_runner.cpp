@@ -168,6 +168,21 @@ void validate_init_source(const InitSource& init) {
   }
 }
 
+InitialStock::InitialStock(const InitSource& init, const KeyScheme& scheme)
+    : init_(init), scheme_(scheme) {}
+
+InitialStock::~InitialStock() = default;
+
+ParsedNumber InitialStock::of(const std::string& sku,
+                              std::chrono::steady_clock::time_point deadline) {
+  if (!init_.value.empty()) return parse_stock_value(init_.value);
+  if (!init_.file.empty()) {
+    if (!index_) index_ = std::make_unique<InitFileIndex>(init_, scheme_);
+    return index_->stock_of(sku);
+  }
+  return run_init_cmd(init_.command, sku, deadline);
+}
+
 OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme)
     : client_(client), op_(op), options_(options), scheme_(scheme) {}
 

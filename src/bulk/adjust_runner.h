@@ -47,6 +47,30 @@ void validate_init_source(const InitSource& init);
 
 class InitFileIndex;
 
+/// A missing item's initial stock, read from the init source (hold and order: per line);
+/// --init-from's file is indexed on first use. Call only while holding the item's init lock.
+class InitialStock {
+ public:
+  InitialStock(const InitSource& init, const KeyScheme& scheme);
+  ~InitialStock();
+  InitialStock(const InitialStock&) = delete;
+  InitialStock& operator=(const InitialStock&) = delete;
+  /// The stock to create `sku` with, or why there is none (--init-cmd must end by `deadline`).
+  ParsedNumber of(const std::string& sku, std::chrono::steady_clock::time_point deadline);
+
+ private:
+  const InitSource& init_;
+  const KeyScheme& scheme_;
+  std::unique_ptr<InitFileIndex> index_;
+};
+
+/// The keys a stock script call sends, in the script's KEYS order: the stock key, then the
+/// request ledger only when the item has a request id, then the change log when it is written.
+/// Sending no key the call does not need
+/// keeps it a single-key command on a cluster: while its slot migrates it follows ASK at once
+/// instead of being answered TRYAGAIN until the whole slot has moved.
+std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log = false);
+
 /// Runs deduct or add for windows of items: one pipeline per window, then the init lock
 /// protocol for each item whose key is missing and that can be initialized.
 class OpRunner {

@@ -34,8 +34,12 @@ struct BenchOptions {
   long long requests = 100000;
   double duration_s = 0;  // > 0: run for this long instead of a count
   std::string prefix = "stockctl-bench:";
-  std::string run_id;  // default: random
+  std::string run_id;           // default: random
+  std::string mode = "deduct";  // or "order": 3-line carts, each line one unit
 };
+
+/// Lines per cart in --mode order.
+constexpr int kCartLines = 3;
 
 struct WorkerTally {
   long long ok = 0, insufficient = 0, errors = 0;
@@ -57,6 +61,44 @@ Call deduction(const std::string& key) {
   return stock_call(request);
 }
 
+// A 3-line cart of one unit each over distinct test items, as `order` sends it (no change
+// log): the hold script with its record under the bench prefix.
+Call cart_order(const std::vector<std::string>& keys, std::size_t n, const std::string& run) {
+  const std::string id = fmt::format("{}-order-{}", run, n);
+  Call call{&hold_script(), {}, true, true};
+  call.args = {
+      fmt::format("stockctl:hold:{}", keys[0].substr(0, keys[0].find('{'))) + "{" + id + "}",
+      "stockctl:holds-index:bench"};
+  for (int i = 0; i < kCartLines; ++i) {
+    const std::string& key = keys[(n * kCartLines + static_cast<std::size_t>(i)) % keys.size()];
+    call.args.insert(call.args.end(),
+                     {key, companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix)});
+  }
+  call.numkeys = static_cast<int>(call.args.size());
+  call.args.insert(call.args.end(), {"order", id, "0", "60", "0", "", "", "", "3"});
+  for (int i = 0; i < kCartLines; ++i) {
+    call.args.insert(call.args.end(), {fmt::format("{}", i), "1", ""});
+  }
+  return call;
+}
+
+// The request number n: a deduction, or a cart with --mode order.
+Call bench_call(const BenchOptions& o, const std::vector<std::string>& keys, std::size_t n,
+                const std::string& run) {
+  if (o.mode == "order") return cart_order(keys, n, run);
+  return deduction(keys[n % keys.size()]);
+}
+
+// Whether a reply is a success: a deduction's answer >= 0, or every line of a cart served.
+bool ok_reply(const Reply& reply) {
+  if (reply.type != Reply::Type::array || reply.elements.empty()) return false;
+  if (reply.elements.size() == 3) return reply.elements[0].integer >= 0;
+  for (std::size_t i = 2; i < reply.elements.size(); i += 2) {
+    if (reply.elements[i].integer < 0) return false;
+  }
+  return true;
+}
+
 // Creates the test items, refusing to touch anything that already exists.
 void create_items(Client& client, const std::vector<std::string>& keys, long long stock) {
   for (const std::string& key : keys) {
@@ -73,7 +115,9 @@ void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us)
   tally.latencies_us.push_back(static_cast<std::uint32_t>(std::min<long long>(us, UINT32_MAX)));
   const std::optional<StockAnswer> answer =
       reply ? parse_stock_answer(*reply) : std::optional<StockAnswer>();
-  if (!answer) {
+  if (!answer && reply && reply->type == Reply::Type::array) {
+    (ok_reply(*reply) ? tally.ok : tally.insufficient) += 1;  // a cart's lines
+  } else if (!answer) {
     ++tally.errors;
   } else if (answer->answer >= 0) {
     ++tally.ok;
@@ -82,7 +126,8 @@ void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us)
   }
 }
 
-void worker(Context& ctx, const std::vector<std::string>& keys, std::atomic<long long>& budget,
+void worker(Context& ctx, const BenchOptions& o, const std::string& run,
+            const std::vector<std::string>& keys, std::atomic<long long>& budget,
             std::chrono::steady_clock::time_point until, WorkerTally& tally) {
   std::unique_ptr<Client> client = ctx.new_client();
   std::size_t next = 0;
@@ -91,9 +136,9 @@ void worker(Context& ctx, const std::vector<std::string>& keys, std::atomic<long
                                               : budget.fetch_sub(1) <= 0) {
       return;
     }
-    const std::string& key = keys[next++ % keys.size()];
+    Call call = bench_call(o, keys, next++, run);
     auto started = std::chrono::steady_clock::now();
-    std::vector<CallResult> r = client->run({deduction(key)});
+    std::vector<CallResult> r = client->run({call});
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                   std::chrono::steady_clock::now() - started)
                   .count();
@@ -106,16 +151,17 @@ void worker(Context& ctx, const std::vector<std::string>& keys, std::atomic<long
 
 // One thread multiplexing every connection with poll(), as redis-benchmark does: with 50
 // connections on a 2-core machine, 50 blocking threads would measure context switches.
-void event_loop(const ConnectOptions& options, ScriptCalls calls, int connections,
-                const std::vector<std::string>& keys, std::atomic<long long>& budget,
-                std::chrono::steady_clock::time_point until, WorkerTally& tally) {
+void event_loop(const ConnectOptions& options, ScriptCalls calls, const BenchOptions& o,
+                const std::string& run, const std::vector<std::string>& keys,
+                std::atomic<long long>& budget, std::chrono::steady_clock::time_point until,
+                WorkerTally& tally) {
   using clock = std::chrono::steady_clock;
   struct Slot {
     std::unique_ptr<Connection> conn;
     clock::time_point sent;
     bool busy = false;
   };
-  std::vector<Slot> slots(static_cast<std::size_t>(connections));
+  std::vector<Slot> slots(static_cast<std::size_t>(o.connections));
   for (Slot& s : slots) {
     s.conn = std::make_unique<Connection>(options);
     s.conn->set_script_calls(calls);
@@ -126,8 +172,7 @@ void event_loop(const ConnectOptions& options, ScriptCalls calls, int connection
   };
   auto send = [&](Slot& s) {
     if (!s.conn || !more()) return;
-    const std::string& key = keys[next++ % keys.size()];
-    append_call(*s.conn, deduction(key));
+    append_call(*s.conn, bench_call(o, keys, next++, run));
     s.conn->flush();
     s.sent = clock::now();
     s.busy = true;
@@ -166,6 +211,20 @@ void event_loop(const ConnectOptions& options, ScriptCalls calls, int connection
   }
 }
 
+// The order records the run wrote (stockctl:hold:PREFIX{RUN-order-N}).
+void remove_records(Client& client, const std::string& prefix, const std::string& run) {
+  const std::string match = fmt::format("stockctl:hold:{}{{{}-order-*", escape_glob(prefix), run);
+  std::string cursor = "0";
+  do {
+    Reply r = client.call(Call{nullptr, {"SCAN", cursor, "MATCH", match, "COUNT", "1000"}, true});
+    if (r.type != Reply::Type::array || r.elements.size() != 2) return;
+    cursor = r.elements[0].str;
+    Call del{nullptr, {"UNLINK"}, true, true};
+    for (const Reply& key : r.elements[1].elements) del.args.push_back(key.str);
+    if (del.args.size() > 1) client.call(del);
+  } while (cursor != "0");
+}
+
 long long percentile(std::vector<std::uint32_t>& sorted, double p) {
   if (sorted.empty()) return 0;
   auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1));
@@ -173,6 +232,12 @@ long long percentile(std::vector<std::uint32_t>& sorted, double p) {
 }
 
 ExitCode run_bench(Program& program, const BenchOptions& o) {
+  if (o.mode == "order" && o.items < kCartLines) {
+    throw InputError(fmt::format("bench --mode order needs --items {} or more", kCartLines));
+  }
+  if (o.mode == "order" && program.common.cluster) {
+    throw StockctlError("bench --mode order: orders on Redis Cluster are not built yet");
+  }
   Context ctx(program);
   Client& client = ctx.redis();
   const std::string run = o.run_id.empty() ? random_token().substr(0, 12) : o.run_id;
@@ -188,24 +253,25 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   auto started = std::chrono::steady_clock::now();
   if (!program.common.cluster) {
     // The event loop sends its calls raw, without the client's recovery of a missing script:
-    // load the library first, or the script where the server refuses Functions.
+    // load the library first, or the scripts where the server refuses Functions.
     ScriptCalls calls = ScriptCalls::functions;
     if (!library_loaded(client.call(Call{nullptr, load_library_argv(stock_script()), true}))) {
       calls = ScriptCalls::evalsha;
-      Reply loaded =
-          client.call(Call{nullptr, {"SCRIPT", "LOAD", std::string(stock_script().body)}, true});
-      if (loaded.is_error()) throw StockctlError(loaded.str);
+      for (const Script* script : {&stock_script(), &hold_script()}) {
+        Reply loaded =
+            client.call(Call{nullptr, {"SCRIPT", "LOAD", std::string(script->body)}, true});
+        if (loaded.is_error()) throw StockctlError(loaded.str);
+      }
     }
-    event_loop(connect_options(program.common), calls, o.connections, keys, budget, until,
-               tallies[0]);
+    event_loop(connect_options(program.common), calls, o, run, keys, budget, until, tallies[0]);
   } else {
     // A cluster spreads the items over nodes; one client (and thread) per connection keeps
     // the routing in the cluster client.
     std::vector<std::thread> threads;
     threads.reserve(tallies.size());
     for (auto& tally : tallies) {
-      threads.emplace_back(worker, std::ref(ctx), std::cref(keys), std::ref(budget), until,
-                           std::ref(tally));
+      threads.emplace_back(worker, std::ref(ctx), std::cref(o), std::cref(run), std::cref(keys),
+                           std::ref(budget), until, std::ref(tally));
     }
     for (auto& t : threads) t.join();
   }
@@ -232,15 +298,18 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
     remaining += value.value_or(0);
   }
   long long taken = o.stock * o.items - remaining;
-  bool correct = never_negative && total.errors == 0 && taken == total.ok;
+  const long long per_request = o.mode == "order" ? kCartLines : 1;
+  bool correct = never_negative && total.errors == 0 && taken == total.ok * per_request;
   for (const std::string& key : keys) {
     Call del = Call::once({"DEL", key});
     del.idempotent = true;  // resent if lost; the test keys need no replica acknowledgement
     client.call(del);
   }
+  if (o.mode == "order") remove_records(client, keys[0].substr(0, keys[0].find('{')), run);
 
   nlohmann::ordered_json j;
   j["op"] = "bench";
+  j["mode"] = o.mode;
   j["connections"] = o.connections;
   j["items"] = o.items;
   j["requests"] = total.latencies_us.size();
@@ -281,6 +350,10 @@ void setup_bench(CLI::App& app, Program& program) {
                   "prefix of the test keys (default stockctl-bench:); existing keys are refused");
   sub->add_option("--run-id", o->run_id,
                   "name the test keys PREFIX{ID-N} instead of a random id (for repeatable runs)");
+  sub->add_option("--mode", o->mode,
+                  "deduct (default: one unit per request) or order (3-line carts of one unit "
+                  "each, as `order` sends them)")
+      ->check(CLI::IsMember({"deduct", "order"}).description(""));
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_bench(program, *o); }; });
 }

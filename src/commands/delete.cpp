@@ -92,16 +92,18 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   std::vector<Call> calls;
   std::vector<std::size_t> sent;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (!o.force && has_unexpired_holds(items[i].key)) {
+    if (!o.force && has_unexpired_holds(ctx.redis(), items[i].key)) {
       set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
       continue;
     }
     // The stock key alone first, so that its reply tells ok from missing; then the rest.
-    calls.push_back(Call::idempotent_write({"DEL", items[i].key}));
-    Call companions{nullptr,
-                    {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key)},
-                    true,
-                    true};
+    calls.push_back(Call{nullptr, {"DEL", items[i].key}, true, true});
+    Call companions{
+        nullptr,
+        {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key),
+         companion_key(items[i].key, kHoldsSuffix), companion_key(items[i].key, kHeldSuffix)},
+        true,
+        true};
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
     calls.push_back(std::move(companions));
     sent.push_back(i);

@@ -68,16 +68,18 @@ struct ExportRun {
 // Reads the value and expiry of one SCAN batch's items (pipelined) and writes them.
 void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   std::vector<Call> calls;
-  calls.reserve(batch.size() * 2);
+  calls.reserve(batch.size() * 3);
   for (const ScannedItem& item : batch) {
-    calls.push_back(Call::read({"GET", item.key}));
-    calls.push_back(Call::read({"TTL", item.key}));
+    calls.push_back(Call{nullptr, {"GET", item.key}, true});
+    calls.push_back(Call{nullptr, {"TTL", item.key}, true});
+    calls.push_back(held_call(item.key));
   }
   std::vector<CallResult> results = run.ctx.redis().run(calls);
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    const CallResult& value = results[2 * i];
-    const CallResult& ttl = results[2 * i + 1];
-    for (const CallResult* r : {&value, &ttl}) {
+    const CallResult& value = results[3 * i];
+    const CallResult& ttl = results[3 * i + 1];
+    const CallResult& held = results[3 * i + 2];
+    for (const CallResult* r : {&value, &ttl, &held}) {
       if (r->state != CallResult::State::replied) {
         throw ConnectionError(fmt::format("{}: {}", batch[i].key, r->error));
       }
@@ -94,7 +96,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
       continue;
     }
     ExportRow row{
-        std::move(batch[i].sku), *stock, held_units(batch[i].key),
+        std::move(batch[i].sku), *stock, held_from(held).value_or(0),
         ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt};
     append_export_row(run.buffer, run.format, row, run.items == 0);
     ++run.items;

@@ -43,7 +43,8 @@ ItemResult get_item(const Context& ctx, std::string sku, bool details) {
 
 // The calls that read one item: its value, and with --details its expiry and its init lock's.
 void append_reads(std::vector<Call>& calls, const ItemResult& item) {
-  calls.push_back(Call::read({"GET", item.key}));
+  calls.push_back(Call{nullptr, {"GET", item.key}, true});
+  calls.push_back(held_call(item.key));
   if (!item.details) return;
   calls.push_back(Call::read({"TTL", item.key}));
   calls.push_back(Call::read({"PTTL", companion_key(item.key, kLockSuffix)}));
@@ -62,10 +63,10 @@ void apply_reads(ItemResult& item, const CallResult* results) {
   if (r.state != CallResult::State::replied) return set_error(item, Status::error, r.error);
   if (r.reply.is_error()) return apply_error_reply(item, r.reply.str);
   apply_stored_value(item, r.reply.string_or_nil());
-  if (item.status != Status::error) item.held = held_units(item.key);
+  if (item.status != Status::error) item.held = held_from(results[1]);
   if (!item.details) return;
-  item.ttl_s = remaining(results[1]);
-  item.lock_ttl_ms = remaining(results[2]);
+  item.ttl_s = remaining(results[2]);
+  item.lock_ttl_ms = remaining(results[3]);
 }
 
 // Reads windows of items with two windows in flight, printing each in input order.
@@ -108,7 +109,7 @@ class GetPipeline {
     for (ItemResult& item : items) {
       if (!item.key.empty()) {
         apply_reads(item, &results[next]);
-        next += item.details ? 3 : 1;
+        next += item.details ? 4 : 2;
       }
       if (item.status == Status::error || (echo_invalid_ && item.status == Status::invalid)) {
         errors_.add(item.sku, item.error);

@@ -20,6 +20,8 @@ void setup_log(CLI::App& app, Program& program);
 void setup_delete(CLI::App& app, Program& program);
 /// `export`: every item under the prefix, streamed.
 void setup_export(CLI::App& app, Program& program);
+/// hold, confirm, release, order, cancel, reap: carts and reservations.
+void setup_holds(CLI::App& app, Program& program);
 /// `bench`: a load test on keys it creates and removes itself.
 void setup_bench(CLI::App& app, Program& program);
 /// The end of `stockctl --help`: source formats, password sources, exit statuses, examples.

@@ -280,9 +280,14 @@ Finding check_locks(const std::string& node, const std::vector<LockKey>& locks) 
                   shell_quote(forever.front())));
 }
 
-Finding check_holds(const std::string& node) {
-  return finding("holds", node, CheckStatus::ok,
-                 "this version of stockctl writes no holds: nothing to return");
+Finding check_holds(const std::string& node, std::size_t items_with_expired_holds) {
+  if (items_with_expired_holds == 0) {
+    return finding("holds", node, CheckStatus::ok, "no expired holds wait to be given back");
+  }
+  return finding("holds", node, CheckStatus::warn,
+                 fmt::format("{} items have expired holds whose units were not given back yet",
+                             items_with_expired_holds),
+                 "run stockctl reap (a cron line or systemd timer every minute)");
 }
 
 std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples) {

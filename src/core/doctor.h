@@ -64,8 +64,8 @@ bool is_stockctl_lock(const KeyScheme& scheme, std::string_view key);
 /// locks: any lock without an expiry fails (it would block its item, or every rebuild, forever).
 Finding check_locks(const std::string& node, const std::vector<LockKey>& locks);
 
-/// holds: this version of stockctl writes no holds, so there is nothing to return.
-Finding check_holds(const std::string& node);
+/// holds: items whose expired holds were not given back yet warn ("run reap").
+Finding check_holds(const std::string& node, std::size_t items_with_expired_holds);
 
 /// One node's TIME reply set against the local clock: `server_ms` is the node's time,
 /// `local_ms` the local time halfway through the round trip, `rtt_ms` the round trip.

@@ -10,6 +10,7 @@ ExitCode exit_code_for(Status status, bool fail_on_drift) {
     case Status::extra:  // a finding, not a failure
       return ExitCode::ok;
     case Status::insufficient:
+    case Status::expired:  // as the contract counts it
       return ExitCode::insufficient;
     case Status::uninitialized:
     case Status::missing:

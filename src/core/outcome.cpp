@@ -26,6 +26,8 @@ std::string_view status_name(Status status) {
       return "drift";
     case Status::extra:
       return "extra";
+    case Status::expired:
+      return "expired";
     case Status::busy:
       return "busy";
     case Status::conflict:

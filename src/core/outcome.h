@@ -16,7 +16,8 @@ enum class Status {
   missing,
   exists,
   drift,
-  extra,  ///< rebuild --extra: Redis holds the item, the source lacks it
+  extra,    ///< rebuild --extra: Redis holds the item, the source lacks it
+  expired,  ///< confirm or release of a hold that expired (or was released)
   busy,
   conflict,
   invalid,
@@ -26,7 +27,8 @@ enum class Status {
 inline constexpr Status kAllStatuses[] = {
     Status::ok,      Status::unlimited, Status::insufficient, Status::uninitialized,
     Status::missing, Status::exists,    Status::drift,        Status::extra,
-    Status::busy,    Status::conflict,  Status::invalid,      Status::error};
+    Status::expired, Status::busy,      Status::conflict,     Status::invalid,
+    Status::error};
 
 /// The contract's name of a status ("ok", "insufficient", ...).
 std::string_view status_name(Status status);

@@ -29,7 +29,7 @@ bool ends_with(std::string_view s, std::string_view tail) {
 // another tagged key under the prefix.
 bool looks_like_companion(std::string_view prefix, std::string_view key) {
   auto is_stock_key = [&](std::string_view k) { return starts_with(k, prefix) && has_hash_tag(k); };
-  for (std::string_view suffix : {kLockSuffix, kLogSuffix}) {
+  for (std::string_view suffix : {kLockSuffix, kLogSuffix, kHoldsSuffix, kHeldSuffix}) {
     if (ends_with(key, suffix) && is_stock_key(key.substr(0, key.size() - suffix.size()))) {
       return true;
     }

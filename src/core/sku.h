@@ -30,6 +30,8 @@ std::string companion_key(std::string_view stock_key, std::string_view suffix);
 inline constexpr std::string_view kLockSuffix = ":lock";
 inline constexpr std::string_view kLogSuffix = ":log";
 inline constexpr std::string_view kRequestSuffix = ":req:";  ///< followed by the request id
+inline constexpr std::string_view kHoldsSuffix = ":holds";   ///< hold id -> expiry ms (sorted set)
+inline constexpr std::string_view kHeldSuffix = ":held";     ///< hold id -> qty, "" -> sum (hash)
 
 /// The key of an item's change log (a stream), in its stock key's slot.
 inline std::string log_key(std::string_view stock_key) {

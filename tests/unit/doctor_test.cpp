@@ -165,3 +165,12 @@ TEST_CASE("metrics: one gauge per check, node and status; the worst status is 1"
         std::string::npos);
   CHECK(text.find("status=\"warn\"} 0\n") != std::string::npos);
 }
+
+TEST_CASE("holds: expired holds not yet given back warn and say to run reap") {
+  Finding ok = check_holds("n:1", 0);
+  CHECK(ok.status == CheckStatus::ok);
+  Finding warn = check_holds("n:1", 3);
+  CHECK(warn.status == CheckStatus::warn);
+  CHECK(warn.detail == "3 items have expired holds whose units were not given back yet");
+  CHECK(warn.hint == "run stockctl reap (a cron line or systemd timer every minute)");
+}

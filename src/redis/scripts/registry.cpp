@@ -8,9 +8,14 @@ const Script& stock_script() { return lua::stock; }
 const Script& put_script() { return lua::put; }
 const Script& unlock_script() { return lua::unlock; }
 const Script& extend_script() { return lua::extend; }
+const Script& hold_script() { return lua::hold; }
+const Script& settle_script() { return lua::settle; }
+const Script& reap_script() { return lua::reap; }
+const Script& held_script() { return lua::held; }
 
 std::vector<const Script*> all_scripts() {
-  return {&lua::stock, &lua::put, &lua::unlock, &lua::extend};
+  return {&lua::stock, &lua::put,    &lua::unlock, &lua::extend,
+          &lua::hold,  &lua::settle, &lua::reap,   &lua::held};
 }
 
 const Library& script_library() { return lua::library; }

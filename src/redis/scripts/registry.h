@@ -11,6 +11,10 @@ const Script& stock_script();
 const Script& put_script();
 const Script& unlock_script();
 const Script& extend_script();
+const Script& hold_script();
+const Script& settle_script();
+const Script& reap_script();
+const Script& held_script();
 
 /// Every embedded script (the Functions library holds each of them).
 std::vector<const Script*> all_scripts();

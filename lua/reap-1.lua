@@ -1,0 +1,84 @@
+-- reap: give back the units of expired holds, a batch of items at a time (one Redis).
+--
+-- KEYS[1]  the index of items with holds (a sorted set: stock key -> earliest expiry, ms,
+--          written by hold-4002.lua; an entry may be early, never late)
+-- ARGV[1]  at most this many items per call
+-- ARGV[2]  change log: keep about this many entries; "" = write no log
+-- ARGV[3]  change log: actor; ARGV[4]: reason ("" = none)
+--
+-- The items' own keys (stock, holds, held units, log) are derived from the stock keys in the
+-- index, as companion keys are (same hash slot). They are not declared: this script serves a
+-- standalone server, where one index names every item with holds.
+--
+-- Returns {holds, units, more}: the holds expired and the units given back by this call, and
+-- 1 when items with expired holds may remain (call again), else 0.
+
+local MAX = 9007199254740991
+local log_max = ARGV[2]
+local logging = log_max ~= nil and log_max ~= ''
+
+local function parse_stock(s)
+  if s == '-1' then return -1 end
+  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%d+$') then return nil end
+  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
+  local n = tonumber(s)
+  if n > MAX then return nil end
+  return n
+end
+
+-- As companion_key in the tool: keep the key's own hash tag, else wrap the key in one.
+local function companion(key, suffix)
+  local open = string.find(key, '{', 1, true)
+  if open then
+    local close = string.find(key, '}', open + 1, true)
+    if close and close > open + 1 then return key .. suffix end
+  end
+  return '{' .. key .. '}' .. suffix
+end
+
+-- The same steps as in hold-4002.lua; returns the holds and units given back.
+local function expire_holds(stock_key, holds_key, held_key, log_key, now)
+  local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
+  if #ids == 0 then return 0, 0 end
+  local raw = redis.call('GET', stock_key)
+  local stock = raw and parse_stock(raw)
+  if raw and not stock then return 0, 0 end
+  local units = 0
+  for _, hid in ipairs(ids) do
+    local qty = tonumber(redis.call('HGET', held_key, hid) or '0')
+    units = units + qty
+    redis.call('HDEL', held_key, hid)
+    if logging and stock and stock >= 0 then
+      redis.call('XADD', log_key, 'MAXLEN', '~', log_max, '*', 'change', 'expire',
+                 'qty', qty, 'before', stock + units - qty, 'after', stock + units,
+                 'request_id', '', 'actor', ARGV[3], 'reason', ARGV[4], 'hold_id', hid)
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
+  if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
+  if stock and stock >= 0 then redis.call('INCRBY', stock_key, units) end
+  return #ids, units
+end
+
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
+local holds, units = 0, 0
+for _, stock_key in ipairs(due) do
+  local holds_key = companion(stock_key, ':holds')
+  local h, u = expire_holds(stock_key, holds_key, companion(stock_key, ':held'),
+                            companion(stock_key, ':log'), now)
+  holds, units = holds + h, units + u
+  -- The item's next expiry becomes its score; an item without holds leaves the index. A
+  -- corrupt item keeps its expired holds and waits a minute before it is looked at again.
+  local next_one = redis.call('ZRANGE', holds_key, 0, 0, 'WITHSCORES')
+  if #next_one == 0 then
+    redis.call('ZREM', KEYS[1], stock_key)
+  elseif tonumber(next_one[2]) <= now then
+    redis.call('ZADD', KEYS[1], now + 60000, stock_key)
+  else
+    redis.call('ZADD', KEYS[1], next_one[2], stock_key)
+  end
+end
+return {holds, units, #due == limit and 1 or 0}

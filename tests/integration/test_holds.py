@@ -1,0 +1,466 @@
+"""hold, confirm, release, order, cancel, reap on one Redis: all or nothing, once per id, expiry
+by the server's clock, and stock that always adds up."""
+
+import json
+import os
+import random
+import threading
+import time
+import unittest
+
+from harness import TARGET, ServerTest, run
+
+CLUSTER = TARGET in ("cluster", "tls-cluster")
+
+
+def server_ms(r):
+    sec, usec = r("TIME")
+    return int(sec) * 1000 + int(usec) // 1000
+
+
+@unittest.skipIf(CLUSTER, "holds are refused on a cluster (see ClusterRefusal)")
+class HoldsTest(ServerTest):
+    def stock(self, sku):
+        return int(self.r("GET", "stock:{%s}" % sku))
+
+    def held(self, sku):
+        return int(self.r("HGET", "stock:{%s}:held" % sku, "") or 0)
+
+    def wait_past(self, expires_at_ms):
+        """Waits until the server's clock has passed a hold's expiry (a clock condition, not a
+        guess: each loop asks the server)."""
+        while server_ms(self.r) < expires_at_ms:
+            time.sleep(0.05)
+
+    def snapshot(self):
+        return sorted((k, self.r("TYPE", k)) for k in self.r("KEYS", "*"))
+
+
+class Hold(HoldsTest):
+    def test_holds_every_line_and_takes_units_out_of_stock(self):
+        self.sc("init", "A", "10")
+        self.sc("init", "B", "5")
+        before = server_ms(self.r)
+        res = self.sc("hold", "cart-7", "A=2", "B=1")
+        self.assertEqual(res.rc, 0, res)
+        out = res.one
+        self.assertEqual(list(out), ["op", "id", "status", "expires_at_ms", "lines"])
+        self.assertEqual((out["op"], out["id"], out["status"]), ("hold", "cart-7", "ok"))
+        self.assertGreaterEqual(out["expires_at_ms"], before + 600000)
+        self.assertLess(out["expires_at_ms"], server_ms(self.r) + 600000 + 1)
+        self.assertEqual(out["lines"], [
+            {"sku": "A", "key": "stock:{A}", "qty": 2, "status": "ok", "stock": 8},
+            {"sku": "B", "key": "stock:{B}", "qty": 1, "status": "ok", "stock": 4}])
+        self.assertEqual((self.stock("A"), self.held("A")), (8, 2))
+        got = self.sc("get", "A", "B").lines
+        self.assertEqual([(g["stock"], g["held"]) for g in got], [(8, 2), (4, 1)])
+
+    def test_lines_of_the_same_sku_are_merged_before_checking(self):
+        self.sc("init", "A", "3")
+        res = self.sc("hold", "c", "A=2", "A=2")
+        self.assertEqual(res.rc, 3, res)
+        self.assertEqual(res.one["status"], "insufficient")
+        self.assertEqual(res.one["lines"], [
+            {"sku": "A", "key": "stock:{A}", "qty": 4, "status": "insufficient", "stock": 3}])
+        self.assertEqual((self.stock("A"), self.held("A")), (3, 0))
+        res = self.sc("hold", "c", "A=1", "A=2")
+        self.assertEqual(res.one["lines"][0]["qty"], 3)
+        self.assertEqual(self.stock("A"), 0)
+
+    def test_one_short_line_holds_nothing(self):
+        self.sc("init", "A", "10")
+        self.sc("init", "B", "1")
+        before = self.snapshot()
+        res = self.sc("hold", "c", "A=2", "B=2")
+        self.assertEqual(res.rc, 3, res)
+        self.assertEqual(res.one["status"], "insufficient")
+        self.assertEqual([l["status"] for l in res.one["lines"]], ["ok", "insufficient"])
+        self.assertIsNone(res.one["expires_at_ms"])
+        self.assertEqual(self.snapshot(), before)
+        self.assertEqual((self.stock("A"), self.stock("B")), (10, 1))
+
+    def test_a_missing_item_is_uninitialized_and_holds_nothing(self):
+        self.sc("init", "A", "10")
+        res = self.sc("hold", "c", "A=2", "Z=1", "--no-log")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual(res.one["status"], "uninitialized")
+        self.assertEqual(self.stock("A"), 10)
+        self.assertEqual(self.sc("confirm", "c").rc, 4)
+
+    def test_init_sources_apply_to_every_line(self):
+        self.sc("init", "A", "10")
+        res = self.sc("hold", "c", "A=2", "N1=1", "N2=3", "--init-value", "5")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["stock"] for l in res.one["lines"]], [8, 4, 2])
+        self.assertIsNone(self.r("GET", "stock:{N1}:lock"))
+        res = self.sc("order", "o", "N3=2", "--init-cmd", "echo 7")
+        self.assertEqual(res.one["lines"][0]["stock"], 5)
+
+    def test_unlimited_lines_are_served_and_stay_unlimited(self):
+        self.sc("init", "U", "unlimited")
+        self.sc("init", "A", "1")
+        res = self.sc("hold", "c", "U=5", "A=1")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["status"] for l in res.one["lines"]], ["ok", "unlimited"])
+        self.assertEqual(self.sc("confirm", "c").one["status"], "ok")
+        self.assertEqual(self.r("GET", "stock:{U}"), "-1")
+
+
+class Idempotency(HoldsTest):
+    def test_a_repeat_returns_the_first_answer_and_holds_nothing_more(self):
+        self.sc("init", "A", "10")
+        first = self.sc("hold", "c", "A=2", "B=1", "--init-value", "4").one
+        again = self.sc("hold", "c", "B=1", "A=2", "--init-value", "4")
+        self.assertEqual(again.rc, 0, again)
+        self.assertEqual(again.one, dict(first, replayed=True))
+        self.assertEqual((self.stock("A"), self.held("A")), (8, 2))
+
+    def test_the_same_id_with_other_lines_is_a_conflict(self):
+        self.sc("init", "A", "10")
+        self.sc("hold", "c", "A=2")
+        for lines in (["A=3"], ["A=2", "B=1"]):
+            res = self.sc("hold", "c", *lines)
+            self.assertEqual(res.rc, 2, res)
+            self.assertEqual(res.one["status"], "conflict")
+            self.assertIn("id 'c' was already used", res.stderr)
+        res = self.sc("order", "c", "A=2")
+        self.assertEqual(res.one["status"], "conflict")
+        self.assertEqual(self.stock("A"), 8)
+
+    def test_a_refused_attempt_is_not_remembered(self):
+        self.sc("init", "A", "1")
+        self.assertEqual(self.sc("order", "o", "A=2").rc, 3)
+        self.sc("add", "A", "1")
+        res = self.sc("order", "o", "A=2")
+        self.assertEqual(res.rc, 0, res)
+        self.assertNotIn("replayed", res.one)
+        self.assertEqual(self.stock("A"), 0)
+
+
+class Settle(HoldsTest):
+    def setUp(self):
+        super().setUp()
+        self.sc("init", "A", "10")
+        self.sc("init", "B", "10")
+
+    def test_confirm_sells_once(self):
+        self.sc("hold", "c", "A=2", "B=3")
+        res = self.sc("confirm", "c")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one, {"op": "confirm", "id": "c", "status": "ok", "lines": [
+            {"sku": "A", "key": "stock:{A}", "qty": 2, "stock": 8},
+            {"sku": "B", "key": "stock:{B}", "qty": 3, "stock": 7}]})
+        self.assertEqual((self.stock("A"), self.held("A")), (8, 0))
+        again = self.sc("confirm", "c")
+        self.assertEqual((again.rc, again.one["status"], again.one.get("replayed")), (0, "ok", True))
+        res = self.sc("release", "c")
+        self.assertEqual((res.rc, res.one["status"]), (2, "conflict"))
+        self.assertEqual(self.stock("A"), 8)
+
+    def test_release_gives_back_once(self):
+        self.sc("hold", "c", "A=2", "B=3")
+        res = self.sc("release", "c")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"))
+        self.assertEqual((self.stock("A"), self.stock("B"), self.held("B")), (10, 10, 0))
+        again = self.sc("release", "c")
+        self.assertEqual((again.rc, again.one.get("replayed")), (0, True))
+        self.assertEqual(self.stock("A"), 10)
+        res = self.sc("confirm", "c")
+        self.assertEqual((res.rc, res.one["status"]), (3, "expired"))
+
+    def test_cancel_gives_a_sale_back_exactly_once(self):
+        self.sc("hold", "h", "A=2")
+        self.sc("confirm", "h")
+        self.sc("order", "o", "A=1", "B=4")
+        self.assertEqual((self.stock("A"), self.stock("B")), (7, 6))
+        for id_ in ("h", "o"):
+            res = self.sc("cancel", id_)
+            self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual((self.stock("A"), self.stock("B")), (10, 10))
+        for id_ in ("h", "o"):
+            again = self.sc("cancel", id_)
+            self.assertEqual((again.rc, again.one.get("replayed")), (0, True))
+        self.assertEqual((self.stock("A"), self.stock("B")), (10, 10))
+        self.assertEqual(self.sc("confirm", "o").one["status"], "conflict")
+
+    def test_cancel_of_a_held_hold_releases_it(self):
+        self.sc("hold", "h", "A=2")
+        self.assertEqual(self.sc("cancel", "h").one["status"], "ok")
+        self.assertEqual((self.stock("A"), self.held("A")), (10, 0))
+        self.assertEqual(self.sc("confirm", "h").one["status"], "expired")
+
+    def test_an_order_cannot_be_confirmed_or_released(self):
+        self.sc("order", "o", "A=1")
+        self.assertEqual(self.sc("confirm", "o").rc, 2)
+        self.assertEqual(self.sc("release", "o").rc, 2)
+        self.assertEqual(self.stock("A"), 9)
+
+    def test_unknown_ids_are_missing_and_several_ids_fold_the_exit_status(self):
+        res = self.sc("confirm", "nope")
+        self.assertEqual((res.rc, res.one), (4, {"op": "confirm", "id": "nope", "status": "missing", "lines": []}))
+        self.sc("hold", "c", "A=1")
+        res = self.sc("confirm", "c", "nope")
+        self.assertEqual(res.rc, 4)
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "missing"])
+
+
+class Expiry(HoldsTest):
+    def test_an_expired_hold_returns_on_the_next_deduction_and_cannot_be_confirmed(self):
+        self.sc("init", "A", "10")
+        out = self.sc("hold", "c", "A=4", "--expire", "1").one
+        self.assertEqual(self.sc("get", "A").one["held"], 4)
+        self.wait_past(out["expires_at_ms"])
+        self.assertEqual(self.sc("get", "A").one["held"], 0)
+        res = self.sc("deduct", "A", "1")
+        self.assertEqual(res.one["stock"], 9)
+        self.assertEqual((self.held("A"), self.r("ZCARD", "stock:{A}:holds")), (0, 0))
+        res = self.sc("confirm", "c")
+        self.assertEqual((res.rc, res.one["status"]), (3, "expired"))
+        self.assertEqual(self.stock("A"), 9)
+        changes = [(e["change"], e["qty"], e["hold_id"]) for e in self.sc("log", "A").lines]
+        self.assertEqual(changes, [("init", None, None), ("hold", 4, "c"), ("expire", 4, "c"),
+                                   ("deduct", 1, None)])
+
+    def test_a_deduction_without_log_returns_expired_holds_too(self):
+        self.sc("init", "A", "2")
+        out = self.sc("hold", "c", "A=2", "--expire", "1").one
+        self.assertEqual(self.sc("deduct", "A", "1", "--no-log").one["status"], "insufficient")
+        self.wait_past(out["expires_at_ms"])
+        self.assertEqual(self.sc("deduct", "A", "1", "--no-log").one["stock"], 1)
+
+    def test_confirm_of_an_expired_hold_gives_its_units_back_once(self):
+        self.sc("init", "A", "10")
+        out = self.sc("hold", "c", "A=4", "--expire", "1").one
+        self.wait_past(out["expires_at_ms"])
+        self.assertEqual(self.sc("confirm", "c").one["status"], "expired")
+        self.assertEqual(self.sc("release", "c").one["status"], "expired")
+        self.assertEqual(self.stock("A"), 10)
+        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
+        self.assertEqual(self.stock("A"), 10)
+
+    def test_reap_returns_holds_of_items_nobody_touches(self):
+        self.sc("init", "A", "10")
+        self.sc("init", "B", "10")
+        first = self.sc("hold", "c1", "A=1", "B=2", "--expire", "1").one
+        self.sc("hold", "c2", "A=3", "--expire", "1")
+        self.sc("hold", "c3", "B=1")  # not expiring
+        self.wait_past(self.sc("hold", "c4", "A=1", "--expire", "1").one["expires_at_ms"])
+        self.assertLess(first["expires_at_ms"], server_ms(self.r))
+        res = self.sc("reap")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one, {"op": "reap", "holds": 4, "units": 7})
+        self.assertEqual((self.stock("A"), self.stock("B")), (10, 9))
+        self.assertEqual(self.held("B"), 1)
+        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
+        self.assertEqual(self.sc("confirm", "c3").one["status"], "ok")
+
+
+class Operations(HoldsTest):
+    def test_doctor_warns_about_expired_holds_until_reap(self):
+        self.sc("init", "A", "10")
+        self.wait_past(self.sc("hold", "c", "A=1", "--expire", "1").one["expires_at_ms"])
+        holds = [json.loads(l) for l in self.sc("doctor").stdout.splitlines()
+                 if json.loads(l)["check"] == "holds"]
+        self.assertEqual([(h["status"], h["hint"]) for h in holds],
+                         [("warn", "run stockctl reap (a cron line or systemd timer every minute)")])
+        self.sc("reap")
+        holds = [json.loads(l) for l in self.sc("doctor").stdout.splitlines()
+                 if json.loads(l)["check"] == "holds"]
+        self.assertEqual([h["status"] for h in holds], ["ok"])
+
+    def test_bench_order_mode_is_correct_and_leaves_nothing(self):
+        res = self.sc("bench", "--mode", "order", "--items", "10", "-c", "4", "-n", "300")
+        self.assertEqual(res.rc, 0, res)
+        report = res.one
+        self.assertEqual((report["mode"], report["ok"], report["stock_taken"], report["correct"]),
+                         ("order", 300, 900, True))
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+
+class BadInput(HoldsTest):
+    def assert_refused(self, *args, rc=2, text=None):
+        self.sc("init", "A", "10")
+        before = self.snapshot()
+        res = self.sc(*args)
+        self.assertEqual(res.rc, rc, res)
+        if text:
+            self.assertIn(text, res.stderr)
+        self.assertRegex(res.stderr, r"^stockctl: error: ")
+        self.assertEqual(self.snapshot(), before)
+        self.assertEqual(self.stock("A"), 10)
+        return res
+
+    def test_malformed_lines(self):
+        cases = {"A=": "line 2 'A=': the QTY after '=' is missing",
+                 "=3": "line 2 '=3': the SKU before '=' is missing",
+                 "A=0": "line 2 'A=0': QTY '0' is not a quantity",
+                 "A=-1": "line 2 'A=-1': QTY '-1' is not a quantity",
+                 "A==2": "line 2 'A==2': QTY '=2' is not a quantity",
+                 "A": "line 2 'A': a line is SKU=QTY"}
+        for line, text in cases.items():
+            for op in ("hold", "order"):
+                res = self.assert_refused(op, "c", "A=1", line, text="%s c: %s" % (op, text))
+                self.assertEqual(res.one["status"], "invalid")
+                self.assertIn("nothing was held", res.stderr)
+
+    def test_more_than_a_thousand_lines(self):
+        lines = ["S%d=1" % i for i in range(1001)]
+        self.assert_refused("hold", "c", *lines, text="1001 lines; at most 1000 per id")
+        self.r("SET", "stock:{S0}", "5")
+        ok = self.sc("hold", "c", *lines[:1000], "--init-value", "1")
+        self.assertEqual(ok.rc, 0, ok.stderr)
+
+    def test_bad_ids(self):
+        self.assert_refused("hold", "", "A=1", text="an id cannot be empty")
+        self.assert_refused("hold", "a\x01b", "A=1", text="id contains a control character")
+        self.assert_refused("confirm", "", text="an id cannot be empty")
+
+    def test_bad_expiry(self):
+        for value in ("0", "604801", "-1", "x"):
+            self.assert_refused("hold", "c", "A=1", "--expire", value, text="--expire")
+
+    def test_bad_skus(self):
+        self.assert_refused("hold", "c", "A=1", "b{x}=1", text="item 'b{x}'")
+
+
+class Files(HoldsTest):
+    def test_rows_with_the_same_id_form_one_cart(self):
+        self.sc("init", "A", "10")
+        self.sc("init", "B", "10")
+        path = self.write("carts.csv", "id,sku,qty\nc1,A,1\nc2,B,2\nc1,B,1\nc1,A,2\n")
+        res = self.sc("hold", "--file", path)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([(l["id"], [(x["sku"], x["qty"]) for x in l["lines"]]) for l in res.lines],
+                         [("c1", [("A", 3), ("B", 1)]), ("c2", [("B", 2)])])
+        self.assertEqual((self.stock("A"), self.stock("B")), (7, 7))
+        res = self.sc("order", "--file", self.write("o.csv", "id,sku,qty\no1,A,7\no2,A,1\n"))
+        self.assertEqual(res.rc, 3)
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "insufficient"])
+
+    def test_one_invalid_row_holds_nothing(self):
+        self.sc("init", "A", "10")
+        path = self.write("bad.csv", "id,sku,qty\nc1,A,1\nc2,A,0\n")
+        res = self.sc("hold", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("bad.csv:3: ", res.stderr)
+        self.assertEqual(res.stdout, "")
+        self.assertEqual(self.stock("A"), 10)
+        res = self.sc("hold", "--file", self.write("noid.csv", "sku,qty\nA,1\n"))
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("'id' column", res.stderr)
+
+
+class Items(HoldsTest):
+    def test_delete_refuses_an_item_with_holds_unless_forced(self):
+        self.sc("init", "A", "10")
+        self.sc("hold", "c", "A=1")
+        res = self.sc("delete", "A")
+        self.assertEqual((res.rc, res.one["status"]), (2, "conflict"))
+        res = self.sc("delete", "A", "--force")
+        self.assertEqual(res.one["status"], "ok")
+        self.assertEqual(sorted(k for k in self.r("KEYS", "*") if "{A}" in k and k.startswith("stock:")), [])
+
+    def test_export_shows_held(self):
+        self.sc("init", "A", "10")
+        self.sc("hold", "c", "A=3")
+        rows = [json.loads(l) for l in self.sc("export").stdout.splitlines()]
+        self.assertEqual(rows, [{"sku": "A", "stock": 7, "held": 3, "ttl": None}])
+
+    def test_the_records_are_not_items(self):
+        self.sc("init", "A", "10")
+        self.sc("hold", "c", "A=3")
+        self.sc("order", "o", "A=1")
+        self.assertEqual([json.loads(l)["sku"] for l in self.sc("export").stdout.splitlines()], ["A"])
+
+
+class Concurrency(HoldsTest):
+    ITEMS = ["h%d" % i for i in range(6)]
+    INITIAL = 60
+
+    def test_racing_carts_never_oversell_and_always_add_up(self):
+        for sku in self.ITEMS:
+            self.sc("init", sku, str(self.INITIAL), "--no-log")
+        sold = {sku: 0 for sku in self.ITEMS}
+        lock = threading.Lock()
+        errors = []
+        stop = threading.Event()
+
+        def sell(lines, sign):
+            with lock:
+                for line in lines:
+                    sold[line["sku"]] += sign * line["qty"]
+
+        def worker(n):
+            rnd = random.Random(n)
+            for j in range(8):
+                lines = ["%s=%d" % (rnd.choice(self.ITEMS), rnd.randint(1, 4))
+                         for _ in range(rnd.randint(3, 5))]
+                lines.append(lines[0])  # a duplicate in every cart
+                id_ = "w%d-%d" % (n, j)
+                if rnd.random() < 0.3:
+                    res = self.sc("order", id_, *lines)
+                    if res.one["status"] == "ok":
+                        sell(res.one["lines"], 1)
+                        if rnd.random() < 0.5:
+                            c = self.sc("cancel", id_)
+                            if c.one["status"] == "ok" and not c.one.get("replayed"):
+                                sell(res.one["lines"], -1)
+                    continue
+                res = self.sc("hold", id_, *lines, "--expire", "1" if rnd.random() < 0.5 else "600")
+                if res.rc not in (0, 3):
+                    errors.append(res)
+                if res.one["status"] != "ok":
+                    continue
+                action = rnd.choice(["confirm", "release", "leave"])
+                if action == "leave":
+                    continue
+                a = self.sc(action, id_)
+                if action == "confirm" and a.one["status"] == "ok":
+                    sell(res.one["lines"], 1)
+
+        def sampler():
+            # Never negative, never more out than came in, at every moment (one atomic read).
+            script = ("local out = {} for i, k in ipairs(KEYS) do "
+                      "out[i] = {redis.call('GET', k), redis.call('HGET', k .. ':held', '') or '0'} end "
+                      "return out")
+            keys = ["stock:{%s}" % s for s in self.ITEMS]
+            r = self.server.client()
+            while not stop.is_set():
+                for stock, held in r("EVAL", script, len(keys), *keys):
+                    if int(stock) < 0 or int(stock) + int(held) > self.INITIAL:
+                        errors.append(("bad moment", stock, held))
+            r.close()
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(16)]
+        watch = threading.Thread(target=sampler)
+        watch.start()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        stop.set()
+        watch.join()
+        self.assertEqual(errors, [])
+        # Let every short hold expire, give them back, and release the long ones.
+        self.wait_past(server_ms(self.r) + 1100)
+        self.sc("reap")
+        for sku in self.ITEMS:
+            self.assertEqual(self.stock(sku) + self.held(sku) + sold[sku], self.INITIAL, sku)
+            self.assertGreaterEqual(self.stock(sku), 0)
+
+
+@unittest.skipUnless(CLUSTER, "cluster only")
+class ClusterRefusal(ServerTest):
+    def test_holds_are_refused_on_a_cluster_with_the_reason(self):
+        self.sc("init", "A", "10")
+        for args in (("hold", "c", "A=1"), ("order", "c", "A=1"), ("confirm", "c")):
+            res = self.sc(*args)
+            self.assertEqual(res.rc, 1, res)
+            self.assertIn("not built yet", res.stderr)
+        self.assertEqual(self.sc("get", "A").one, {"op": "get", "sku": "A", "key": "stock:{A}",
+                                                   "status": "ok", "stock": 10, "held": 0})
+        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
+
+
+if __name__ == "__main__":
+    unittest.main()
