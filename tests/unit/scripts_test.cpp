@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "fake_node.h"
 #include "redis/call.h"
 #include "redis/scripts/lock.h"
 #include "redis/scripts/put.h"
@@ -7,6 +8,9 @@
 #include "redis/scripts/stock.h"
 
 using namespace stockctl;
+using stockctl::test::array;
+using stockctl::test::bulk;
+using stockctl::test::integer;
 
 namespace {
 
@@ -16,27 +20,6 @@ Argv evalsha(const Script& script, int numkeys, const Argv& rest) {
   Argv argv{"EVALSHA", std::string(script.sha1), std::to_string(numkeys)};
   argv.insert(argv.end(), rest.begin(), rest.end());
   return argv;
-}
-
-Reply integer(long long n) {
-  Reply r;
-  r.type = Reply::Type::integer;
-  r.integer = n;
-  return r;
-}
-
-Reply text(const std::string& s) {
-  Reply r;
-  r.type = Reply::Type::string;
-  r.str = s;
-  return r;
-}
-
-Reply array(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
 }
 
 }  // namespace
@@ -96,10 +79,10 @@ TEST_CASE("script answers of the wrong shape are refused, not guessed") {
   CHECK(stock->stock == 4);
   CHECK(stock->replayed);
   CHECK_FALSE(parse_stock_answer(array({integer(1), integer(2)})));
-  CHECK_FALSE(parse_stock_answer(array({text("1"), integer(2), integer(0)})));
+  CHECK_FALSE(parse_stock_answer(array({bulk("1"), integer(2), integer(0)})));
 
   Reply nil;
-  std::optional<PutAnswer> put = parse_put_answer(array({text("created"), nil}));
+  std::optional<PutAnswer> put = parse_put_answer(array({bulk("created"), nil}));
   REQUIRE(put);
   CHECK(put->verdict == "created");
   CHECK_FALSE(put->previous);

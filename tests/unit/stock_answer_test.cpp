@@ -2,23 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include "fake_node.h"
+
 using namespace stockctl;
-
-namespace {
-Reply integer(long long n) {
-  Reply r;
-  r.type = Reply::Type::integer;
-  r.integer = n;
-  return r;
-}
-
-Reply array(std::vector<Reply> elements) {
-  Reply r;
-  r.type = Reply::Type::array;
-  r.elements = std::move(elements);
-  return r;
-}
-}  // namespace
+using stockctl::test::array;
+using stockctl::test::integer;
 
 TEST_CASE("the stock script's integer reply is the answer and the stock") {
   for (long long n : {0LL, 7LL, 9007199254740991LL, -1LL, -3LL}) {
