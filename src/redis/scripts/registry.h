@@ -15,6 +15,9 @@ const Script& hold_script();
 const Script& settle_script();
 const Script& reap_script();
 const Script& held_script();
+/// The record of a cluster hold or order (the protocol's coordinator) and reap's due list.
+const Script& cart_script();
+const Script& carts_due_script();
 
 /// Every embedded script (the Functions library holds each of them).
 std::vector<const Script*> all_scripts();
