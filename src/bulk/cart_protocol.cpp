@@ -14,6 +14,7 @@
 #include "base/errors.h"
 #include "base/text.h"
 #include "redis/cluster/slot.h"
+#include "redis/errors.h"
 #include "redis/scripts/registry.h"
 
 namespace stockctl {
@@ -61,6 +62,23 @@ constexpr const char* kTombstone = "!aborted";
 constexpr int kAttempts = 3;
 
 const std::string& tag_of(int slot) { return slot_tag(slot); }
+
+// One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
+// a failover that lost a decision after some groups were finished would leave a half order, so
+// an unacknowledged step stops the run (the same command, or reap, carries it on).
+Reply durable_call(Context& ctx, const Call& call) {
+  std::vector<CallResult> results = ctx.redis().run({call});
+  CallResult& result = results[0];
+  if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+  const int wanted = ctx.redis().options().wait_replicas;
+  if (call.writes && wanted > 0 && result.replicas_acked < wanted && !result.reply.is_error()) {
+    throw StockctlError(fmt::format(
+        "{}: applied on the primary, but {} of {} replicas acknowledged it; stopped before the "
+        "next step (run the same command again, or reap)",
+        call.args.empty() ? "" : call.args[0], std::max(result.replicas_acked, 0), wanted));
+  }
+  return std::move(result.reply);
+}
 
 std::string cart_record_key(const KeyScheme& scheme, const std::string& id) {
   if (scheme.hashtag) return fmt::format("stockctl:cart:{}{{{}}}", scheme.prefix, id);
@@ -128,7 +146,7 @@ class Coordinator {
     Call call = Call::script_call(cart_script(), {record_, due_}, std::move(args));
     call.idempotent = true;  // every op answers the same when sent again
     call.writes = true;
-    Reply r = ctx_.redis().call(call);
+    Reply r = durable_call(ctx_, call);
     CartRecord rec;
     if (r.is_error() && r.str.rfind("STOCKCTL_CONFLICT", 0) == 0) {
       rec.conflict = r.str;
@@ -187,13 +205,15 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
     const std::string gid = group_id(id, groups[g].slot, rec.attempt);
     const std::string record = group_record_key(ctx.scheme(), groups[g].slot, gid);
     if (action == "release") {
-      Reply set = ctx.redis().call(Call::idempotent_write({"HSETNX", record, "canon", kTombstone}));
+      Reply set =
+          durable_call(ctx, Call::idempotent_write({"HSETNX", record, "canon", kTombstone}));
       if (set.is_error()) throw StockctlError(fmt::format("{}: {}", record, set.str));
     }
     std::vector<RecordLine> group_lines;
     for (std::size_t i : groups[g].lines) group_lines.push_back(lines[i]);
-    Reply r = ctx.redis().call(settle_call(
-        ctx, record, group_index_key(ctx.scheme(), groups[g].slot), action, gid, group_lines));
+    Reply r =
+        durable_call(ctx, settle_call(ctx, record, group_index_key(ctx.scheme(), groups[g].slot),
+                                      action, gid, group_lines));
     if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
       throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", record,
                                       describe_reply(r)));
@@ -308,6 +328,7 @@ bool any_conflict(const std::vector<Cart>& groups) {
 void CartProtocol::run(Cart& cart) {
   Coordinator coordinator(ctx_, cart.id);
   HoldRunner groups_runner(ctx_, CartKind::hold, o_, kGroupLifeMs);
+  groups_runner.require_acks();
   const std::vector<RecordLine> lines = cart_record_lines(cart);
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     CartRecord rec = coordinator.op(

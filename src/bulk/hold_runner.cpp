@@ -98,6 +98,7 @@ void HoldRunner::run(std::vector<Cart>& carts) {
   std::vector<CallResult> results = ctx_.redis().run(calls);
   for (std::size_t i = 0; i < sent.size(); ++i) {
     apply(*sent[i], results[i]);
+    if (require_acks_) check_acks(*sent[i], results[i]);
     if (sent[i]->status == Status::uninitialized && o_.init.given()) initialize(*sent[i]);
   }
 }
@@ -153,6 +154,14 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
   }
 }
 
+void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
+  const int wanted = ctx_.redis().options().wait_replicas;
+  if (cart.status != Status::ok || wanted <= 0 || result.replicas_acked >= wanted) return;
+  fail(cart, Status::error,
+       fmt::format("held on the primary, but {} of {} replicas acknowledged it",
+                   std::max(result.replicas_acked, 0), wanted));
+}
+
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   if (text.rfind("STOCKCTL_CONFLICT", 0) == 0) {
     return fail(cart, Status::conflict,
@@ -200,6 +209,7 @@ void HoldRunner::initialize(Cart& cart) {
   }
   std::vector<CallResult> results = ctx_.redis().run({call_for(cart, inits)});
   apply(cart, results[0]);
+  if (require_acks_) check_acks(cart, results[0]);
 }
 
 std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme) {

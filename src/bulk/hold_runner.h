@@ -78,10 +78,15 @@ class HoldRunner {
   /// Holds or orders each prepared cart (invalid ones are left as they are).
   void run(std::vector<Cart>& carts);
 
+  /// With --wait-replicas: a cart held on the primary but acknowledged by fewer replicas is an
+  /// error (the cluster protocol aborts such a group rather than decide on it).
+  void require_acks() { require_acks_ = true; }
+
  private:
   Call call_for(const Cart& cart, const std::vector<std::string>& inits) const;
   void apply(Cart& cart, const CallResult& result) const;
   void apply_error(Cart& cart, const std::string& text) const;
+  void check_acks(Cart& cart, const CallResult& result) const;
   void initialize(Cart& cart);
 
   Context& ctx_;
@@ -89,6 +94,7 @@ class HoldRunner {
   const HoldOptions& o_;
   long long expire_ms_;
   InitialStock initial_;
+  bool require_acks_ = false;
 };
 
 /// One line of a hold's or order's record.

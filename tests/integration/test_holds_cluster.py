@@ -3,13 +3,16 @@ docs/holds.md (a record in the id's slot decides, each slot group is held under 
 finished to the decision). Every crash point is tested by stopping the process there
 (STOCKCTL_TEST_STOP_AT, test-only) and then re-running the same command, or running reap."""
 
+import json
 import os
 import random
+import signal
 import threading
 import time
 import unittest
 
-from harness import TARGET, ServerTest, clean_env, keyslot, run
+from harness import (TARGET, RedisCluster, ServerTest, calls_on, clean_env, keyslot, run,
+                     spawn_to_file)
 
 CLUSTER = TARGET in ("cluster", "tls-cluster")
 # An item's stock and held units read at one moment (one script on the item's node).
@@ -419,6 +422,67 @@ class Racing(ServerTest):
             stock = int(self.r("GET", "stock:{%s}" % sku))
             held = int(self.r("HGET", "stock:{%s}:held" % sku, "") or 0)
             self.assertEqual((held, stock + sold[sku]), (0, self.INITIAL), sku)
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class Failover(unittest.TestCase):
+    """A primary SIGKILLed and failed over while orders with ids run: re-running every order
+    converges, each applied once."""
+
+    def test_kill_a_primary_while_orders_run_then_re_run_every_order(self):
+        cluster = RedisCluster()
+        tmp = cluster.nodes[0].dir
+        try:
+            r = cluster.client()
+            skus = skus_in_distinct_slots(9, prefix="f")
+            initial = 100000
+            for sku in skus:
+                r("SET", "stock:{%s}" % sku, str(initial))
+            rnd = random.Random(7)
+            orders = []
+            for n in range(200):
+                lines = {}
+                for sku in rnd.sample(skus, 3):
+                    lines[sku] = rnd.randint(1, 3)
+                orders.append(("order-%d" % n, lines))
+            path = os.path.join(tmp, "orders.csv")
+            with open(path, "w") as f:
+                f.write("id,sku,qty\n")
+                for id_, lines in orders:
+                    f.writelines("%s,%s,%d\n" % (id_, sku, qty) for sku, qty in lines.items())
+            victim = cluster.primaries()[r.node_port("stock:{%s}" % skus[0])]
+            url = cluster.url if cluster.nodes[0] is not victim else cluster.nodes[1].url
+            target = ("--url", url, "--cluster", "--retry-timeout", "30000")
+            out1 = os.path.join(tmp, "run1.jsonl")
+            proc = spawn_to_file(out1, "order", "--file", path, *target, "--wait-replicas", "1")
+            deadline = time.monotonic() + 120
+            while calls_on(victim, "fcall") < 150:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)  # polling the node's own call count, bounded by the deadline
+            self.assertIsNone(proc.poll(), "the orders still run when the primary dies")
+            victim.kill(signal.SIGKILL)
+            _, err = proc.communicate(timeout=600)
+            self.assertIn(proc.returncode, (0, 1), err[-2000:])
+
+            # Re-running every order (the survivors have no replica left: no --wait-replicas).
+            out2 = os.path.join(tmp, "run2.jsonl")
+            proc = spawn_to_file(out2, "order", "--file", path, *target)
+            _, err = proc.communicate(timeout=600)
+            self.assertEqual(proc.returncode, 0, err[-2000:])
+            with open(out2) as f:
+                second = [json.loads(l) for l in f if l.strip()]
+            self.assertEqual([o["id"] for o in second], [id_ for id_, _ in orders])
+            self.assertEqual({o["status"] for o in second}, {"ok"})
+            self.assertEqual(run("reap", *target).rc, 0)
+            r.refresh()
+            for sku in skus:
+                want = initial - sum(lines.get(sku, 0) for _, lines in orders)
+                self.assertEqual((int(r("GET", "stock:{%s}" % sku)),
+                                  int(r("HGET", "stock:{%s}:held" % sku, "") or 0)),
+                                 (want, 0), sku)
+            r.close()
+        finally:
+            cluster.stop()
 
 
 if __name__ == "__main__":
