@@ -353,7 +353,8 @@ class CrashPoints(ClusterHoldsTest):
 @unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
 class Racing(ServerTest):
     """16 processes placing overlapping 3-5 line carts over a few hot items (duplicates inside
-    carts), with holds confirmed or released and orders, racing on the cluster."""
+    carts), with holds confirmed, released or left to expire and orders, racing on the cluster
+    with reap running all along."""
 
     ITEMS = ["hot%d" % i for i in range(6)]
     INITIAL = 60
@@ -365,6 +366,7 @@ class Racing(ServerTest):
             self.sc("init", sku, str(self.INITIAL))
         sold = {sku: 0 for sku in self.ITEMS}
         lock = threading.Lock()
+        expiries = []
         errors = []
         stop = threading.Event()
 
@@ -389,12 +391,17 @@ class Racing(ServerTest):
                     cart[sku] = cart.get(sku, 0) + qty
                     words.append("%s=%d" % (sku, qty))
                 id_ = "w%d-%d" % (w, n)
-                kind = rnd.choice(["order", "hold-confirm", "hold-release"])
-                res = self.sc("order" if kind == "order" else "hold", id_, *words)
+                kind = rnd.choice(["order", "hold-confirm", "hold-release", "hold-expire"])
+                expire = ("--expire", "1") if kind == "hold-expire" else ()
+                res = self.sc("order" if kind == "order" else "hold", id_, *words, *expire)
                 if res.rc not in (0, 3):
                     errors.append(res)
                     continue
                 if res.one["status"] != "ok":
+                    continue
+                if kind == "hold-expire":
+                    with lock:
+                        expiries.append(res.one["expires_at_ms"])
                     continue
                 if kind == "hold-confirm":
                     if self.sc("confirm", id_).rc != 0:
@@ -408,8 +415,16 @@ class Racing(ServerTest):
                     for sku, qty in cart.items():
                         sold[sku] += qty
 
+        def reaper():
+            while not stop.is_set():
+                res = self.sc("reap")
+                if res.rc != 0:
+                    errors.append(res)
+
         watcher = threading.Thread(target=watch)
         watcher.start()
+        reaping = threading.Thread(target=reaper)
+        reaping.start()
         threads = [threading.Thread(target=worker, args=(w,)) for w in range(self.WORKERS)]
         for t in threads:
             t.start()
@@ -417,7 +432,13 @@ class Racing(ServerTest):
             t.join()
         stop.set()
         watcher.join()
+        reaping.join()
         self.assertEqual(errors, [])
+        # The holds left to expire come back through reap, and only their units.
+        key = "stock:{%s}" % self.ITEMS[0]
+        while expiries and server_ms(self.r, key) < max(expiries):
+            time.sleep(0.05)
+        self.assertEqual(self.sc("reap").rc, 0)
         for sku in self.ITEMS:
             stock = int(self.r("GET", "stock:{%s}" % sku))
             held = int(self.r("HGET", "stock:{%s}:held" % sku, "") or 0)
