@@ -356,8 +356,13 @@ void CartProtocol::run(Cart& cart) {
       rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
       stop_if_asked("decide");
       if (!all_held && !any_conflict(groups)) {
-        finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s);
+        Finish finish = finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s);
         merge_answers(cart, groups);
+        // The lines that were held are given back: they show the stock after that.
+        for (std::size_t i = 0; i < lines.size() && i < cart.stock.size(); ++i) {
+          if (finish.stocks[i] && cart.line_status[i] == Status::ok)
+            cart.stock[i] = finish.stocks[i];
+        }
         return;
       }
     } else if (rec.state != "aborted") {

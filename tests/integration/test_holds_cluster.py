@@ -105,6 +105,7 @@ class Orders(ClusterHoldsTest):
         self.assertEqual(res.rc, 3, res)
         self.assertEqual(res.one["status"], "insufficient")
         self.assertEqual([l["status"] for l in res.one["lines"]], ["ok", "insufficient", "ok"])
+        self.assertEqual([l["stock"] for l in res.one["lines"]], [10, 10, 10])
         self.assertEqual([self.stock(s) for s in self.skus], [10, 10, 10])
         self.assertEqual([self.held(s) for s in self.skus], [0, 0, 0])
         self.sc("add", self.skus[1], "1")
