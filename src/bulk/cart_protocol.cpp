@@ -323,6 +323,29 @@ bool any_conflict(const std::vector<Cart>& groups) {
                      [](const Cart& g) { return g.status == Status::conflict; });
 }
 
+// Runs the hold script for each group in slot order (a first prepare, or a replay of its first
+// answer); with `step`, stops there after each group when a test asks. True when all hold.
+bool hold_groups(HoldRunner& runner, std::vector<Cart>& groups, const std::string& step) {
+  bool all_held = true;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::vector<Cart> one{groups[g]};
+    runner.run(one);
+    groups[g] = std::move(one[0]);
+    if (!step.empty()) stop_if_asked(fmt::format("{}{}", step, g + 1));
+    if (groups[g].status != Status::ok) all_held = false;
+  }
+  return all_held;
+}
+
+// The answer of a cart a short line refused: each line's status, and the lines that were held
+// show the stock after they were given back.
+void refuse(Cart& cart, const std::vector<Cart>& groups, const Finish& finish) {
+  merge_answers(cart, groups);
+  for (std::size_t i = 0; i < cart.stock.size() && i < finish.stocks.size(); ++i) {
+    if (finish.stocks[i] && cart.line_status[i] == Status::ok) cart.stock[i] = finish.stocks[i];
+  }
+}
+
 }  // namespace
 
 void CartProtocol::run(Cart& cart) {
@@ -345,33 +368,15 @@ void CartProtocol::run(Cart& cart) {
     const bool existed = rec.replayed;
     std::vector<Cart> groups = group_carts(ctx_.scheme(), cart, rec.attempt);
     if (rec.state == "preparing") {
-      bool all_held = true;
-      for (std::size_t g = 0; g < groups.size(); ++g) {
-        std::vector<Cart> one{groups[g]};
-        groups_runner.run(one);
-        groups[g] = std::move(one[0]);
-        stop_if_asked(fmt::format("prepare:{}", g + 1));
-        if (groups[g].status != Status::ok) all_held = false;
-      }
+      const bool all_held = hold_groups(groups_runner, groups, "prepare:");
       rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
       stop_if_asked("decide");
-      if (!all_held && !any_conflict(groups)) {
-        Finish finish = finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s);
-        merge_answers(cart, groups);
-        // The lines that were held are given back: they show the stock after that.
-        for (std::size_t i = 0; i < lines.size() && i < cart.stock.size(); ++i) {
-          if (finish.stocks[i] && cart.line_status[i] == Status::ok)
-            cart.stock[i] = finish.stocks[i];
-        }
-        return;
+      if (rec.state == "aborted" && !all_held && !any_conflict(groups)) {
+        return refuse(cart, groups, finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s));
       }
     } else if (rec.state != "aborted") {
       // A decided attempt: each group answers its first answer again (a replay changes nothing).
-      for (Cart& g : groups) {
-        std::vector<Cart> one{g};
-        groups_runner.run(one);
-        g = std::move(one[0]);
-      }
+      hold_groups(groups_runner, groups, "");
     }
     finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s);
     if (rec.state == "aborted") continue;  // reaped past its deadline: a new attempt
