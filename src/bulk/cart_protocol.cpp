@@ -13,6 +13,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/text.h"
+#include "core/cart_plan.h"
 #include "redis/cluster/slot.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
@@ -89,10 +90,6 @@ std::string due_key(const KeyScheme& scheme, int slot) {
   return fmt::format("stockctl:carts-due:{}{{{}}}", scheme.prefix, tag_of(slot));
 }
 
-std::string group_id(const std::string& id, int slot, std::int64_t attempt) {
-  return fmt::format("{}#{}#{}", id, slot, attempt);
-}
-
 std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid) {
   return fmt::format("stockctl:cart-group:{}{{{}}}:{}", scheme.prefix, tag_of(slot), gid);
 }
@@ -101,23 +98,11 @@ std::string group_index_key(const KeyScheme& scheme, int slot) {
   return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, tag_of(slot));
 }
 
-/// The lines of one slot group: indexes into the cart's lines.
-struct Group {
-  int slot = 0;
-  std::vector<std::size_t> lines;
-};
-
-std::vector<Group> groups_of(const std::vector<std::string>& keys) {
-  std::map<int, Group> by_slot;
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    Group& group = by_slot[key_slot(keys[i])];
-    group.slot = key_slot(keys[i]);
-    group.lines.push_back(i);
-  }
-  std::vector<Group> groups;
-  groups.reserve(by_slot.size());
-  for (auto& entry : by_slot) groups.push_back(std::move(entry.second));
-  return groups;
+std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys) {
+  std::vector<int> slots;
+  slots.reserve(keys.size());
+  for (const std::string& key : keys) slots.push_back(key_slot(key));
+  return group_by_slot(slots);
 }
 
 /// The record as cart-2.lua answers it.
@@ -173,14 +158,6 @@ class Coordinator {
   std::string due_;
 };
 
-/// What the groups' settle-4002.lua must do for a record in `state` ("" = nothing).
-std::string group_action(const std::string& state) {
-  if (state == "ordered" || state == "confirmed") return "confirm";
-  if (state == "aborted" || state == "released" || state == "expired") return "release";
-  if (state == "cancelled") return "cancel";
-  return "";
-}
-
 /// What finishing did.
 struct Finish {
   std::vector<std::optional<std::int64_t>> stocks;  ///< per line, after its group's settle
@@ -200,9 +177,9 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
   std::vector<std::string> keys;
   keys.reserve(lines.size());
   for (const RecordLine& line : lines) keys.push_back(line.key);
-  const std::vector<Group> groups = groups_of(keys);
+  const std::vector<SlotGroup> groups = groups_of(keys);
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    const std::string gid = group_id(id, groups[g].slot, rec.attempt);
+    const std::string gid = group_hold_id(id, groups[g].slot, rec.attempt);
     const std::string record = group_record_key(ctx.scheme(), groups[g].slot, gid);
     if (action == "release") {
       Reply set =
@@ -233,14 +210,10 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
 }
 
 std::string canon_of(CartKind kind, const Cart& cart) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
-    parts.push_back(fmt::format("{}\t{}", cart.keys[i], cart.lines[i].qty));
-  }
-  std::sort(parts.begin(), parts.end());
-  std::string canon = kind_name(kind);
-  for (const std::string& part : parts) canon += "\n" + part;
-  return canon;
+  std::vector<std::int64_t> qtys;
+  qtys.reserve(cart.lines.size());
+  for (const HoldLine& line : cart.lines) qtys.push_back(line.qty);
+  return cart_canon(kind_name(kind), cart.keys, qtys);
 }
 
 std::string lines_text(const Cart& cart) {
@@ -274,9 +247,9 @@ namespace {
 
 std::vector<Cart> group_carts(const KeyScheme& scheme, const Cart& cart, std::int64_t attempt) {
   std::vector<Cart> carts;
-  for (const Group& group : groups_of(cart.keys)) {
+  for (const SlotGroup& group : groups_of(cart.keys)) {
     Cart g;
-    g.id = group_id(cart.id, group.slot, attempt);
+    g.id = group_hold_id(cart.id, group.slot, attempt);
     for (std::size_t i : group.lines) {
       g.lines.push_back(cart.lines[i]);
       g.keys.push_back(cart.keys[i]);
