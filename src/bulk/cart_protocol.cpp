@@ -164,6 +164,22 @@ struct Finish {
   std::int64_t units_back = 0;                      ///< units this call gave back to stock
 };
 
+// Before an aborted or expired attempt's group is released: writes a tombstone where the group
+// has no record, so that a prepare of it still in flight is refused. True when the group was
+// never held (there is nothing to give back).
+bool never_held(Context& ctx, const std::string& record, long long keep_s) {
+  Call call = Call::script_call(tombstone_script(), {record},
+                                {kTombstone, std::to_string(std::max(keep_s, 60LL))});
+  call.idempotent = true;
+  call.writes = true;
+  Reply r = durable_call(ctx, call);
+  if (r.type != Reply::Type::integer) {
+    throw StockctlError(fmt::format("{}: unexpected reply from the tombstone script: {}", record,
+                                    describe_reply(r)));
+  }
+  return r.integer != 0;
+}
+
 // Drives every group of the record to its state, each step idempotent: a group is confirmed,
 // released or cancelled once whoever finishes (this run, a re-run, reap). Before releasing, a
 // group that was never held gets a tombstone, so that a prepare of this attempt still in flight
@@ -181,10 +197,9 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const std::string gid = group_hold_id(id, groups[g].slot, rec.attempt);
     const std::string record = group_record_key(ctx.scheme(), groups[g].slot, gid);
-    if (action == "release") {
-      Reply set =
-          durable_call(ctx, Call::idempotent_write({"HSETNX", record, "canon", kTombstone}));
-      if (set.is_error()) throw StockctlError(fmt::format("{}: {}", record, set.str));
+    if (action == "release" && never_held(ctx, record, keep_s)) {
+      stop_if_asked(fmt::format("finish:{}", g + 1));
+      continue;
     }
     std::vector<RecordLine> group_lines;
     for (std::size_t i : groups[g].lines) group_lines.push_back(lines[i]);

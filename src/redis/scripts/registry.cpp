@@ -14,6 +14,7 @@ const Script& reap_script() { return lua::reap; }
 const Script& held_script() { return lua::held; }
 const Script& cart_script() { return lua::cart; }
 const Script& carts_due_script() { return lua::carts_due; }
+const Script& tombstone_script() { return lua::tombstone; }
 
 std::vector<const Script*> all_scripts() {
   return {&lua::stock,  &lua::put,  &lua::unlock, &lua::extend, &lua::hold,
