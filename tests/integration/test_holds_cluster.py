@@ -190,6 +190,14 @@ class Holds(ClusterHoldsTest):
         self.assertEqual(again.one, dict(first, replayed=True))
         self.assertEqual([self.held(s) for s in self.skus], [1, 2, 3])
 
+    def test_group_units_count_as_held_for_export_and_delete(self):
+        self.sc("hold", "h", *self.lines(1, 2, 3))
+        exported = {l["sku"]: l["held"] for l in self.sc("export").lines if "sku" in l}
+        self.assertEqual([exported[s] for s in self.skus], [1, 2, 3])
+        res = self.sc("delete", self.skus[0])
+        self.assertEqual((res.rc, res.one["status"]), (2, "conflict"), res)
+        self.assertEqual(self.stock(self.skus[0]), 9)
+
     def test_unknown_ids_are_missing(self):
         res = self.sc("confirm", "nope")
         self.assertEqual((res.rc, res.one["status"]), (4, "missing"))
