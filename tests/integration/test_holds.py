@@ -18,7 +18,7 @@ def server_ms(r):
     return int(sec) * 1000 + int(usec) // 1000
 
 
-@unittest.skipIf(CLUSTER, "holds are refused on a cluster (see ClusterRefusal)")
+@unittest.skipIf(CLUSTER, "one Redis; the cluster protocol is tested in test_holds_cluster.py")
 class HoldsTest(ServerTest):
     def stock(self, sku):
         return int(self.r("GET", "stock:{%s}" % sku))
@@ -447,19 +447,6 @@ class Concurrency(HoldsTest):
         for sku in self.ITEMS:
             self.assertEqual(self.stock(sku) + self.held(sku) + sold[sku], self.INITIAL, sku)
             self.assertGreaterEqual(self.stock(sku), 0)
-
-
-@unittest.skipUnless(CLUSTER, "cluster only")
-class ClusterRefusal(ServerTest):
-    def test_holds_are_refused_on_a_cluster_with_the_reason(self):
-        self.sc("init", "A", "10")
-        for args in (("hold", "c", "A=1"), ("order", "c", "A=1"), ("confirm", "c")):
-            res = self.sc(*args)
-            self.assertEqual(res.rc, 1, res)
-            self.assertIn("not built yet", res.stderr)
-        self.assertEqual(self.sc("get", "A").one, {"op": "get", "sku": "A", "key": "stock:{A}",
-                                                   "status": "ok", "stock": 10, "held": 0})
-        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
 
 
 if __name__ == "__main__":

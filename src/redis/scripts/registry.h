@@ -15,6 +15,11 @@ const Script& hold_script();
 const Script& settle_script();
 const Script& reap_script();
 const Script& held_script();
+/// The record of a cluster hold or order (the protocol's coordinator) and reap's due list.
+const Script& cart_script();
+const Script& carts_due_script();
+/// Marks a cluster group an aborted attempt never held (a late prepare of it is refused).
+const Script& tombstone_script();
 
 /// Every embedded script (the Functions library holds each of them).
 std::vector<const Script*> all_scripts();

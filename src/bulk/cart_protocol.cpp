@@ -1,0 +1,448 @@
+// The cluster protocol of docs/holds.md: intent, prepare per slot group, decide, finish.
+
+#include "bulk/cart_protocol.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <map>
+
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/text.h"
+#include "core/cart_plan.h"
+#include "redis/cluster/slot.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+void stop_if_asked(const std::string& step) {
+  static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
+  if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
+}
+
+// One short hash tag per slot, found once by counting up: the due index of a slot must share
+// the slot of the records it lists, and a group's record the slot of its lines.
+const std::string& slot_tag(int slot) {
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> found(kClusterSlots);
+    int missing = kClusterSlots;
+    for (long n = 0; missing > 0; ++n) {
+      std::string tag = std::to_string(n);
+      std::string& slot_of_tag = found[static_cast<std::size_t>(key_slot(tag))];
+      if (slot_of_tag.empty()) {
+        slot_of_tag = std::move(tag);
+        --missing;
+      }
+    }
+    return found;
+  }();
+  return tags.at(static_cast<std::size_t>(slot));
+}
+
+namespace {
+
+/// A group's holds last this long: no node's clock reaches it, so neither the lazy expiry of
+/// the items' scripts nor reap-1.lua ever returns a group's units by itself; the record's
+/// decision does.
+constexpr long long kGroupLifeMs = 10LL * 365 * 24 * 3600 * 1000;
+/// How long an attempt may take to hold every group before reap may abort it.
+constexpr long long kPrepareBudgetMs = 120000;
+/// Ids reap takes per slot and call.
+constexpr int kReapBatch = 200;
+/// How long a record that has no --request-ttl of its own (a tombstone written by reap or
+/// release) is kept.
+constexpr long long kDefaultKeepS = 86400;
+/// The canon of a group an aborted attempt never held: a late prepare of it is refused.
+constexpr const char* kTombstone = "!aborted";
+/// How many attempts a hold or order makes when reap (or its deadline) aborts one.
+constexpr int kAttempts = 3;
+
+const std::string& tag_of(int slot) { return slot_tag(slot); }
+
+// One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
+// a failover that lost a decision after some groups were finished would leave a half order, so
+// an unacknowledged step stops the run (the same command, or reap, carries it on).
+Reply durable_call(Context& ctx, const Call& call) {
+  std::vector<CallResult> results = ctx.redis().run({call});
+  CallResult& result = results[0];
+  if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+  const int wanted = ctx.redis().options().wait_replicas;
+  if (call.writes && wanted > 0 && result.replicas_acked < wanted && !result.reply.is_error()) {
+    throw StockctlError(fmt::format(
+        "{}: applied on the primary, but {} of {} replicas acknowledged it; stopped before the "
+        "next step (run the same command again, or reap)",
+        call.args.empty() ? "" : call.args[0], std::max(result.replicas_acked, 0), wanted));
+  }
+  return std::move(result.reply);
+}
+
+std::string cart_record_key(const KeyScheme& scheme, const std::string& id) {
+  if (scheme.hashtag) return fmt::format("stockctl:cart:{}{{{}}}", scheme.prefix, id);
+  return fmt::format("stockctl:cart:{}{}", scheme.prefix, id);
+}
+
+std::string due_key(const KeyScheme& scheme, int slot) {
+  return fmt::format("stockctl:carts-due:{}{{{}}}", scheme.prefix, tag_of(slot));
+}
+
+std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid) {
+  return fmt::format("stockctl:cart-group:{}{{{}}}:{}", scheme.prefix, tag_of(slot), gid);
+}
+
+std::string group_index_key(const KeyScheme& scheme, int slot) {
+  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, tag_of(slot));
+}
+
+std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys) {
+  std::vector<int> slots;
+  slots.reserve(keys.size());
+  for (const std::string& key : keys) slots.push_back(key_slot(key));
+  return group_by_slot(slots);
+}
+
+/// The record as cart-2.lua answers it.
+struct CartRecord {
+  std::string state;
+  std::int64_t attempt = 0;
+  std::int64_t exp = 0;
+  bool finished = false;
+  std::string lines;
+  std::string status;
+  bool replayed = false;
+  std::string conflict;  ///< intent: the error reply when the id is taken
+};
+
+/// The calls of cart-2.lua for one id.
+class Coordinator {
+ public:
+  Coordinator(Context& ctx, const std::string& id)
+      : ctx_(ctx),
+        id_(id),
+        record_(cart_record_key(ctx.scheme(), id)),
+        due_(due_key(ctx.scheme(), key_slot(record_))) {}
+
+  CartRecord op(const std::string& op, std::vector<std::string> args) {
+    args.insert(args.begin(), {op, id_});
+    Call call = Call::script_call(cart_script(), {record_, due_}, std::move(args));
+    call.idempotent = true;  // every op answers the same when sent again
+    call.writes = true;
+    Reply r = durable_call(ctx_, call);
+    CartRecord rec;
+    if (r.is_error() && r.str.rfind("STOCKCTL_CONFLICT", 0) == 0) {
+      rec.conflict = r.str;
+      return rec;
+    }
+    if (r.type != Reply::Type::array || r.elements.size() != 7) {
+      throw StockctlError(
+          fmt::format("{}: unexpected reply from the cart script: {}", record_, describe_reply(r)));
+    }
+    rec.state = r.elements[0].str;
+    rec.attempt = r.elements[1].integer;
+    rec.exp = r.elements[2].integer;
+    rec.finished = r.elements[3].integer == 1;
+    rec.lines = r.elements[4].str;
+    rec.status = r.elements[5].str;
+    rec.replayed = r.elements[6].integer == 1;
+    return rec;
+  }
+
+ private:
+  Context& ctx_;
+  std::string id_;
+  std::string record_;
+  std::string due_;
+};
+
+/// What finishing did.
+struct Finish {
+  std::vector<std::optional<std::int64_t>> stocks;  ///< per line, after its group's settle
+  std::int64_t units_back = 0;                      ///< units this call gave back to stock
+};
+
+// Before an aborted or expired attempt's group is released: writes a tombstone where the group
+// has no record, so that a prepare of it still in flight is refused. True when the group was
+// never held (there is nothing to give back).
+bool never_held(Context& ctx, const std::string& record, long long keep_s) {
+  Call call = Call::script_call(tombstone_script(), {record},
+                                {kTombstone, std::to_string(std::max(keep_s, 60LL))});
+  call.idempotent = true;
+  call.writes = true;
+  Reply r = durable_call(ctx, call);
+  if (r.type != Reply::Type::integer) {
+    throw StockctlError(fmt::format("{}: unexpected reply from the tombstone script: {}", record,
+                                    describe_reply(r)));
+  }
+  return r.integer != 0;
+}
+
+// Drives every group of the record to its state, each step idempotent: a group is confirmed,
+// released or cancelled once whoever finishes (this run, a re-run, reap). Before releasing, a
+// group that was never held gets a tombstone, so that a prepare of this attempt still in flight
+// (a paused process) is refused instead of holding units nobody would give back.
+Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
+                     const std::vector<RecordLine>& lines, long long keep_s) {
+  Finish finish;
+  finish.stocks.assign(lines.size(), std::nullopt);
+  const std::string action = group_action(rec.state);
+  if (action.empty() || rec.finished) return finish;
+  std::vector<std::string> keys;
+  keys.reserve(lines.size());
+  for (const RecordLine& line : lines) keys.push_back(line.key);
+  const std::vector<SlotGroup> groups = groups_of(keys);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const std::string gid = group_hold_id(id, groups[g].slot, rec.attempt);
+    const std::string record = group_record_key(ctx.scheme(), groups[g].slot, gid);
+    if (action == "release" && never_held(ctx, record, keep_s)) {
+      stop_if_asked(fmt::format("finish:{}", g + 1));
+      continue;
+    }
+    std::vector<RecordLine> group_lines;
+    for (std::size_t i : groups[g].lines) group_lines.push_back(lines[i]);
+    Reply r =
+        durable_call(ctx, settle_call(ctx, record, group_index_key(ctx.scheme(), groups[g].slot),
+                                      action, gid, group_lines));
+    if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
+      throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", record,
+                                      describe_reply(r)));
+    }
+    const bool applied = r.elements[0].str == "ok" && r.elements[1].integer == 0;
+    for (std::size_t k = 0; k < groups[g].lines.size() && 2 + k < r.elements.size(); ++k) {
+      const std::int64_t stock = r.elements[2 + k].integer;
+      if (stock >= 0) finish.stocks[groups[g].lines[k]] = stock;
+      if (applied && action == "release") finish.units_back += group_lines[k].qty;
+    }
+    ctx.redis().call(
+        Call::idempotent_write({"EXPIRE", record, std::to_string(std::max(keep_s, 60LL))}));
+    stop_if_asked(fmt::format("finish:{}", g + 1));
+  }
+  Coordinator(ctx, id).op("done", {rec.state, std::to_string(rec.attempt)});
+  return finish;
+}
+
+std::string canon_of(CartKind kind, const Cart& cart) {
+  std::vector<std::int64_t> qtys;
+  qtys.reserve(cart.lines.size());
+  for (const HoldLine& line : cart.lines) qtys.push_back(line.qty);
+  return cart_canon(kind_name(kind), cart.keys, qtys);
+}
+
+std::string lines_text(const Cart& cart) {
+  nlohmann::json lines = nlohmann::json::array();
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    lines.push_back({cart.lines[i].sku, cart.keys[i], std::to_string(cart.lines[i].qty), ""});
+  }
+  return lines.dump();
+}
+
+std::vector<RecordLine> cart_record_lines(const Cart& cart) {
+  std::vector<RecordLine> lines;
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    lines.push_back(RecordLine{cart.lines[i].sku, cart.keys[i], cart.lines[i].qty});
+  }
+  return lines;
+}
+
+long long prepare_budget_ms() {
+  // Test-only: a short deadline, so that the tests of reap after a crash need not wait.
+  if (const char* ms = std::getenv("STOCKCTL_TEST_PREPARE_MS")) return std::atoll(ms);
+  return kPrepareBudgetMs;
+}
+
+}  // namespace
+
+CartProtocol::CartProtocol(Context& ctx, CartKind kind, const HoldOptions& o)
+    : ctx_(ctx), kind_(kind), o_(o) {}
+
+namespace {
+
+std::vector<Cart> group_carts(const KeyScheme& scheme, const Cart& cart, std::int64_t attempt) {
+  std::vector<Cart> carts;
+  for (const SlotGroup& group : groups_of(cart.keys)) {
+    Cart g;
+    g.id = group_hold_id(cart.id, group.slot, attempt);
+    for (std::size_t i : group.lines) {
+      g.lines.push_back(cart.lines[i]);
+      g.keys.push_back(cart.keys[i]);
+    }
+    g.record_key = group_record_key(scheme, group.slot, g.id);
+    g.index_key = group_index_key(scheme, group.slot);
+    carts.push_back(std::move(g));
+  }
+  return carts;
+}
+
+// The groups' answers as the cart's: each line's status and stock; the cart takes the status
+// of its most serious line (or of a group that got no answer).
+void merge_answers(Cart& cart, const std::vector<Cart>& groups) {
+  cart.line_status.assign(cart.lines.size(), Status::ok);
+  cart.stock.assign(cart.lines.size(), std::nullopt);
+  std::map<std::string, std::size_t> line_of;
+  for (std::size_t i = 0; i < cart.keys.size(); ++i) line_of[cart.keys[i]] = i;
+  ExitFold fold;
+  cart.status = Status::ok;
+  for (const Cart& g : groups) {
+    if (g.line_status.size() != g.keys.size()) {
+      fail(cart, g.status, g.error);
+      continue;
+    }
+    for (std::size_t k = 0; k < g.keys.size(); ++k) {
+      const std::size_t i = line_of[g.keys[k]];
+      cart.line_status[i] = g.line_status[k];
+      cart.stock[i] = g.stock[k];
+      fold.add(g.line_status[k]);
+    }
+  }
+  if (cart.status != Status::ok) return;
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    if (exit_code_for(cart.line_status[i]) == fold.code() && fold.code() != ExitCode::ok) {
+      cart.status = cart.line_status[i];
+      break;
+    }
+  }
+}
+
+bool any_conflict(const std::vector<Cart>& groups) {
+  return std::any_of(groups.begin(), groups.end(),
+                     [](const Cart& g) { return g.status == Status::conflict; });
+}
+
+// Runs the hold script for each group in slot order (a first prepare, or a replay of its first
+// answer); with `step`, stops there after each group when a test asks. True when all hold.
+bool hold_groups(HoldRunner& runner, std::vector<Cart>& groups, const std::string& step) {
+  bool all_held = true;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::vector<Cart> one{groups[g]};
+    runner.run(one);
+    groups[g] = std::move(one[0]);
+    if (!step.empty()) stop_if_asked(fmt::format("{}{}", step, g + 1));
+    if (groups[g].status != Status::ok) all_held = false;
+  }
+  return all_held;
+}
+
+// The answer of a cart a short line refused: each line's status, and the lines that were held
+// show the stock after they were given back.
+void refuse(Cart& cart, const std::vector<Cart>& groups, const Finish& finish) {
+  merge_answers(cart, groups);
+  for (std::size_t i = 0; i < cart.stock.size() && i < finish.stocks.size(); ++i) {
+    if (finish.stocks[i] && cart.line_status[i] == Status::ok) cart.stock[i] = finish.stocks[i];
+  }
+}
+
+}  // namespace
+
+void CartProtocol::run(Cart& cart) {
+  Coordinator coordinator(ctx_, cart.id);
+  HoldRunner groups_runner(ctx_, CartKind::hold, o_, kGroupLifeMs);
+  groups_runner.require_acks();
+  const std::vector<RecordLine> lines = cart_record_lines(cart);
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    CartRecord rec = coordinator.op(
+        "intent", {kind_name(kind_), canon_of(kind_, cart), lines_text(cart),
+                   std::to_string(o_.expire_s * 1000), std::to_string(prepare_budget_ms()),
+                   std::to_string(o_.request_ttl_s)});
+    if (!rec.conflict.empty()) {
+      return fail(cart, Status::conflict,
+                  fmt::format("id '{}' was already used with other lines (or for a {} of the "
+                              "other kind); nothing changed",
+                              escape_control(cart.id), kind_ == CartKind::hold ? "order" : "hold"));
+    }
+    stop_if_asked("intent");
+    const bool existed = rec.replayed;
+    std::vector<Cart> groups = group_carts(ctx_.scheme(), cart, rec.attempt);
+    if (rec.state == "preparing") {
+      const bool all_held = hold_groups(groups_runner, groups, "prepare:");
+      rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
+      stop_if_asked("decide");
+      if (rec.state == "aborted" && !all_held && !any_conflict(groups)) {
+        return refuse(cart, groups, finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s));
+      }
+    } else if (rec.state != "aborted") {
+      // A decided attempt: each group answers its first answer again (a replay changes nothing).
+      hold_groups(groups_runner, groups, "");
+    }
+    finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s);
+    if (rec.state == "aborted") continue;  // reaped past its deadline: a new attempt
+    merge_answers(cart, groups);
+    cart.replayed = existed;
+    if (kind_ == CartKind::hold) cart.expires_at_ms = rec.exp;
+    return;
+  }
+  fail(cart, Status::error,
+       fmt::format("{} attempts were aborted before every slot group was held (each past its "
+                   "deadline); nothing was held",
+                   kAttempts));
+}
+
+void settle_on_cluster(Context& ctx, const std::string& action, const std::string& id,
+                       ExitFold& fold) {
+  auto report = [&](Status status, const std::vector<RecordLine>& lines,
+                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
+                    const std::string& error) {
+    if (needs_error_line(status)) {
+      print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
+    }
+    ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
+    fold.add(status);
+  };
+  if (std::string problem = validate_hold_id(id); !problem.empty()) {
+    return report(Status::invalid, {}, {}, false, problem);
+  }
+  CartRecord rec = Coordinator(ctx, id).op("settle", {action});
+  if (rec.state == "missing" || rec.status == "missing") {
+    return report(Status::missing, {}, {}, false, "");
+  }
+  std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+  if (!lines) {
+    return report(
+        Status::error, {}, {}, false,
+        fmt::format("{}: the record is not one stockctl wrote", cart_record_key(ctx.scheme(), id)));
+  }
+  stop_if_asked("decide");
+  Finish finish = finish_groups(ctx, id, rec, *lines, kDefaultKeepS);
+  const Status status = settle_status(rec.status);
+  report(status, *lines, finish.stocks, rec.replayed,
+         status == Status::conflict ? settle_conflict(action) : "");
+}
+
+ReapCount reap_on_cluster(Context& ctx) {
+  ReapCount count;
+  for (bool more = true; more;) {
+    more = false;
+    std::vector<Call> calls;
+    for (int slot = 0; slot < kClusterSlots; ++slot) {
+      Call call = Call::script_call(carts_due_script(), {due_key(ctx.scheme(), slot)},
+                                    {std::to_string(kReapBatch)});
+      call.idempotent = true;
+      calls.push_back(std::move(call));
+    }
+    std::vector<CallResult> results = ctx.redis().run(calls);
+    for (const CallResult& result : results) {
+      if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::array) {
+        throw StockctlError(fmt::format("reap: cannot list due holds: {}",
+                                        result.state == CallResult::State::replied
+                                            ? describe_reply(result.reply)
+                                            : result.error));
+      }
+      if (result.reply.elements.size() >= static_cast<std::size_t>(kReapBatch)) more = true;
+      for (const Reply& id : result.reply.elements) {
+        CartRecord rec = Coordinator(ctx, id.str).op("reap", {});
+        std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+        if (!lines || rec.finished || group_action(rec.state).empty()) continue;
+        Finish finish = finish_groups(ctx, id.str, rec, *lines, kDefaultKeepS);
+        if (finish.units_back > 0) {
+          ++count.holds;
+          count.units += finish.units_back;
+        }
+      }
+    }
+  }
+  return count;
+}
+
+}  // namespace stockctl

@@ -1,0 +1,346 @@
+// Holds and orders on one slot: hold-4002.lua over a cart's lines, with the init lock protocol;
+// the answers of hold, order, confirm, release and cancel.
+
+#include "bulk/hold_runner.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/text.h"
+#include "core/exit_fold.h"
+#include "core/sku.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+#include "sources/open_source.h"
+#include "sources/rows.h"
+
+namespace stockctl {
+
+const char* kind_name(CartKind kind) { return kind == CartKind::hold ? "hold" : "order"; }
+
+nlohmann::ordered_json cart_json(CartKind kind, const Cart& cart) {
+  nlohmann::ordered_json j;
+  j["op"] = kind_name(kind);
+  j["id"] = cart.id;
+  j["status"] = status_name(cart.status);
+  if (kind == CartKind::hold) {
+    j["expires_at_ms"] = cart.status == Status::ok && cart.expires_at_ms
+                             ? nlohmann::ordered_json(*cart.expires_at_ms)
+                             : nlohmann::ordered_json(nullptr);
+  }
+  nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    nlohmann::ordered_json line;
+    line["sku"] = cart.lines[i].sku;
+    line["key"] = i < cart.keys.size() ? nlohmann::ordered_json(cart.keys[i]) : nullptr;
+    line["qty"] = cart.lines[i].qty;
+    if (i < cart.line_status.size()) {
+      line["status"] = status_name(cart.line_status[i]);
+      line["stock"] = cart.stock[i] ? nlohmann::ordered_json(*cart.stock[i]) : nullptr;
+    }
+    lines.push_back(std::move(line));
+  }
+  j["lines"] = std::move(lines);
+  if (cart.replayed) j["replayed"] = true;
+  if (!cart.error.empty()) j["error"] = cart.error;
+  return j;
+}
+
+void fail(Cart& cart, Status status, std::string why) {
+  cart.status = status;
+  cart.error = std::move(why);
+}
+
+void prepare_cart(Cart& cart, const KeyScheme& scheme) {
+  if (std::string problem = validate_hold_id(cart.id); !problem.empty()) {
+    return fail(cart, Status::invalid, problem);
+  }
+  if (cart.lines.empty()) return fail(cart, Status::invalid, "no lines (SKU=QTY)");
+  if (cart.lines.size() > kMaxHoldLines) {
+    return fail(cart, Status::invalid,
+                fmt::format("{} lines; at most {} per id", cart.lines.size(), kMaxHoldLines));
+  }
+  for (const HoldLine& line : cart.lines) {
+    if (std::string problem = validate_sku(line.sku, scheme); !problem.empty()) {
+      return fail(cart, Status::invalid, fmt::format("item '{}': {}", line.sku, problem));
+    }
+  }
+  if (std::string problem = merge_hold_lines(cart.lines); !problem.empty()) {
+    return fail(cart, Status::invalid, problem);
+  }
+  for (const HoldLine& line : cart.lines) cart.keys.push_back(stock_key(scheme, line.sku));
+  cart.record_key = hold_record_key(scheme, cart.id);
+  cart.index_key = holds_index_key(scheme);
+}
+
+void append_line_keys(std::vector<std::string>& keys, const std::string& stock, bool log) {
+  keys.push_back(stock);
+  keys.push_back(companion_key(stock, kHoldsSuffix));
+  keys.push_back(companion_key(stock, kHeldSuffix));
+  if (log) keys.push_back(log_key(stock));
+}
+
+HoldRunner::HoldRunner(Context& ctx, CartKind kind, const HoldOptions& o, long long expire_ms)
+    : ctx_(ctx), kind_(kind), o_(o), expire_ms_(expire_ms), initial_(o.init, ctx.scheme()) {}
+
+void HoldRunner::run(std::vector<Cart>& carts) {
+  std::vector<Call> calls;
+  std::vector<Cart*> sent;
+  for (Cart& cart : carts) {
+    if (cart.status != Status::ok) continue;
+    calls.push_back(call_for(cart, {}));
+    sent.push_back(&cart);
+  }
+  std::vector<CallResult> results = ctx_.redis().run(calls);
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    apply(*sent[i], results[i]);
+    if (require_acks_) check_acks(*sent[i], results[i]);
+    if (sent[i]->status == Status::uninitialized && o_.init.given()) initialize(*sent[i]);
+  }
+}
+
+Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& inits) const {
+  const ChangeLogSettings& log = ctx_.change_log();
+  Call call{&hold_script(), {}, true, true};
+  call.args = {cart.record_key, cart.index_key};
+  for (const std::string& key : cart.keys) append_line_keys(call.args, key, log.enabled);
+  call.numkeys = static_cast<int>(call.args.size());
+  call.args.insert(call.args.end(), {kind_name(kind_), cart.id, std::to_string(expire_ms_),
+                                     std::to_string(o_.request_ttl_s), std::to_string(o_.ttl_s),
+                                     log.enabled ? std::to_string(log.max_entries) : "", log.actor,
+                                     log.reason, log.enabled ? "4" : "3"});
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    call.args.push_back(cart.lines[i].sku);
+    call.args.push_back(std::to_string(cart.lines[i].qty));
+    call.args.push_back(inits.empty() ? "" : inits[i]);
+  }
+  return call;
+}
+
+void HoldRunner::apply(Cart& cart, const CallResult& result) const {
+  cart.error.clear();
+  if (result.state != CallResult::State::replied) return fail(cart, Status::error, result.error);
+  const Reply& r = result.reply;
+  if (r.is_error()) return apply_error(cart, r.str);
+  const std::size_t n = cart.lines.size();
+  if (r.type != Reply::Type::array || r.elements.size() != 2 + 2 * n) {
+    return fail(cart, Status::error,
+                fmt::format("unexpected reply from the hold script: {}", describe_reply(r)));
+  }
+  cart.replayed = r.elements[0].integer == 1;
+  cart.expires_at_ms = r.elements[1].integer;
+  cart.line_status.assign(n, Status::ok);
+  cart.stock.assign(n, std::nullopt);
+  ExitFold fold;
+  for (std::size_t i = 0; i < n; ++i) {
+    ItemResult line;
+    apply_deduct_answer(line, r.elements[2 + 2 * i].integer, r.elements[3 + 2 * i].integer);
+    cart.line_status[i] = line.status;
+    cart.stock[i] = line.stock;
+    fold.add(line.status);
+  }
+  cart.status = Status::ok;
+  // The cart takes the status of its most serious short line (uninitialized before
+  // insufficient, as the exit statuses rank them).
+  for (std::size_t i = 0; i < n; ++i) {
+    if (exit_code_for(cart.line_status[i]) == fold.code() && fold.code() != ExitCode::ok) {
+      cart.status = cart.line_status[i];
+      break;
+    }
+  }
+}
+
+void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
+  const int wanted = ctx_.redis().options().wait_replicas;
+  if (cart.status != Status::ok || wanted <= 0 || result.replicas_acked >= wanted) return;
+  fail(cart, Status::error,
+       fmt::format("held on the primary, but {} of {} replicas acknowledged it",
+                   std::max(result.replicas_acked, 0), wanted));
+}
+
+void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
+  if (text.rfind("STOCKCTL_CONFLICT", 0) == 0) {
+    return fail(cart, Status::conflict,
+                fmt::format("id '{}' was already used with other lines (or for a {} of "
+                            "the other kind); nothing changed",
+                            escape_control(cart.id), text.substr(18) == "hold" ? "order" : "hold"));
+  }
+  ItemResult item;
+  item.key = cart.record_key;
+  apply_error_reply(item, text);
+  fail(cart, item.status, item.error);
+}
+
+// The init lock protocol of deduct, for every line whose key is missing: the locks are taken
+// in the lines' order (by SKU, the same in every process, so two carts never wait on each
+// other), then the cart is sent again with the initial stock of each line still missing.
+void HoldRunner::initialize(Cart& cart) {
+  std::vector<std::unique_ptr<LockRelease>> locks;
+  std::vector<std::string> inits(cart.lines.size());
+  const auto lock_expiry =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.lock.ttl_ms);
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    if (cart.line_status[i] != Status::uninitialized) continue;
+    const std::string lock_key = companion_key(cart.keys[i], kLockSuffix);
+    const std::string token = random_token();
+    const std::string& key = cart.keys[i];
+    LockWait wait = acquire_lock(ctx_.redis(), lock_key, token, o_.lock, [&] {
+      return ctx_.redis().call(Call{nullptr, {"EXISTS", key}, true}).integer == 1;
+    });
+    if (wait == LockWait::resolved) continue;
+    if (wait == LockWait::timed_out) {
+      return fail(cart, Status::busy,
+                  fmt::format("init lock {} still held by another process after {} ms; "
+                              "nothing was held",
+                              lock_key, o_.lock.wait_ms));
+    }
+    locks.push_back(std::make_unique<LockRelease>(ctx_.redis(), lock_key, token));
+    ParsedNumber init =
+        initial_.of(cart.lines[i].sku, lock_expiry - std::chrono::milliseconds(200));
+    if (!init.ok()) {
+      return fail(cart, Status::error,
+                  fmt::format("item '{}': {}; nothing was created", cart.lines[i].sku, init.error));
+    }
+    inits[i] = std::to_string(init.value);
+  }
+  std::vector<CallResult> results = ctx_.redis().run({call_for(cart, inits)});
+  apply(cart, results[0]);
+  if (require_acks_) check_acks(cart, results[0]);
+}
+
+std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme) {
+  Cart cart;
+  cart.id = o.id;
+  for (std::size_t i = 0; i < o.lines.size(); ++i) {
+    HoldLine line;
+    if (std::string problem = parse_hold_line(o.lines[i], line); !problem.empty()) {
+      fail(cart, Status::invalid,
+           fmt::format("line {} '{}': {}", i + 1, escape_control(o.lines[i]), problem));
+      return {cart};
+    }
+    cart.lines.push_back(line);
+  }
+  prepare_cart(cart, scheme);
+  return {cart};
+}
+
+// --file: columns id, sku, qty; rows with the same id form one cart. The whole source is
+// validated first: one invalid row and nothing is sent.
+std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme) {
+  SourceColumns columns = o.source.columns;
+  columns.request_id = "id";
+  Source source(o.source.file,
+                o.source.format.empty() ? std::nullopt : parse_format(o.source.format));
+  std::vector<Cart> carts;
+  std::map<std::string, std::size_t> by_id;
+  std::vector<std::string> problems;
+  RecordHandler handler{
+      [&columns](const std::vector<bool>& present) {
+        std::string problem = check_op_header(present, columns);
+        if (problem.empty() && !present[2]) problem = "the header has no 'id' column";
+        return problem;
+      },
+      [&](Record& record) {
+        OpRow row;
+        std::string problem = interpret_op_row(record, columns, scheme, row);
+        if (problem.empty() && row.request_id.empty()) problem = "column 'id' is empty";
+        if (!problem.empty()) {
+          problems.push_back(fmt::format("{}:{}: {}", source.name(), record.line, problem));
+          return !record.fatal;
+        }
+        auto [it, fresh] = by_id.emplace(row.request_id, carts.size());
+        if (fresh) {
+          Cart cart;
+          cart.id = row.request_id;
+          carts.push_back(std::move(cart));
+        }
+        carts[it->second].lines.push_back(HoldLine{row.sku, row.qty});
+        return true;
+      }};
+  source.read(op_columns(columns), handler);
+  for (const std::string& problem : problems) print_error(problem);
+  if (!problems.empty()) {
+    throw InputError(
+        fmt::format("{}: {} invalid rows; nothing was held", source.name(), problems.size()));
+  }
+  for (Cart& cart : carts) {
+    prepare_cart(cart, scheme);
+    if (cart.status == Status::invalid) {
+      throw InputError(fmt::format("{}: id '{}': {}; nothing was held", source.name(),
+                                   escape_control(cart.id), cart.error));
+    }
+  }
+  return carts;
+}
+
+// The record's lines ([sku, key, qty, code] each, as the hold script wrote them).
+std::optional<std::vector<RecordLine>> record_lines(const std::string& text) {
+  auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_array()) return std::nullopt;
+  std::vector<RecordLine> lines;
+  for (const auto& line : parsed) {
+    if (!line.is_array() || line.size() != 4 || !line[0].is_string() || !line[1].is_string() ||
+        !line[2].is_string()) {
+      return std::nullopt;
+    }
+    ParsedNumber qty = parse_qty(line[2].get<std::string>());
+    if (!qty.ok()) return std::nullopt;
+    lines.push_back(RecordLine{line[0].get<std::string>(), line[1].get<std::string>(), qty.value});
+  }
+  return lines;
+}
+
+nlohmann::ordered_json settle_json(const std::string& action, const std::string& id, Status status,
+                                   const std::vector<RecordLine>& lines,
+                                   const std::vector<std::optional<std::int64_t>>& stocks,
+                                   bool replayed, const std::string& error) {
+  nlohmann::ordered_json j;
+  j["op"] = action;
+  j["id"] = id;
+  j["status"] = status_name(status);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    nlohmann::ordered_json line;
+    line["sku"] = lines[i].sku;
+    line["key"] = lines[i].key;
+    line["qty"] = lines[i].qty;
+    line["stock"] = i < stocks.size() && stocks[i] ? nlohmann::ordered_json(*stocks[i]) : nullptr;
+    out.push_back(std::move(line));
+  }
+  j["lines"] = std::move(out);
+  if (replayed) j["replayed"] = true;
+  if (!error.empty()) j["error"] = error;
+  return j;
+}
+
+Status settle_status(const std::string& word) {
+  if (word == "ok") return Status::ok;
+  if (word == "expired") return Status::expired;
+  if (word == "conflict") return Status::conflict;
+  if (word == "missing") return Status::missing;
+  return Status::error;
+}
+
+std::string settle_conflict(const std::string& action) {
+  if (action == "confirm") return "only a held hold can be confirmed";
+  if (action == "release") return "only a held hold can be released (cancel gives back a sale)";
+  return "nothing to cancel";
+}
+
+Call settle_call(const Context& ctx, const std::string& record, const std::string& index,
+                 const std::string& action, const std::string& id,
+                 const std::vector<RecordLine>& lines) {
+  const ChangeLogSettings& log = ctx.change_log();
+  Call call{&settle_script(), {record, index}, true, true};
+  for (const RecordLine& line : lines) append_line_keys(call.args, line.key, log.enabled);
+  call.numkeys = static_cast<int>(call.args.size());
+  call.args.insert(call.args.end(), {action, id, log.enabled ? std::to_string(log.max_entries) : "",
+                                     log.actor, log.reason, log.enabled ? "4" : "3"});
+  return call;
+}
+
+}  // namespace stockctl

@@ -1,0 +1,185 @@
+// hold, order, confirm, release, cancel, reap: one Redis runs each cart as one script; a
+// cluster runs the protocol of docs/holds.md (bulk/cart_protocol).
+
+#include "bulk/holds_engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "app/context.h"
+#include "base/diagnostics.h"
+#include "base/errors.h"
+#include "base/text.h"
+#include "bulk/cart_protocol.h"
+#include "core/exit_fold.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+namespace {
+
+/// Holds or orders from --file sent per pipelined window (one Redis).
+constexpr std::size_t kHoldWindow = 64;
+/// Holds a reap call gives back at most per script run, so that one run stays short.
+constexpr int kReapBatch = 200;
+
+void print_cart(Context& ctx, CartKind kind, const Cart& cart, ExitFold& fold) {
+  if (needs_error_line(cart.status) && !cart.error.empty()) {
+    print_error(fmt::format("{} {}: {}", kind_name(kind), escape_control(cart.id), cart.error));
+  }
+  ctx.out().write(cart_json(kind, cart));
+  fold.add(cart.status);
+}
+
+// One cart after the other: each runs the protocol's steps in order.
+ExitCode hold_on_cluster(Context& ctx, CartKind kind, const HoldOptions& o,
+                         std::vector<Cart>& carts) {
+  CartProtocol protocol(ctx, kind, o);
+  ExitFold fold;
+  for (Cart& cart : carts) {
+    if (cart.status == Status::ok) protocol.run(cart);
+    print_cart(ctx, kind, cart, fold);
+  }
+  return fold.code();
+}
+
+ExitCode settle_one(Context& ctx, const std::string& action, const std::string& id,
+                    ExitFold& fold) {
+  auto report = [&](Status status, const std::vector<RecordLine>& lines,
+                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
+                    const std::string& error) {
+    if (needs_error_line(status)) {
+      print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
+    }
+    ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
+    fold.add(status);
+    return fold.code();
+  };
+  if (std::string problem = validate_hold_id(id); !problem.empty()) {
+    return report(Status::invalid, {}, {}, false, problem);
+  }
+  const std::string record = hold_record_key(ctx.scheme(), id);
+  Reply text = ctx.redis().call(Call{nullptr, {"HGET", record, "lines"}, true});
+  if (text.is_nil()) return report(Status::missing, {}, {}, false, "");
+  std::optional<std::vector<RecordLine>> lines;
+  if (text.type == Reply::Type::string) lines = record_lines(text.str);
+  if (!lines) {
+    return report(Status::error, {}, {}, false,
+                  fmt::format("{}: the record is not one stockctl wrote", record));
+  }
+  Reply r =
+      ctx.redis().call(settle_call(ctx, record, holds_index_key(ctx.scheme()), action, id, *lines));
+  if (r.is_error()) {
+    ItemResult item;
+    item.key = record;
+    apply_error_reply(item, r.str);
+    return report(item.status, *lines, {}, false, item.error);
+  }
+  if (r.type != Reply::Type::array || r.elements.size() != 2 + lines->size()) {
+    return report(Status::error, *lines, {}, false,
+                  fmt::format("unexpected reply from the settle script: {}", describe_reply(r)));
+  }
+  std::vector<std::optional<std::int64_t>> stocks;
+  for (std::size_t i = 0; i < lines->size(); ++i) {
+    std::int64_t s = r.elements[2 + i].integer;
+    stocks.push_back(s >= 0 ? std::optional<std::int64_t>(s) : std::nullopt);
+  }
+  Status status = settle_status(r.elements[0].str);
+  std::string error = status == Status::conflict ? settle_conflict(action) : "";
+  if (status == Status::missing) lines->clear();
+  return report(status, *lines, stocks, r.elements[1].integer == 1, error);
+}
+
+}  // namespace
+
+ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
+  validate_init_source(o.init);
+  o.init.format = o.source.format;
+  Context ctx(program);
+  const bool from_file = !o.source.file.empty();
+  if (from_file && (o.id_given || !o.lines.empty())) {
+    throw InputError(fmt::format("{}: give ID SKU=QTY... or --file, not both", kind_name(kind)));
+  }
+  if (!from_file && !o.id_given) {
+    throw InputError(fmt::format("{} needs ID SKU=QTY..., or --file FILE", kind_name(kind)));
+  }
+  if (o.source.skip_invalid) {
+    throw InputError(fmt::format("{}: --skip-invalid does not apply: a cart is all or nothing",
+                                 kind_name(kind)));
+  }
+  std::vector<Cart> carts =
+      from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
+  ExitFold fold;
+  if (!from_file && carts[0].status == Status::invalid) {
+    print_error(fmt::format("{} {}: {}; nothing was held", kind_name(kind),
+                            escape_control(carts[0].id), carts[0].error));
+    ctx.out().write(cart_json(kind, carts[0]));
+    fold.add(Status::invalid);
+    return fold.code();
+  }
+  if (program.common.cluster) return hold_on_cluster(ctx, kind, o, carts);
+  HoldRunner runner(ctx, kind, o, o.expire_s * 1000);
+  for (std::size_t start = 0; start < carts.size(); start += kHoldWindow) {
+    std::vector<Cart> window(
+        carts.begin() + static_cast<std::ptrdiff_t>(start),
+        carts.begin() + static_cast<std::ptrdiff_t>(std::min(carts.size(), start + kHoldWindow)));
+    runner.run(window);
+    for (const Cart& cart : window) print_cart(ctx, kind, cart, fold);
+  }
+  return fold.code();
+}
+
+ExitCode run_settles(Program& program, const std::string& action,
+                     const std::vector<std::string>& ids) {
+  Context ctx(program);
+  if (ids.empty()) throw InputError(fmt::format("{} needs ID...", action));
+  ExitFold fold;
+  for (const std::string& id : ids) {
+    if (program.common.cluster) {
+      settle_on_cluster(ctx, action, id, fold);
+    } else {
+      settle_one(ctx, action, id, fold);
+    }
+  }
+  return fold.code();
+}
+
+ExitCode run_reap(Program& program) {
+  Context ctx(program);
+  const ChangeLogSettings& log = ctx.change_log();
+  std::int64_t holds = 0;
+  std::int64_t units = 0;
+  if (program.common.cluster) {
+    // Items on a cluster hold units only in the protocol's groups, which the records drive.
+    ReapCount count = reap_on_cluster(ctx);
+    holds = count.holds;
+    units = count.units;
+  } else {
+    for (bool more = true; more;) {
+      Call call{&reap_script(),
+                {holds_index_key(ctx.scheme()), std::to_string(kReapBatch),
+                 log.enabled ? std::to_string(log.max_entries) : "", log.actor, log.reason},
+                true,
+                true};
+      call.numkeys = 1;
+      Reply r = ctx.redis().call(call);
+      if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 3) {
+        throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
+      }
+      holds += r.elements[0].integer;
+      units += r.elements[1].integer;
+      more = r.elements[2].integer == 1;
+    }
+  }
+  nlohmann::ordered_json j;
+  j["op"] = "reap";
+  j["holds"] = holds;
+  j["units"] = units;
+  ctx.out().write(j);
+  return ExitCode::ok;
+}
+
+}  // namespace stockctl
