@@ -240,6 +240,19 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
   }
 }
 
+void add_from_cmd_options(CLI::App& app, SourceOptions& o) {
+  app.add_option("--from-cmd", o.from_cmd,
+                 "run CMD with sh -c and read its standard output as the source (instead of "
+                 "--file; --format defaults to csv)")
+      ->type_name("CMD")
+      ->group("Source");
+  app.add_option("--from-cmd-timeout", o.from_cmd_timeout_ms,
+                 "stop --from-cmd and write nothing when it runs longer, in ms (default 600000)")
+      ->type_name("MS")
+      ->check(CLI::Range(1LL, 86400000LL).description(""))
+      ->group("Source");
+}
+
 void name_option_values(CLI::App& app) {
   static const std::map<std::string, std::string> kValueNames = {
       {"--url", "URL"},

@@ -70,6 +70,9 @@ void add_common_footer(CLI::App& sub);
 /// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.
 void add_source_options(CLI::App& app, SourceOptions& options, bool stock, bool report);
 
+/// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).
+void add_from_cmd_options(CLI::App& app, SourceOptions& options);
+
 /// Names each option's value in --help (URL, FILE, MS, ...) for the app and every subcommand.
 void name_option_values(CLI::App& app);
 
