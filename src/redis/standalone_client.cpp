@@ -10,8 +10,9 @@
 
 namespace stockctl {
 
-StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options)
-    : Client(client_options), options_(std::move(options)) {
+StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options,
+                                   ConnectionFactory open)
+    : Client(client_options), options_(std::move(options)), open_(std::move(open)) {
   connect_retrying([this] { connect(); });
 }
 
@@ -200,7 +201,7 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
 }
 
 void StandaloneClient::connect() {
-  conn_ = std::make_unique<Connection>(options_);
+  conn_ = open_(options_);
   conn_->set_script_calls(script_calls_);
 }
 
