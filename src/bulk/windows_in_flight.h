@@ -1,9 +1,11 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
+#include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "redis/started_windows.h"
 
 namespace stockctl {
 
@@ -24,8 +26,9 @@ class WindowsInFlight {
 
   /// Starts `window`, then finishes every older one but the newest.
   void submit(Window window) {
-    started_.push_back(std::move(window));
-    runner_.start(started_.back());
+    Started& added = started_.open();
+    added.items = std::move(window);
+    runner_.start(added.items);
     while (started_.size() > kKeptStarted) finish_oldest();
   }
 
@@ -43,13 +46,17 @@ class WindowsInFlight {
   static constexpr std::size_t kKeptStarted = 1;
 
   void finish_oldest() {
-    runner_.finish(started_.front());
-    finished_.push_back(std::move(started_.front()));
-    started_.pop_front();
+    runner_.finish(started_.oldest().items);
+    finished_.push_back(started_.take_oldest().items);
   }
 
+  struct Started {
+    std::uint64_t id = 0;
+    Window items;
+  };
+
   Runner& runner_;
-  std::deque<Window> started_;
+  StartedWindows<Started> started_;
   std::vector<Window> finished_;
 };
 

@@ -1,10 +1,11 @@
 #pragma once
 
-#include <deque>
+#include <cstdint>
 #include <memory>
 
 #include "redis/client.h"
 #include "redis/connection.h"
+#include "redis/started_windows.h"
 
 namespace stockctl {
 
@@ -28,6 +29,7 @@ class StandaloneClient : public Client {
  private:
   /// A window on the wire: replies come back in the order windows were sent.
   struct InFlight {
+    std::uint64_t id = 0;
     std::vector<Call> calls;
     std::vector<CallResult> results;
     bool wait = false;     ///< a WAIT follows the window's calls
@@ -58,7 +60,7 @@ class StandaloneClient : public Client {
   ConnectOptions options_;
   ConnectionFactory open_;
   std::unique_ptr<Connection> conn_;
-  std::deque<InFlight> in_flight_;
+  StartedWindows<InFlight> in_flight_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
   bool announced_ = false;
 };
