@@ -4,11 +4,10 @@
 
 #include <iostream>
 
+#include "app/connect_options.h"
 #include "base/diagnostics.h"
-
-#include "redis/cluster/router.h"
+#include "redis/clients/open_client.h"
 #include "redis/errors.h"
-#include "redis/standalone_client.h"
 
 namespace stockctl {
 
@@ -19,21 +18,23 @@ Context::Context(Program& program)
       change_log_(change_log_settings(program.common)),
       out_(std::cout, program.common.pretty) {}
 
+namespace {
+
+Topology topology_of(const CommonOptions& options) {
+  return options.cluster ? Topology::cluster : Topology::standalone;
+}
+
+}  // namespace
+
 std::unique_ptr<Client> Context::new_client() const {
-  ConnectOptions options = connect_options(options_);
-  if (options_.cluster) return std::make_unique<ClusterClient>(options, client_options(options_));
-  return std::make_unique<StandaloneClient>(options, client_options(options_));
+  return open_client(topology_of(options_), connect_options(options_), client_options(options_));
 }
 
 Client& Context::redis() {
   if (!client_) {
     ConnectOptions options = connect_options(options_);
     try {
-      if (options_.cluster) {
-        client_ = std::make_unique<ClusterClient>(options, client_options(options_));
-      } else {
-        client_ = std::make_unique<StandaloneClient>(options, client_options(options_));
-      }
+      client_ = open_client(topology_of(options_), options, client_options(options_));
     } catch (const AuthenticationError& e) {
       throw AuthenticationError(
           fmt::format("{}; {}", e.what(), password_sources(options_, options)));

@@ -87,7 +87,7 @@ class InitFileIndex {
           ++rows;
           StockRow row;
           const bool valid = interpret_stock_row(record, init_.columns, scheme_, row).empty();
-          if (validate_sku(row.sku, scheme_).empty()) each(row, valid);
+          if (row.sku_valid) each(row, valid);
           return true;
         }};
     source_->read(stock_columns(init_.columns), handler);
@@ -125,37 +125,6 @@ class InitFileIndex {
   std::string fatal_;
   StockIndex index_;
 };
-
-void add_op_options(CLI::App& app, OpOptions& o) {
-  const char* init = "Initialization of a missing key";
-  app.add_option("--init-value", o.init.value, "initial stock of a missing key (or unlimited)")
-      ->group(init);
-  app.add_option("--init-from", o.init.file,
-                 "take a missing key's initial stock from its row in FILE")
-      ->group(init);
-  app.add_option("--init-cmd", o.init.command,
-                 "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "
-                 "initial stock")
-      ->group(init);
-  app.add_option("--request-id", o.request_id,
-                 "apply at most once per item and ID; a repeat returns the first answer")
-      ->each([&o](const std::string&) { o.request_id_given = true; })
-      ->group("Retries");
-  app.add_option("--request-ttl", o.request_ttl_s,
-                 "how long a request id is remembered, in seconds (default 86400)")
-      ->check(integer_range(1, 1LL << 32))
-      ->group("Retries");
-  app.add_option("--ttl", o.ttl_s, "expiry in seconds of keys this call creates (default none)")
-      ->check(integer_range(0, 1LL << 40))
-      ->group(init);
-  app.add_option("--lock-ttl", o.lock.ttl_ms, "init lock lifetime in ms (default 10000)")
-      ->check(integer_range(1, 86400000LL))
-      ->group(init);
-  app.add_option("--lock-wait", o.lock.wait_ms,
-                 "longest wait for the init lock in ms (default 5000)")
-      ->check(integer_range(0, 86400000LL))
-      ->group(init);
-}
 
 void validate_init_source(const InitSource& init) {
   int given = !init.value.empty() + !init.file.empty() + !init.command.empty();

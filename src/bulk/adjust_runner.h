@@ -1,6 +1,5 @@
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -39,9 +38,6 @@ struct OpOptions {
   long long request_ttl_s = 86400;  ///< --request-ttl
 };
 
-/// Declares the init source, --ttl and lock options of deduct and add.
-void add_op_options(CLI::App& app, OpOptions& options);
-
 /// Checks the init source options; throws InputError.
 void validate_init_source(const InitSource& init);
 
@@ -76,6 +72,7 @@ std::vector<std::string> stock_call_keys(const ItemResult& item, bool with_log =
 class OpRunner {
  public:
   enum class Op { deduct, add };
+  using Item = ItemResult;
   OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme);
   ~OpRunner();
   OpRunner(const OpRunner&) = delete;

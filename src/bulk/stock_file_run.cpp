@@ -7,9 +7,10 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "bulk/bulk_pass.h"
 #include "bulk/item_scan.h"
 #include "bulk/store_runner.h"
-#include "bulk/validated_rows.h"
+#include "output/json_writer.h"
 #include "output/progress.h"
 
 namespace stockctl {
@@ -25,24 +26,6 @@ RowReader<StockRow> stock_reader(const SourceColumns& columns, const KeyScheme& 
       [](const StockRow& row) -> const std::string& { return row.sku; }};
 }
 
-PutItem put_item(const StockFileRun& run, const KeyScheme& scheme, const Source& source,
-                 const StockRow& row, const std::string& problem) {
-  PutItem item;
-  item.result.op = run.op;
-  item.result.sku = row.sku;
-  // A row without a problem has a valid SKU already.
-  if (problem.empty() || validate_sku(row.sku, scheme).empty()) {
-    item.result.key = stock_key(scheme, row.sku);
-  }
-  item.value = row.value;
-  if (!problem.empty()) {
-    item.pending = false;
-    set_error(item.result, Status::invalid,
-              fmt::format("{}:{}: {}", source.name(), row.line, problem));
-  }
-  return item;
-}
-
 std::unique_ptr<Source> open_source(const SourceOptions& options) {
   std::optional<Format> format =
       options.format.empty() ? std::nullopt : parse_format(options.format);
@@ -52,53 +35,117 @@ std::unique_ptr<Source> open_source(const SourceOptions& options) {
       format);
 }
 
+// Records the items of a file run: counts them in the run's statistics (the summary's
+// counts), folds them into the exit status, and writes the optional --report file.
+class FileRunLog {
+ public:
+  FileRunLog(Context& ctx, const std::string& report_path, bool fail_on_drift) : ctx_(ctx) {
+    if (!report_path.empty()) report_ = std::make_unique<ReportFile>(report_path);
+    fold_.set_fail_on_drift(fail_on_drift);
+  }
+  // An error is echoed on standard error unless `echo` is false (rows not sent, whose one
+  // reason was said once).
+  void add(const ItemResult& item, bool echo) {
+    ctx_.count(item);
+    fold_.add(item.status);
+    if (report_) report_->write(item);
+    // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
+    if (echo && item.status == Status::error) errors_.add(item.sku, item.error);
+  }
+  // Commits the report; throws IoError.
+  void finish() {
+    if (report_) report_->commit();
+  }
+  ExitFold& fold() { return fold_; }
+
+ private:
+  Context& ctx_;
+  std::unique_ptr<ReportFile> report_;
+  ItemErrorEcho errors_;
+  ExitFold fold_;
+};
+
+// What init and rebuild plug into the bulk pass: a row becomes a PutItem, and each finished
+// window is counted and recorded (the run prints one summary, not a line per row).
+class StockJob {
+ public:
+  using Row = StockRow;
+  using Runner = PutRunner;
+
+  StockJob(const StockFileOptions& options, const KeyScheme& scheme, const Source& source,
+           FileRunLog& log, const std::function<void()>& before_window)
+      : options_(options),
+        scheme_(scheme),
+        source_(source),
+        log_(log),
+        before_window_(before_window) {}
+
+  PutItem item_for(const StockRow& row, const std::string& problem) const {
+    PutItem item;
+    item.result.op = options_.op;
+    item.result.sku = row.sku;
+    if (row.sku_valid) item.result.key = stock_key(scheme_, row.sku);
+    item.value = row.value;
+    if (!problem.empty()) {
+      item.pending = false;
+      set_error(item.result, Status::invalid,
+                fmt::format("{}:{}: {}", source_.name(), row.line, problem));
+    }
+    return item;
+  }
+  static ItemResult& result(PutItem& item) { return item.result; }
+  static bool pending(const PutItem& item) { return item.pending; }
+
+  void emit(const std::vector<PutItem>& window, bool sent) {
+    for (const PutItem& item : window) log_.add(item.result, sent || !item.pending);
+  }
+
+  void before_window() const {
+    if (before_window_) before_window_();
+  }
+
+ private:
+  const StockFileOptions& options_;
+  const KeyScheme& scheme_;
+  const Source& source_;
+  FileRunLog& log_;
+  const std::function<void()>& before_window_;
+};
+
 // Every item Redis holds whose SKU has no valid row in the source, found by its hash among the
-// rows' hashes (no second copy of the SKUs is kept), with its current value.
-// Returns how many were reported.
+// rows' hashes (no second copy of the SKUs is kept), with its current value, recorded in `log`.
+// Returns how many were found.
 std::size_t report_extra_items(Context& ctx, const std::vector<std::uint64_t>& row_hashes,
-                               const PutRunner::Done& report) {
+                               FileRunLog& log) {
   std::size_t reported = 0;
   scan_items(ctx, "*", 1000, [&](std::vector<ScannedItem>& batch) {
-    std::vector<PutItem> extra;
+    std::vector<ItemResult> extra;
     std::vector<Call> reads;
     for (ScannedItem& found : batch) {
       if (std::binary_search(row_hashes.begin(), row_hashes.end(), sku_hash(found.sku))) continue;
-      PutItem& item = extra.emplace_back();
-      item.result.op = "rebuild";
-      item.result.sku = std::move(found.sku);
-      item.result.key = std::move(found.key);
-      reads.push_back(Call::read({"GET", item.result.key}));
+      ItemResult& item = extra.emplace_back();
+      item.op = "rebuild";
+      item.sku = std::move(found.sku);
+      item.key = std::move(found.key);
+      reads.push_back(Call::read({"GET", item.key}));
     }
     if (extra.empty()) return;
     std::vector<CallResult> values = ctx.redis().run(reads);
     for (std::size_t i = 0; i < extra.size(); ++i) {
-      ItemResult& r = extra[i].result;
+      ItemResult& r = extra[i];
       if (values[i].state == CallResult::State::replied && !values[i].reply.is_error()) {
         apply_stored_value(r, values[i].reply.string_or_nil());
       }
       r.status = Status::extra;
       r.error.clear();
+      log.add(r, true);
     }
     reported += extra.size();
-    report(extra);
   });
   return reported;
 }
 
 }  // namespace
-
-void add_from_cmd_options(CLI::App& app, SourceOptions& o) {
-  app.add_option("--from-cmd", o.from_cmd,
-                 "run CMD with sh -c and read its standard output as the source (instead of "
-                 "--file; --format defaults to csv)")
-      ->type_name("CMD")
-      ->group("Source");
-  app.add_option("--from-cmd-timeout", o.from_cmd_timeout_ms,
-                 "stop --from-cmd and write nothing when it runs longer, in ms (default 600000)")
-      ->type_name("MS")
-      ->check(CLI::Range(1LL, 86400000LL).description(""))
-      ->group("Source");
-}
 
 bool has_source(const SourceOptions& o) {
   if (!o.file.empty() && !o.from_cmd.empty()) {
@@ -107,66 +154,36 @@ bool has_source(const SourceOptions& o) {
   return !o.file.empty() || !o.from_cmd.empty();
 }
 
-ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
-                        const std::function<void()>& each_window) {
-  const auto started = std::chrono::steady_clock::now();
-  std::unique_ptr<Source> opened = open_source(run.source);
-  Source& source = *opened;
-  RowReader<StockRow> reader = stock_reader(run.source.columns, ctx.scheme());
-  Validation validation = validate_source(source, reader, run.source.skip_invalid, run.extra);
-  FileRunLog log(run.source.report, run.fail_on_drift);
-  Client* client = ctx.redis_or_null();
+StockFileRun::StockFileRun(Context& ctx, StockFileOptions options)
+    : ctx_(ctx),
+      options_(std::move(options)),
+      started_(std::chrono::steady_clock::now()),
+      source_(open_source(options_.source)),
+      reader_(stock_reader(options_.source.columns, ctx.scheme())) {}
+
+StockFileRun::~StockFileRun() = default;
+
+std::size_t StockFileRun::validate() {
+  validation_ = validate_source(*source_, reader_, options_.source.skip_invalid, options_.extra);
+  return validation_.rows;
+}
+
+ExitCode StockFileRun::write(const std::function<void()>& before_window) {
+  FileRunLog log(ctx_, options_.source.report, options_.fail_on_drift);
+  // Connects only now that the whole source is known to be valid.
+  Client* client = ctx_.redis_or_null();
   std::optional<PutRunner> runner;
-  if (client) runner.emplace(*client, run.mode, run.ttl_s, run.lock);
-  if (runner) runner->set_change_log(ctx.change_log(), run.op);
-  // Why rows are no longer sent: no connection could be made, or a signal asked us to stop.
-  std::string stopped = client ? "" : ctx.connect_error();
-  std::size_t unsent = 0;
-  std::vector<PutItem> window;
-  Progress progress(run.op, validation.rows);
-  const PutRunner::Done written = [&](std::vector<PutItem>& items) {
-    for (const PutItem& item : items) {
-      log.add(item.result);
-      ctx.count(item.result);
-    }
-  };
-  auto submit = [&] {
-    progress.advance(window.size());
-    if (stopped.empty() && interrupted()) stopped = interrupt_reason();
-    if (!stopped.empty()) {
-      if (runner) runner->finish(written);  // what is on the wire is settled and counted first
-      for (PutItem& item : window) {
-        if (item.pending) {
-          set_not_applied(item.result, stopped);
-          ++unsent;
-        }
-        log.add(item.result, !item.pending);
-        ctx.count(item.result);
-      }
-    } else {
-      if (each_window) {
-        try {
-          each_window();
-        } catch (...) {
-          runner->finish(written);  // what is already on the wire is still counted
-          throw;
-        }
-      }
-      runner->submit(std::move(window), written);
-    }
-    window = {};
-    window.reserve(kWindow);
-  };
-  for_each_row<StockRow>(source, reader, validation,
-                         [&](const StockRow& row, const std::string& problem) {
-                           window.push_back(put_item(run, ctx.scheme(), source, row, problem));
-                           if (window.size() >= kWindow) submit();
-                         });
-  if (!window.empty()) submit();
-  if (runner) runner->finish(written);
+  if (client) {
+    runner.emplace(*client, options_.mode, options_.ttl_s, options_.lock);
+    runner->set_change_log(ctx_.change_log(), options_.op);
+  }
+  StockJob job(options_, ctx_.scheme(), *source_, log, before_window);
+  Progress progress(options_.op, validation_.rows);
+  BulkPass<StockJob> pass(job, runner ? &*runner : nullptr, client ? "" : ctx_.connect_error());
+  const std::size_t unsent = pass.run(*source_, reader_, validation_, progress);
   // Extra items are findings, not rows of the source.
-  const std::size_t extra = run.extra && runner && !interrupted()
-                                ? report_extra_items(ctx, validation.sku_hashes, written)
+  const std::size_t extra = options_.extra && runner && !interrupted()
+                                ? report_extra_items(ctx_, validation_.sku_hashes, log)
                                 : 0;
   // The writes to Redis are done whatever happens to the report: say what was done, then fail.
   std::string report_error;
@@ -175,30 +192,45 @@ ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
   } catch (const IoError& e) {
     report_error = e.what();
   }
-  Summary summary;
-  summary.op = run.op;
-  summary.source = source.name();
-  summary.rows = log.rows() - extra;
-  summary.counts = log.counts();
-  summary.dry_run = run.mode.dry_run;
+  Summary done = summary();
+  done.rows -= extra;
   if (!client) {
-    summary.status = "error";
-    summary.error = ctx.connect_error();
+    done.status = "error";
+    done.error = ctx_.connect_error();
   } else if (interrupted()) {
-    summary.status = "interrupted";
-    summary.error = fmt::format("{}: {} rows were not sent (reported as not applied)",
-                                interrupt_reason(), unsent);
-    print_error(summary.error);
+    done.status = "interrupted";
+    done.error = fmt::format("{}: {} rows were not sent (reported as not applied)",
+                             interrupt_reason(), unsent);
+    print_error(done.error);
   }
-  summary.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                           std::chrono::steady_clock::now() - started)
-                           .count();
-  ctx.out().write(summary_json(summary));
+  ctx_.out().write(summary_json(done));
   if (!report_error.empty()) {
     print_error(report_error);
     log.fold().add(ExitCode::failure);
   }
   return log.fold().code();
+}
+
+ExitCode StockFileRun::busy(const std::string& why) {
+  print_error(why);
+  Summary ended = summary();
+  ended.status = "busy";
+  ended.error = why;
+  ctx_.out().write(summary_json(ended));
+  return ExitCode::busy;
+}
+
+Summary StockFileRun::summary() const {
+  Summary s;
+  s.op = options_.op;
+  s.source = source_->name();
+  s.rows = ctx_.stats().items;
+  s.counts = ctx_.stats().counts;
+  s.dry_run = options_.mode.dry_run;
+  s.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - started_)
+                     .count();
+  return s;
 }
 
 }  // namespace stockctl

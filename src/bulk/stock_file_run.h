@@ -1,16 +1,18 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "app/context.h"
+#include "bulk/validated_rows.h"
 #include "cli/common_options.h"
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
 
 namespace stockctl {
 
-/// A whole-file write of stock values: init --file and rebuild --file.
-struct StockFileRun {
+/// What a whole-file write of stock values does: init --file and rebuild --file / --from-cmd.
+struct StockFileOptions {
   std::string op;
   SourceOptions source;
   PutMode mode;
@@ -20,16 +22,40 @@ struct StockFileRun {
   bool extra = false;  ///< rebuild --extra: report items Redis holds and the source lacks
 };
 
-/// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).
-void add_from_cmd_options(CLI::App& app, SourceOptions& options);
-
 /// True when the options name a source: --file or --from-cmd. Throws InputError for both.
 bool has_source(const SourceOptions& options);
 
-/// Validates the whole source, then writes it in pipelined windows; prints one summary and
-/// writes per-item lines to --report. `each_window` runs before every window (rebuild takes or
-/// extends its run-wide lock there).
-ExitCode run_stock_file(Context& ctx, const StockFileRun& run,
-                        const std::function<void()>& each_window = nullptr);
+/// One whole-file write, in steps: validate() the whole source, then write() it in pipelined
+/// windows (or end it as busy() before writing anything). Either end prints the one summary of
+/// the run; write() also writes the per-item lines of --report.
+class StockFileRun {
+ public:
+  /// Opens the source. Throws InputError or IoError.
+  StockFileRun(Context& ctx, StockFileOptions options);
+  ~StockFileRun();
+  StockFileRun(const StockFileRun&) = delete;
+  StockFileRun& operator=(const StockFileRun&) = delete;
+
+  /// Reads the whole source before anything is written; throws InputError when rows are
+  /// invalid (unless --skip-invalid). Returns how many rows it has.
+  std::size_t validate();
+  /// Writes the validated source and returns the run's exit status. `before_window` runs
+  /// before each window is sent (rebuild extends its run lock there) and may throw
+  /// StockctlError to stop the run; the windows already sent are counted first.
+  ExitCode write(const std::function<void()>& before_window = nullptr);
+  /// Ends the run before writing anything because another process holds its lock: prints `why`
+  /// and a summary with status "busy".
+  ExitCode busy(const std::string& why);
+
+ private:
+  Summary summary() const;
+
+  Context& ctx_;
+  StockFileOptions options_;
+  std::chrono::steady_clock::time_point started_;
+  std::unique_ptr<Source> source_;
+  RowReader<StockRow> reader_;
+  Validation validation_;
+};
 
 }  // namespace stockctl

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cassert>
 #include <optional>
 
 #include "base/backoff.h"
@@ -12,40 +13,27 @@
 
 namespace stockctl {
 
-void PutRunner::submit(std::vector<PutItem> window, const Done& done) {
+void PutRunner::start(std::vector<PutItem>& items) {
   Window& added = windows_.emplace_back();
-  added.items = std::move(window);
+  added.items = &items;
   std::vector<PutItem*> pending;
-  for (PutItem& item : added.items) {
+  for (PutItem& item : items) {
     if (item.pending) pending.push_back(&item);
   }
   begin(added, mode_.rebuild ? Step::get : Step::set, std::move(pending));
-  // Leave the newest window on the server while the caller reads the next one.
-  while (windows_.size() > 1 && !wire_.empty()) {
-    complete_oldest_step();
-    hand_over(done);
-  }
-  hand_over(done);
 }
 
-void PutRunner::finish(const Done& done) {
-  while (!wire_.empty()) complete_oldest_step();
-  hand_over(done);
+void PutRunner::finish([[maybe_unused]] std::vector<PutItem>& items) {
+  // Windows finish in the order they started; steps of later windows that went out before this
+  // one's next steps are read on the way.
+  assert(windows_.front().items == &items);
+  while (!windows_.front().written) complete_oldest_step();
+  windows_.pop_front();
 }
 
 void PutRunner::run(std::vector<PutItem>& items) {
-  const Done put_back = [&items](std::vector<PutItem>& written) { items.swap(written); };
-  std::vector<PutItem> window;
-  window.swap(items);
-  submit(std::move(window), put_back);
-  finish(put_back);
-}
-
-void PutRunner::hand_over(const Done& done) {
-  while (!windows_.empty() && windows_.front().written) {
-    done(windows_.front().items);
-    windows_.pop_front();
-  }
+  start(items);
+  finish(items);
 }
 
 void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
@@ -206,24 +194,6 @@ void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
   }
   if (!interrupted()) return;  // what is still locked stays busy
   for (PutItem* item : locked) set_not_applied(item->result, interrupt_reason());
-}
-
-FileRunLog::FileRunLog(const std::string& report_path, bool fail_on_drift) {
-  if (!report_path.empty()) report_ = std::make_unique<ReportFile>(report_path);
-  fold_.set_fail_on_drift(fail_on_drift);
-}
-
-void FileRunLog::add(const ItemResult& item, bool echo) {
-  ++rows_;
-  ++counts_[item.status];
-  fold_.add(item.status);
-  if (report_) report_->write(item);
-  // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
-  if (echo && item.status == Status::error) errors_.add(item.sku, item.error);
-}
-
-void FileRunLog::finish() {
-  if (report_) report_->commit();
 }
 
 }  // namespace stockctl

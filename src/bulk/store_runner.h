@@ -2,16 +2,14 @@
 
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <string>
 #include <vector>
 
-#include "app/context.h"
-#include "base/diagnostics.h"
 #include "core/change_log.h"
+#include "core/outcome.h"
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
-#include "output/json_writer.h"
+#include "redis/client.h"
 
 namespace stockctl {
 
@@ -22,18 +20,18 @@ struct PutItem {
   bool pending = true;  ///< false when already decided (an invalid row)
 };
 
-/// Writes windows of items for init and rebuild, keeping up to two windows in flight so the
-/// server works on one while the caller reads the next. Each window goes through steps, each
-/// one pipelined, and only the items that need it go on to the next step:
+/// Writes windows of items for init and rebuild. Each window goes through steps, each one
+/// pipelined, and only the items that need it go on to the next step:
 ///   init:    SET NX (SET GET with --force) -> GET for the keys that existed -> put script
 ///   rebuild: GET -> put script for missing keys (and, with --force, differing ones, or every
 ///            live one when --ttl is given)
 /// The put script (about ten times the server's cost of a plain SET or GET) runs only where an
 /// atomic create-if-missing under the init lock is needed; items whose init lock is held are
-/// retried until `lock.wait_ms` passes.
+/// retried until `lock.wait_ms` passes. A window's next step is sent as soon as its previous
+/// one is read, behind the steps of later windows already on the wire.
 class PutRunner {
  public:
-  using Done = std::function<void(std::vector<PutItem>&)>;
+  using Item = PutItem;
 
   PutRunner(Client& client, const PutMode& mode, long long ttl_s, const LockTiming& lock)
       : client_(client), mode_(mode), ttl_s_(ttl_s), lock_(lock) {}
@@ -45,17 +43,18 @@ class PutRunner {
     change_ = std::move(change);
   }
 
-  /// Starts writing `window`; hands earlier windows to `done`, in order, once they are written.
-  void submit(std::vector<PutItem> window, const Done& done);
-  /// Writes everything submitted and hands it to `done`.
-  void finish(const Done& done);
+  /// Sends the first step of `items` (those still pending). `items` must stay in place until
+  /// finish() is called for it.
+  void start(std::vector<PutItem>& items);
+  /// Reads steps, oldest first, until `items` (the oldest started window) is written.
+  void finish(std::vector<PutItem>& items);
   /// Writes one window and waits for it.
   void run(std::vector<PutItem>& items);
 
  private:
   enum class Step { set, get, script };
   struct Window {
-    std::vector<PutItem> items;
+    std::vector<PutItem>* items = nullptr;
     Step step = Step::set;
     std::vector<PutItem*> sent;  ///< the items of the step on the wire
     bool written = false;
@@ -65,7 +64,6 @@ class PutRunner {
   void begin(Window& window, Step step, std::vector<PutItem*> items);
   /// Reads the oldest step on the wire and starts the window's next step.
   void complete_oldest_step();
-  void hand_over(const Done& done);
   Call call_for(Step step, const PutItem& item) const;
   /// Each returns the items that need the next step.
   std::vector<PutItem*> apply_set(const std::vector<PutItem*>& sent,
@@ -80,32 +78,10 @@ class PutRunner {
   long long ttl_s_;
   LockTiming lock_;
   bool set_get_refused_ = false;  ///< the server predates SET GET (Redis < 6.2)
-  std::deque<Window> windows_;    ///< submitted, not yet handed over
+  std::deque<Window> windows_;    ///< started, not yet finished
   std::deque<Window*> wire_;      ///< steps started on the client, oldest first
   ChangeLogSettings log_{false, 0, {}, {}};
   std::string change_;
-};
-
-/// Tallies and records the items of a file run: counts per status, the exit code, and the
-/// optional --report file.
-class FileRunLog {
- public:
-  FileRunLog(const std::string& report_path, bool fail_on_drift);
-  /// Counts and records an item; an error is echoed on standard error unless `echo` is false
-  /// (rows not sent, whose one reason was said once).
-  void add(const ItemResult& item, bool echo = true);
-  /// Commits the report; throws IoError.
-  void finish();
-  const std::map<Status, std::size_t>& counts() const { return counts_; }
-  std::size_t rows() const { return rows_; }
-  ExitFold& fold() { return fold_; }
-
- private:
-  std::unique_ptr<ReportFile> report_;
-  std::map<Status, std::size_t> counts_;
-  std::size_t rows_ = 0;
-  ItemErrorEcho errors_;
-  ExitFold fold_;
 };
 
 }  // namespace stockctl

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "sources/open_source.h"
 
@@ -46,11 +47,13 @@ template <class Row>
 Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
                            bool keep_hashes = false);
 
-/// Reads the source again and calls `each(row, error)` per row in order; `error` is "" for a
-/// valid row, else why it is invalid (including duplicates found by validation).
-template <class Row>
-void for_each_row(Source& source, const RowReader<Row>& reader, const Validation& validation,
-                  const std::function<void(const Row&, const std::string&)>& each);
+/// Reads the source again, parsing each row once, and hands its rows to `each_window` in order,
+/// in windows of up to kWindow items: `make_item(row, problem)` makes each row's item, where
+/// `problem` is "" for a valid row, else why it is invalid (duplicates found by validation
+/// included). The items are handed over as an rvalue vector the callee may keep.
+template <class Row, class MakeItem, class EachWindow>
+void for_each_window(Source& source, const RowReader<Row>& reader, const Validation& validation,
+                     MakeItem&& make_item, EachWindow&& each_window);
 
 }  // namespace stockctl
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/diagnostics.h"
@@ -119,9 +120,17 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
   return v;
 }
 
-template <class Row>
-void for_each_row(Source& source, const RowReader<Row>& reader, const Validation& validation,
-                  const std::function<void(const Row&, const std::string&)>& each) {
+template <class Row, class MakeItem, class EachWindow>
+void for_each_window(Source& source, const RowReader<Row>& reader, const Validation& validation,
+                     MakeItem&& make_item, EachWindow&& each_window) {
+  using Item = decltype(make_item(std::declval<const Row&>(), std::declval<const std::string&>()));
+  std::vector<Item> window;
+  window.reserve(kWindow);
+  auto hand_over = [&] {
+    each_window(std::move(window));
+    window = {};
+    window.reserve(kWindow);  // growing would move every item already in the window
+  };
   RecordHandler handler{reader.header, [&](Record& record) {
                           Row row;
                           std::string problem = reader.interpret(record, row);
@@ -129,10 +138,12 @@ void for_each_row(Source& source, const RowReader<Row>& reader, const Validation
                             problem = "duplicate SKU";
                           }
                           row.line = record.line;
-                          each(row, problem);
+                          window.push_back(make_item(row, problem));
+                          if (window.size() >= kWindow) hand_over();
                           return true;
                         }};
   source.read(reader.wanted, handler);
+  if (!window.empty()) hand_over();
 }
 
 }  // namespace stockctl

@@ -5,11 +5,21 @@
 
 #include "core/change_log.h"
 #include "core/sku.h"
-#include "redis/client.h"
-#include "redis/connection.h"
 #include "sources/rows.h"
 
 namespace stockctl {
+
+/// --tls and redis-cli's TLS options, as given; a rediss:// URL turns TLS on too (the
+/// connection's TlsOptions are made from both by connect_options in app/connect_options.h).
+struct TlsFlags {
+  bool enabled = false;
+  std::string cacert;
+  std::string cacertdir;
+  std::string cert;
+  std::string key;
+  std::string sni;
+  bool insecure = false;
+};
 
 /// Options every subcommand takes, before or after its name.
 struct CommonOptions {
@@ -18,7 +28,7 @@ struct CommonOptions {
   std::string password_file;
   long long connect_timeout_ms = 2000;
   long long timeout_ms = 5000;
-  TlsOptions tls;  ///< --tls and redis-cli's TLS options; rediss:// turns tls.enabled on too
+  TlsFlags tls;
   std::string sentinel_user;
   std::string sentinel_password_file;
   long long retry_timeout_ms = 10000;
@@ -70,21 +80,11 @@ void add_common_footer(CLI::App& sub);
 /// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.
 void add_source_options(CLI::App& app, SourceOptions& options, bool stock, bool report);
 
+/// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).
+void add_from_cmd_options(CLI::App& app, SourceOptions& options);
+
 /// Names each option's value in --help (URL, FILE, MS, ...) for the app and every subcommand.
 void name_option_values(CLI::App& app);
-
-/// The connection to make: URL from --url, STOCKCTL_URL, REDIS_URL or the default; password from
-/// --password-file, the URL, STOCKCTL_PASSWORD or REDISCLI_AUTH. Warns when a password stands on
-/// the command line. Throws InputError for a bad URL or an unsafe password file.
-ConnectOptions connect_options(const CommonOptions& options);
-
-/// For a refused login: where the password came from, by name only (never its value), in the
-/// order connect_options() looks: "the password from STOCKCTL_PASSWORD (sources in order:
-/// --password-file, the URL, STOCKCTL_PASSWORD, REDISCLI_AUTH)", or that none was found.
-std::string password_sources(const CommonOptions& options, const ConnectOptions& connect);
-
-/// How the client retries and waits for replicas.
-ClientOptions client_options(const CommonOptions& options);
 
 /// How this run writes change logs: --no-log, --log-max, --reason, and the actor from --actor,
 /// STOCKCTL_ACTOR, else user@host.

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "app/connect_options.h"
 #include "app/context.h"
 #include "base/errors.h"
 #include "commands/program.h"

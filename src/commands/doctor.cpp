@@ -6,6 +6,7 @@
 #include <chrono>
 #include <sstream>
 
+#include "app/connect_options.h"
 #include "app/context.h"
 #include "base/errors.h"
 #include "base/interrupt.h"

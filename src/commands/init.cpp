@@ -6,7 +6,6 @@
 #include "base/errors.h"
 #include "bulk/stock_file_run.h"
 #include "bulk/store_runner.h"
-#include "bulk/validated_rows.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 
@@ -57,9 +56,10 @@ ExitCode run_init(Program& program, const InitOptions& o) {
   if (!has_source(o.source)) return run_init_single(ctx, o);
   if (!o.sku.empty() || !o.value.empty())
     throw InputError("init: give SKU VALUE or a source (--file, --from-cmd), not both");
-  StockFileRun run{"init",  o.source,     PutMode::for_init().with_force(o.force),
-                   o.ttl_s, LockTiming{}, false};
-  return run_stock_file(ctx, run);
+  StockFileRun run(ctx, StockFileOptions{"init", o.source, PutMode::for_init().with_force(o.force),
+                                         o.ttl_s, LockTiming{}, false});
+  run.validate();
+  return run.write();
 }
 
 }  // namespace

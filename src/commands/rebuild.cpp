@@ -1,13 +1,13 @@
 #include <fmt/format.h>
 
-#include <chrono>
+#include <algorithm>
 
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "bulk/stock_file_run.h"
 #include "commands/program.h"
 #include "core/sku.h"
-#include "redis/client.h"
+#include "lock/run_lock.h"
 
 namespace stockctl {
 namespace {
@@ -22,79 +22,25 @@ struct RebuildOptions {
   LockTiming lock;
 };
 
-/// Another rebuild of the same prefix holds the run-wide lock.
-class RebuildBusy : public BusyError {
- public:
-  explicit RebuildBusy(const std::string& message) : BusyError(message) {}
-};
-
-// Holds the run-wide rebuild lock: taken before the first write, extended before each window,
-// released at the end.
-class RunLock {
- public:
-  RunLock(Client& client, std::string key, long long ttl_ms)
-      : client_(client), key_(std::move(key)), token_(random_token()), ttl_ms_(ttl_ms) {}
-  ~RunLock() {
-    if (held_) release_lock(client_, key_, token_);
-  }
-  /// Takes the lock, or extends it once a third of its lifetime has passed (a synchronous round
-  /// trip per window would stall the pipeline).
-  void renew() {
-    const auto now = std::chrono::steady_clock::now();
-    if (held_ && now - renewed_ < std::chrono::milliseconds(ttl_ms_ / 3)) return;
-    if (!held_) {
-      Reply r =
-          client_.call(Call::once({"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}));
-      if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key_, r.str));
-      if (r.is_nil()) {
-        throw RebuildBusy(
-            fmt::format("another rebuild is running on this prefix (lock {} is held)", key_));
-      }
-      held_ = true;
-    } else if (!extend_lock(client_, key_, token_, ttl_ms_)) {
-      throw StockctlError(fmt::format("lost the rebuild lock {}; stopped", key_));
-    }
-    renewed_ = now;
-  }
-
- private:
-  Client& client_;
-  std::string key_;
-  std::string token_;
-  long long ttl_ms_;
-  bool held_ = false;
-  std::chrono::steady_clock::time_point renewed_;
-};
-
 ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   if (!has_source(o.source)) throw InputError("rebuild needs --file FILE or --from-cmd CMD");
   Context ctx(program);
-  StockFileRun run{
-      "rebuild", o.source, PutMode::for_rebuild().with_force(o.force).with_dry_run(o.dry_run),
-      o.ttl_s,   o.lock,   o.fail_on_drift,
-      o.extra};
-  if (o.dry_run) return run_stock_file(ctx, run);
+  StockFileRun run(
+      ctx, StockFileOptions{"rebuild", o.source,
+                            PutMode::for_rebuild().with_force(o.force).with_dry_run(o.dry_run),
+                            o.ttl_s, o.lock, o.fail_on_drift, o.extra});
+  const std::size_t rows = run.validate();
+  Client* client = ctx.redis_or_null();
+  // A dry run writes nothing, a source without rows neither, and without a connection every
+  // row is reported not applied: none of them needs the lock.
+  if (o.dry_run || rows == 0 || !client) return run.write();
   // The lock must outlive a window even on a slow server; it is renewed between windows.
-  long long run_lock_ttl = std::max<long long>(o.lock.ttl_ms, 30000);
-  std::unique_ptr<RunLock> lock;
-  try {
-    return run_stock_file(ctx, run, [&] {
-      if (!lock)
-        lock = std::make_unique<RunLock>(ctx.redis(), rebuild_lock_key(ctx.scheme()), run_lock_ttl);
-      lock->renew();
-    });
-  } catch (const RebuildBusy& e) {
-    print_error(e.what());
-    Summary summary;
-    summary.op = "rebuild";
-    summary.source = !o.source.from_cmd.empty() ? "<from-cmd>"
-                     : o.source.file == "-"     ? "<stdin>"
-                                                : o.source.file;
-    summary.status = "busy";
-    summary.error = e.what();
-    ctx.out().write(summary_json(summary));
-    return ExitCode::busy;
+  RunLock lock(*client, rebuild_lock_key(ctx.scheme()), std::max<long long>(o.lock.ttl_ms, 30000));
+  if (!lock.take()) {
+    return run.busy(
+        fmt::format("another rebuild is running on this prefix (lock {} is held)", lock.key()));
   }
+  return run.write([&lock] { lock.renew(); });
 }
 
 }  // namespace

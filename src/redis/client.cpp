@@ -73,13 +73,9 @@ std::vector<CallResult> Client::run(const std::vector<Call>& calls) {
 
 Reply Client::call_on(const std::string& /*node*/, const Call& c) { return call(c); }
 
-void Client::start(std::vector<Call> calls) { started_.push_back(std::move(calls)); }
+void Client::start(std::vector<Call> calls) { queued_.open().calls = std::move(calls); }
 
-std::vector<CallResult> Client::finish() {
-  std::vector<Call> calls = std::move(started_.front());
-  started_.pop_front();
-  return run(calls);
-}
+std::vector<CallResult> Client::finish() { return run(queued_.take_oldest().calls); }
 
 std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
                                        std::vector<CallResult> results, Clock::time_point started) {

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <functional>
 #include <iterator>
 #include <optional>
@@ -10,6 +9,7 @@
 
 #include "redis/reply.h"
 #include "redis/script.h"
+#include "redis/started_windows.h"
 
 namespace stockctl {
 
@@ -134,7 +134,11 @@ class Client {
  private:
   ClientOptions options_;
   bool down_ = false;
-  std::deque<std::vector<Call>> started_;  ///< default start(): sent only at finish()
+  struct Queued {
+    std::uint64_t id = 0;
+    std::vector<Call> calls;
+  };
+  StartedWindows<Queued> queued_;  ///< default start(): sent only at finish()
 };
 
 /// Whether a call may be sent again after this result without risking a double application.

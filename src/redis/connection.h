@@ -107,8 +107,8 @@ class Connection {
   bool received_ = false;  ///< any byte ever came back (to recognise a TLS server)
 };
 
-/// Opens connections. ClusterClient opens its nodes through one, so that a unit test can hand
-/// it scripted nodes; open_connection is the real one.
+/// Opens connections. Both clients (StandaloneClient, ClusterClient) open theirs through one, so
+/// that a unit test can hand them scripted nodes; open_connection is the real one.
 using ConnectionFactory = std::function<std::unique_ptr<Connection>(const ConnectOptions&)>;
 
 /// Opens a real connection (see Connection's constructor).

@@ -10,8 +10,9 @@
 
 namespace stockctl {
 
-StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options)
-    : Client(client_options), options_(std::move(options)) {
+StandaloneClient::StandaloneClient(ConnectOptions options, ClientOptions client_options,
+                                   ConnectionFactory open)
+    : Client(client_options), options_(std::move(options)), open_(std::move(open)) {
   connect_retrying([this] { connect(); });
 }
 
@@ -33,10 +34,8 @@ void StandaloneClient::recover() noexcept {
 void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls)); }
 
 std::vector<CallResult> StandaloneClient::finish() {
-  InFlight& oldest = in_flight_.front();
-  if (!oldest.settled) read_replies(oldest);
-  InFlight window = std::move(oldest);
-  in_flight_.pop_front();
+  if (!in_flight_.oldest().settled) read_replies(in_flight_.oldest());
+  InFlight window = in_flight_.take_oldest();
   if (reload_missing_scripts(window.calls, window.results)) {
     // The windows sent after this one missed the scripts too (reloading read them all): their
     // calls go again now, before anything newer, so that they apply in input order.
@@ -49,13 +48,11 @@ std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& call
   drain();
   InFlight& window = transmit(calls);
   if (!window.settled) read_replies(window);
-  std::vector<CallResult> results = std::move(window.results);
-  in_flight_.pop_back();
-  return results;
+  return in_flight_.take_newest().results;
 }
 
 StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) {
-  InFlight& window = in_flight_.emplace_back();
+  InFlight& window = in_flight_.open();
   window.results.resize(calls.size());
   window.calls = std::move(calls);
   if (!conn_) {
@@ -200,7 +197,7 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
 }
 
 void StandaloneClient::connect() {
-  conn_ = std::make_unique<Connection>(options_);
+  conn_ = open_(options_);
   conn_->set_script_calls(script_calls_);
 }
 

@@ -1,18 +1,21 @@
 #pragma once
 
-#include <deque>
+#include <cstdint>
 #include <memory>
 
 #include "redis/client.h"
 #include "redis/connection.h"
+#include "redis/started_windows.h"
 
 namespace stockctl {
 
 /// A Client over one standalone server. Connects in the constructor, trying again for up to
 /// --retry-timeout (throws ConnectionError); after the connection breaks, each retry reconnects.
+/// Every connection is opened with `open` (a unit test hands it a scripted node).
 class StandaloneClient : public Client {
  public:
-  StandaloneClient(ConnectOptions options, ClientOptions client_options);
+  StandaloneClient(ConnectOptions options, ClientOptions client_options,
+                   ConnectionFactory open = open_connection);
 
   /// Sends the window at once; its replies are read by finish() (or before any other command).
   void start(std::vector<Call> calls) override;
@@ -26,6 +29,7 @@ class StandaloneClient : public Client {
  private:
   /// A window on the wire: replies come back in the order windows were sent.
   struct InFlight {
+    std::uint64_t id = 0;
     std::vector<Call> calls;
     std::vector<CallResult> results;
     bool wait = false;     ///< a WAIT follows the window's calls
@@ -54,8 +58,9 @@ class StandaloneClient : public Client {
   void announce_script_calls(const std::vector<Call>& calls);
 
   ConnectOptions options_;
+  ConnectionFactory open_;
   std::unique_ptr<Connection> conn_;
-  std::deque<InFlight> in_flight_;
+  StartedWindows<InFlight> in_flight_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
   bool announced_ = false;
 };

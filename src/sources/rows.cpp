@@ -62,6 +62,7 @@ std::string interpret_stock_row(const Record& record, const SourceColumns& n,
   std::string sku_problem = record.keyed || !record.fields.empty()
                                 ? read_sku(record, n.sku, scheme, row.sku)
                                 : std::string("no SKU");
+  row.sku_valid = sku_problem.empty();
   if (!record.error.empty()) return record.error;
   if (!sku_problem.empty()) return sku_problem;
   const auto& f = record.fields;
@@ -82,7 +83,9 @@ std::string interpret_op_row(const Record& record, const SourceColumns& n, const
                              OpRow& row) {
   if (!record.error.empty()) return record.error;
   row.line = record.line;
-  if (std::string e = read_sku(record, n.sku, scheme, row.sku); !e.empty()) return e;
+  std::string sku_problem = read_sku(record, n.sku, scheme, row.sku);
+  row.sku_valid = sku_problem.empty();
+  if (!row.sku_valid) return sku_problem;
   if (std::string e = read_number(record.fields[kOpQty], n.qty, parse_qty, row.qty); !e.empty()) {
     return e;
   }

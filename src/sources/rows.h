@@ -24,6 +24,7 @@ struct StockRow {
   std::string sku;
   std::int64_t value = 0;  ///< -1 = unlimited
   std::size_t line = 0;
+  bool sku_valid = false;  ///< the SKU passed validate_sku, even when the rest of the row did not
 };
 
 /// A row of a batch deduct or add.
@@ -32,6 +33,7 @@ struct OpRow {
   std::int64_t qty = 0;
   std::string request_id;
   std::size_t line = 0;
+  bool sku_valid = false;  ///< the SKU passed validate_sku, even when the rest of the row did not
 };
 
 /// The columns stock rows are read from: sku, stock, total, issued (in that order).

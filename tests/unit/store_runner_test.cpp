@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "bulk/store_runner.h"
+#include "bulk/windows_in_flight.h"
 
 using namespace stockctl;
 
@@ -134,27 +136,34 @@ TEST_CASE("a missing key under someone else's init lock is left to the lock hold
   CHECK(redis.data.count("stock:{a}") == 0);
 }
 
-TEST_CASE(
-    "windows are handed over in order, each once its replies are in, the newest left pending") {
+TEST_CASE("windows are finished in order, each once its replies are in, the newest left started") {
   FakeRedis redis;
   redis.data["stock:{w1-0}"] = "1";  // window 1 needs a second step (GET); the others do not
   PutRunner runner(redis, kInit, 0, LockTiming{});
-  std::vector<std::string> handed;
-  const PutRunner::Done done = [&](std::vector<PutItem>& items) {
-    handed.push_back(items.front().result.sku);
+  WindowsInFlight<PutRunner> in_flight(runner);
+  std::vector<std::string> finished;
+  auto take_finished = [&] {
+    for (const std::vector<PutItem>& window : in_flight.completed()) {
+      finished.push_back(window.front().result.sku);
+    }
   };
-  std::vector<std::size_t> handed_after_submit;
+  std::vector<std::size_t> finished_after_submit;
   for (int w = 0; w < 4; ++w) {
     std::vector<PutItem> window;
     for (int i = 0; i < 3; ++i) window.push_back(item(fmt::format("w{}-{}", w, i), 1));
-    runner.submit(std::move(window), done);
-    handed_after_submit.push_back(handed.size());
+    in_flight.submit(std::move(window));
+    take_finished();
+    finished_after_submit.push_back(finished.size());
   }
-  runner.finish(done);
-  CHECK(handed == std::vector<std::string>{"w0-0", "w1-0", "w2-0", "w3-0"});
-  // Window 1's GET goes out after window 2's SETs, so 1 and 2 are handed over together; after
-  // every submit only the newest window is left pending.
-  CHECK(handed_after_submit == std::vector<std::size_t>{0, 1, 3, 3});
+  in_flight.drain();
+  take_finished();
+  CHECK(finished == std::vector<std::string>{"w0-0", "w1-0", "w2-0", "w3-0"});
+  // After every submit only the newest window is left started.
+  CHECK(finished_after_submit == std::vector<std::size_t>{0, 1, 2, 3});
+  // Window 1's GET went out after window 2's SETs: finishing window 1 read those on the way.
+  const std::vector<std::string> order(redis.sent.begin(), redis.sent.end());
+  CHECK(std::find(order.begin(), order.end(), "GET stock:{w1-0}") >
+        std::find(order.begin(), order.end(), "SET stock:{w2-2}"));
 }
 
 TEST_CASE("rows already decided (invalid) are handed over without a command") {

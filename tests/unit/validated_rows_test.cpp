@@ -65,8 +65,39 @@ TEST_CASE("the second pass hands back each row once, duplicates with their reaso
   RowReader<StockRow> reader = stock_reader();
   Validation v = validate_source(source, reader, /*skip_invalid=*/true);
   std::vector<std::string> seen;
-  for_each_row<StockRow>(source, reader, v, [&](const StockRow& row, const std::string& problem) {
-    seen.push_back(row.sku + (problem.empty() ? "" : " invalid"));
-  });
+  for_each_window(
+      source, reader, v,
+      [](const StockRow& row, const std::string& problem) {
+        return row.sku + (problem.empty() ? "" : " invalid");
+      },
+      [&](std::vector<std::string> window) {
+        seen.insert(seen.end(), window.begin(), window.end());
+      });
   CHECK(seen == std::vector<std::string>{"a", "b", "a invalid"});
+}
+
+TEST_CASE("the second pass hands rows over in windows of kWindow, the last one partial") {
+  std::string text = "sku,stock\n";
+  for (std::size_t i = 0; i < kWindow + 2; ++i) text += "s" + std::to_string(i) + ",1\n";
+  TempCsv csv(text);
+  Source source(csv.path(), std::nullopt);
+  RowReader<StockRow> reader = stock_reader();
+  Validation v = validate_source(source, reader, /*skip_invalid=*/false);
+  std::vector<std::size_t> sizes;
+  for_each_window(
+      source, reader, v, [](const StockRow& row, const std::string&) { return row.line; },
+      [&](std::vector<std::size_t> window) { sizes.push_back(window.size()); });
+  CHECK(sizes == std::vector<std::size_t>{kWindow, 2});
+}
+
+TEST_CASE("a row keeps whether its SKU was valid when another column is not") {
+  TempCsv csv("sku,stock\na,x\n,1\n");
+  Source source(csv.path(), std::nullopt);
+  RowReader<StockRow> reader = stock_reader();
+  Validation v = validate_source(source, reader, /*skip_invalid=*/true);
+  std::vector<bool> sku_valid;
+  for_each_window(
+      source, reader, v, [](const StockRow& row, const std::string&) { return row.sku_valid; },
+      [&](std::vector<bool> window) { sku_valid = window; });
+  CHECK(sku_valid == std::vector<bool>{true, false});
 }

@@ -156,22 +156,22 @@ const std::string& ClusterClient::route(const Call& call) const {
   return slots_[key_slot(routing_key(call))];
 }
 
-void ClusterClient::start(std::vector<Call> calls) { started_.push_back(open(std::move(calls))); }
+void ClusterClient::start(std::vector<Call> calls) { open(std::move(calls)); }
 
 std::vector<CallResult> ClusterClient::finish() {
-  const std::uint64_t id = started_.front();
-  started_.pop_front();
-  complete(id);
-  Window window = take(id);
+  // Windows that run() opened were taken back before it returned: the oldest was started.
+  complete(windows_.oldest().id);
+  Window window = windows_.take_oldest();
+  describe_tryagain(window);
   if (window.stale) recover();
   return settle(window.calls, std::move(window.results), window.started);
 }
 
 std::vector<CallResult> ClusterClient::send(const std::vector<Call>& calls) {
   // One attempt, sent behind whatever windows are already on the wire.
-  const std::uint64_t id = open(calls);
-  complete(id);
-  Window window = take(id);
+  complete(open(calls));
+  Window window = windows_.take_newest();
+  describe_tryagain(window);
   if (window.stale) recover();
   return std::move(window.results);
 }
@@ -186,8 +186,8 @@ std::uint64_t ClusterClient::open(std::vector<Call> calls) {
                     "every node that runs them, else with EVALSHA",
                     script->script->library->name));
   }
-  const std::uint64_t id = next_window_++;
-  Window& window = windows_[id];
+  Window& window = windows_.open();
+  const std::uint64_t id = window.id;
   window.started = Clock::now();
   window.results.resize(calls.size());
   window.hops.assign(calls.size(), 0);
@@ -452,14 +452,10 @@ void ClusterClient::fail_node(const std::string& address, const std::string& why
   nodes_.erase(it);
 }
 
-ClusterClient::Window ClusterClient::take(std::uint64_t id) {
-  auto it = windows_.find(id);
-  Window window = std::move(it->second);
-  windows_.erase(it);
+void ClusterClient::describe_tryagain(Window& window) {
   for (std::size_t i = 0; i < window.calls.size(); ++i) {
     explain_tryagain(window.calls[i], window.results[i]);
   }
-  return window;
 }
 
 }  // namespace stockctl

@@ -11,6 +11,7 @@
 #include "redis/client.h"
 #include "redis/cluster/slot_map.h"
 #include "redis/connection.h"
+#include "redis/started_windows.h"
 
 namespace stockctl {
 
@@ -50,6 +51,7 @@ class ClusterClient : public Client {
 
   /// Calls started together, and what became of each so far.
   struct Window {
+    std::uint64_t id = 0;
     std::vector<Call> calls;
     std::vector<CallResult> results;
     std::vector<int> hops;      ///< redirects and reloads followed, per call
@@ -122,16 +124,15 @@ class ClusterClient : public Client {
   bool follow(Window& window, const Owed& owed, const std::string& address);
   /// The connection broke: every call it owed a reply has an unknown outcome.
   void fail_node(const std::string& address, const std::string& why);
-  /// Removes a window whose replies are all in; returns its calls, results and start time.
-  Window take(std::uint64_t id);
+  /// Gives a TRYAGAIN reply of a window whose replies are all in the slot and the cause.
+  static void describe_tryagain(Window& window);
 
   ConnectOptions seed_;
   ConnectionFactory open_;
   SlotMap slots_;
   std::map<std::string, Node> nodes_;
-  std::map<std::uint64_t, Window> windows_;
-  std::deque<std::uint64_t> started_;  ///< windows started and not yet finished, oldest first
-  std::uint64_t next_window_ = 0;
+  /// Started by start(), oldest first, then at most one attempt of run() being answered.
+  StartedWindows<Window> windows_;
   bool announced_ = false;            ///< --verbose said how scripts are called
   const Library* library_ = nullptr;  ///< the scripts' library, for messages
   /// Nodes that could not be reached in the current round: asked once per round, not per call.

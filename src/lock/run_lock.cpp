@@ -1,0 +1,35 @@
+#include "lock/run_lock.h"
+
+#include <fmt/format.h>
+
+#include "base/errors.h"
+#include "lock/init_lock.h"
+
+namespace stockctl {
+
+RunLock::RunLock(Client& client, std::string key, long long ttl_ms)
+    : client_(client), key_(std::move(key)), token_(random_token()), ttl_ms_(ttl_ms) {}
+
+RunLock::~RunLock() {
+  if (held_) release_lock(client_, key_, token_);
+}
+
+bool RunLock::take() {
+  Reply r = client_.call(Call::once({"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}));
+  if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key_, r.str));
+  if (r.is_nil()) return false;
+  held_ = true;
+  renewed_ = std::chrono::steady_clock::now();
+  return true;
+}
+
+void RunLock::renew() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - renewed_ < std::chrono::milliseconds(ttl_ms_ / 3)) return;
+  if (!extend_lock(client_, key_, token_, ttl_ms_)) {
+    throw StockctlError(fmt::format("lost the rebuild lock {}; stopped", key_));
+  }
+  renewed_ = now;
+}
+
+}  // namespace stockctl
