@@ -45,13 +45,18 @@ local kind, id, G = ARGV[1], ARGV[2], tonumber(ARGV[9])
 local log_max = ARGV[6]
 local logging = log_max ~= nil and log_max ~= ''
 
+-- A canonical stock value ("-1", "0", or 1 .. 2^53-1 without leading zeros) as a number, or nil.
+-- One anchored find decides the form; the number is converted once.
 local function parse_stock(s)
+  if type(s) ~= 'string' or #s > 16 then return nil end
+  if string.find(s, '^[1-9]%d*$') then
+    local n = tonumber(s)
+    if n > MAX then return nil end
+    return n
+  end
+  if s == '0' then return 0 end
   if s == '-1' then return -1 end
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%d+$') then return nil end
-  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
-  local n = tonumber(s)
-  if n > MAX then return nil end
-  return n
+  return nil
 end
 
 local function log_change(log_key, change, qty, before, after)
@@ -110,9 +115,10 @@ end
 
 
 -- The lines as a canonical text: a repeat with the same id must name the same lines.
-local canon = {kind}
+local canon, qtys = {kind}, {}
 for i = 1, n do
   local qty = parse_stock(ARGV[9 + 3 * i - 1])
+  qtys[i] = qty
   if not qty or qty < 1 then
     return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(ARGV[9 + 3 * i - 1]))
   end
@@ -161,7 +167,7 @@ for i = 1, n do
   local k = 2 + G * (i - 1)
   local stock_key = KEYS[k + 1]
   expire_holds(stock_key, KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
-  local qty = tonumber(ARGV[9 + 3 * i - 1])
+  local qty = qtys[i]
   local raw = redis.call('GET', stock_key)
   if not raw then
     local init = ARGV[9 + 3 * i]
