@@ -122,7 +122,8 @@ for i = 1, n do
   if not qty or qty < 1 then
     return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(ARGV[9 + 3 * i - 1]))
   end
-  canon[i + 1] = ARGV[9 + 3 * i - 2] .. '\t' .. KEYS[2 + G * (i - 1) + 1] .. '\t' .. ARGV[9 + 3 * i - 1]
+  canon[i + 1] = ARGV[9 + 3 * i - 2] .. '\t' .. KEYS[2 + G * (i - 1) + 1] .. '\t'
+      .. ARGV[9 + 3 * i - 1]
 end
 canon = table.concat(canon, '\n')
 
@@ -135,7 +136,9 @@ if not ok_record then
   for i = 1, n do old[i + 1] = KEYS[2 + G * (i - 1) + 1] .. '\t' .. ARGV[9 + 3 * i - 1] end
   table.sort(old)
   local hash = redis.call('HMGET', KEYS[1], 'canon', 'answer')
-  if hash[1] ~= table.concat(old, '\n') then return redis.error_reply('STOCKCTL_CONFLICT ' .. kind) end
+  if hash[1] ~= table.concat(old, '\n') then
+    return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+  end
   local out = {1}
   for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
   return out

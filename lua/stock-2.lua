@@ -146,8 +146,8 @@ if raw_len and (raw_len > 16 or not find(raw, POSITIVE)
   if raw == '-1' then
     raw_len = 0
   elseif raw ~= '0' then
-    refusal = redis.error_reply((creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT ')
-                                .. raw)
+    local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
+    refusal = redis.error_reply(what .. raw)
   end
 end
 -- Both are at most 2^53-1 and below 10^15 unless 16 digits long, so a sum that may pass MAX has
@@ -165,7 +165,8 @@ if ledger then
   else
     local short = op == 'deduct' and raw_len > 0
         and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
-    if short then rec = op .. ' ' .. qty .. ' ' .. raw .. ' -2' else rec = op .. ' ' .. qty .. ' ' .. raw end
+    rec = op .. ' ' .. qty .. ' ' .. raw
+    if short then rec = rec .. ' -2' end
     local first = redis.call('HGET', KEYS[3], request_id)
     if first then
       rec = first
