@@ -4,7 +4,7 @@
 -- until confirm (sold), release (given back) or expiry (given back by whichever script next
 -- touches the item, or by reap). An order deducts its lines for good.
 --
--- KEYS[1]  the record of the id (a hash: kind, state, exp, canon, lines, answer)
+-- KEYS[1]  the record of the id (a string, see "The record" below)
 -- KEYS[2]  the index of items with holds (a sorted set: stock key -> earliest expiry, ms)
 -- then, per line, G keys (G = ARGV[9]): the item's stock key, its holds (a sorted set:
 --          hold id -> expiry ms), its held units (a hash: hold id -> qty, "" -> their sum) and,
@@ -19,7 +19,9 @@
 -- ARGV[9]  G, the keys per line (3, or 4 with the change log)
 -- then, per line, 3 arguments: the SKU, the qty (canonical 1 .. 2^53-1), the initial stock to
 --          create a missing key with ("" = do not create). Lines name distinct items; the
---          caller merges lines of the same item first.
+--          caller merges lines of the same item first and sends them in one order (stockctl:
+--          by SKU), so the lines' text in their order is canonical: a repeat that names the same
+--          lines in another order is a conflict.
 --
 -- Returns {replayed, expires_at_ms, code_1, stock_1, code_2, stock_2, ...}, per line the
 -- deduction's codes: -3 not initialized, -2 insufficient (stock = current), -1 unlimited,
@@ -30,19 +32,31 @@
 --   STOCKCTL_CONFLICT <kind>  the id was used for another kind or other lines
 --   STOCKCTL_CORRUPT <value>  a stored value is not -1 or a canonical integer 0 .. 2^53-1
 --   STOCKCTL_INVALID <what>   an argument is not what this header says
+--
+-- The record, one string written with SET ... EX (a new key with its expiry, the least a new
+-- id can cost; no hash fields, no JSON):
+--   "<state> <expires_at_ms> <stock before, per line>\n<kind>\n<sku>\t<key>\t<qty>\n..."
+-- Everything after the first line is the canonical text of the lines that a repeat must
+-- match; the first answer is rebuilt from the stocks before (-1: unlimited). settle-4002.lua
+-- rewrites the state in place. A record of the previous version (a hash) is still answered.
 
 local MAX = 9007199254740991
 local kind, id, G = ARGV[1], ARGV[2], tonumber(ARGV[9])
 local log_max = ARGV[6]
 local logging = log_max ~= nil and log_max ~= ''
 
+-- A canonical stock value ("-1", "0", or 1 .. 2^53-1 without leading zeros) as a number, or nil.
+-- One anchored find decides the form; the number is converted once.
 local function parse_stock(s)
+  if type(s) ~= 'string' or #s > 16 then return nil end
+  if string.find(s, '^[1-9]%d*$') then
+    local n = tonumber(s)
+    if n > MAX then return nil end
+    return n
+  end
+  if s == '0' then return 0 end
   if s == '-1' then return -1 end
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%d+$') then return nil end
-  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
-  local n = tonumber(s)
-  if n > MAX then return nil end
-  return n
+  return nil
 end
 
 local function log_change(log_key, change, qty, before, after)
@@ -101,33 +115,62 @@ end
 
 
 -- The lines as a canonical text: a repeat with the same id must name the same lines.
-local canon = {kind}
+local canon, qtys = {kind}, {}
 for i = 1, n do
   local qty = parse_stock(ARGV[9 + 3 * i - 1])
+  qtys[i] = qty
   if not qty or qty < 1 then
     return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(ARGV[9 + 3 * i - 1]))
   end
-  canon[#canon + 1] = KEYS[2 + G * (i - 1) + 1] .. '\t' .. ARGV[9 + 3 * i - 1]
+  canon[i + 1] = ARGV[9 + 3 * i - 2] .. '\t' .. KEYS[2 + G * (i - 1) + 1] .. '\t'
+      .. ARGV[9 + 3 * i - 1]
 end
-table.sort(canon)
 canon = table.concat(canon, '\n')
 
-local record = redis.call('HMGET', KEYS[1], 'canon', 'answer')
-if record[1] then
-  if record[1] ~= canon then return redis.error_reply('STOCKCTL_CONFLICT ' .. kind) end
+-- A repeat: the first answer, rebuilt from the record's stocks before.
+local ok_record, record = pcall(redis.call, 'GET', KEYS[1])
+if not ok_record then
+  -- The previous version's record (a hash): its canonical text is the sorted "<key>\t<qty>"
+  -- lines and the kind; its answer is stored as it was.
+  local old = {kind}
+  for i = 1, n do old[i + 1] = KEYS[2 + G * (i - 1) + 1] .. '\t' .. ARGV[9 + 3 * i - 1] end
+  table.sort(old)
+  local hash = redis.call('HMGET', KEYS[1], 'canon', 'answer')
+  if hash[1] ~= table.concat(old, '\n') then
+    return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+  end
   local out = {1}
-  for word in string.gmatch(record[2], '%S+') do out[#out + 1] = tonumber(word) end
+  for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
+  return out
+end
+if record then
+  local head_end = string.find(record, '\n', 1, true)
+  if not head_end or string.sub(record, head_end + 1) ~= canon then
+    return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+  end
+  local out, word_no = {1}, 0
+  for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
+    word_no = word_no + 1
+    if word_no == 2 then
+      out[2] = tonumber(word)
+    elseif word_no > 2 then
+      local left = tonumber(word)
+      if left ~= -1 then left = left - tonumber(ARGV[9 + 3 * (word_no - 2) - 1]) end
+      out[#out + 1] = left
+      out[#out + 1] = left
+    end
+  end
   return out
 end
 
 -- Check every line before changing any (expired holds first: their units are available).
-local codes, stocks, created = {}, {}, {}
+local codes, stocks, created, befores = {}, {}, {}, {}
 local all_ok = true
 for i = 1, n do
   local k = 2 + G * (i - 1)
   local stock_key = KEYS[k + 1]
   expire_holds(stock_key, KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
-  local qty = tonumber(ARGV[9 + 3 * i - 1])
+  local qty = qtys[i]
   local raw = redis.call('GET', stock_key)
   if not raw then
     local init = ARGV[9 + 3 * i]
@@ -137,6 +180,7 @@ for i = 1, n do
       created[i] = true
     end
   end
+  befores[i] = raw
   if not raw then
     codes[i], stocks[i] = -3, -3
   else
@@ -178,10 +222,9 @@ if not all_ok then
   return out
 end
 
-local lines = {}
 for i = 1, n do
   local k = 2 + G * (i - 1)
-  local sku, qty = ARGV[9 + 3 * i - 2], ARGV[9 + 3 * i - 1]
+  local qty = ARGV[9 + 3 * i - 1]
   if codes[i] ~= -1 then
     local left = redis.call('DECRBY', KEYS[k + 1], qty)
     log_change(KEYS[k + 4], kind, qty, stocks[i], left)
@@ -198,15 +241,10 @@ for i = 1, n do
   end
   out[#out + 1] = codes[i]
   out[#out + 1] = stocks[i]
-  lines[i] = {sku, KEYS[k + 1], qty, tostring(codes[i])}
 end
 
-local answer = {}
-for i = 2, #out do answer[#answer + 1] = string.format('%d', out[i]) end
-redis.call('HSET', KEYS[1], 'kind', kind, 'state', kind == 'hold' and 'held' or 'ordered',
-           'exp', expires_at, 'canon', canon, 'lines', cjson.encode(lines),
-           'answer', table.concat(answer, ' '))
 -- The record outlives the hold: confirm and cancel must find it.
 local keep = math.max(tonumber(ARGV[4]), math.ceil(tonumber(ARGV[3]) / 1000) + 60)
-redis.call('EXPIRE', KEYS[1], keep)
+redis.call('SET', KEYS[1], (kind == 'hold' and 'held ' or 'ordered ') .. expires_at .. ' '
+           .. table.concat(befores, ' ') .. '\n' .. canon, 'EX', keep)
 return out

@@ -1,6 +1,7 @@
 -- settle: confirm, release or cancel a hold or an order, exactly once.
 --
--- KEYS[1]  the record of the id (written by hold-4002.lua)
+-- KEYS[1]  the record of the id (written by hold-4002.lua: a string, or a hash from its previous
+--          version; the state is rewritten in the record's own form)
 -- KEYS[2]  the index of items with holds (unused here; kept in the same place as for hold)
 -- then, per line of the record, in its order, G keys (G = ARGV[6]): the item's stock key, its
 --          holds, its held units and, when G = 4, its change log
@@ -38,10 +39,36 @@ local function parse_stock(s)
   return n
 end
 
-local record = redis.call('HMGET', KEYS[1], 'kind', 'state', 'exp', 'lines')
-if not record[1] then return {'missing', 0} end
-local kind, state, exp = record[1], record[2], tonumber(record[3])
-local lines = cjson.decode(record[4])
+-- The record's state, expiry and lines ({sku, key, qty, "-1" when the item was unlimited}), and
+-- how to write a new state back.
+local state, exp, lines, save_state
+local ok_record, record = pcall(redis.call, 'GET', KEYS[1])
+if not ok_record then
+  -- The previous version's record (a hash, the lines in JSON).
+  record = redis.call('HMGET', KEYS[1], 'state', 'exp', 'lines')
+  state, exp, lines = record[1], tonumber(record[2]), cjson.decode(record[3])
+  save_state = function(new) redis.call('HSET', KEYS[1], 'state', new) end
+else
+  if not record then return {'missing', 0} end
+  -- "<state> <expires_at_ms> <stock before...>\n<kind>\n<sku>\t<key>\t<qty>\n..."
+  local head_end = string.find(record, '\n', 1, true)
+  local words = {}
+  for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
+    words[#words + 1] = word
+  end
+  state, exp, lines = words[1], tonumber(words[2]), {}
+  local first = true
+  for text in string.gmatch(string.sub(record, head_end + 1), '[^\n]+') do
+    if first then
+      first = false  -- the kind
+    else
+      local sku, key, qty = string.match(text, '^([^\t]*)\t([^\t]*)\t(%d+)$')
+      lines[#lines + 1] = {sku, key, qty, words[2 + #lines + 1]}
+    end
+  end
+  local rest = string.sub(record, #state + 1)
+  save_state = function(new) redis.call('SET', KEYS[1], new .. rest, 'KEEPTTL') end
+end
 if G ~= 3 and G ~= 4 then return redis.error_reply('STOCKCTL_INVALID keys per line') end
 if #KEYS ~= 2 + G * #lines then return redis.error_reply('STOCKCTL_INVALID line count') end
 for i, line in ipairs(lines) do
@@ -112,13 +139,13 @@ end
 if state == 'held' and now >= exp then
   end_hold('expire', true)
   state = 'expired'
-  redis.call('HSET', KEYS[1], 'state', state)
+  save_state(state)
 end
 
 if action == 'confirm' then
   if state == 'held' then
     end_hold('confirm', false)
-    redis.call('HSET', KEYS[1], 'state', 'confirmed')
+    save_state('confirmed')
     return answer('ok', 0)
   end
   if state == 'confirmed' then return answer('ok', 1) end
@@ -127,7 +154,7 @@ if action == 'confirm' then
 elseif action == 'release' then
   if state == 'held' then
     end_hold('release', true)
-    redis.call('HSET', KEYS[1], 'state', 'released')
+    save_state('released')
     return answer('ok', 0)
   end
   if state == 'released' then return answer('ok', 1) end
@@ -136,12 +163,12 @@ elseif action == 'release' then
 elseif action == 'cancel' then
   if state == 'held' then
     end_hold('release', true)
-    redis.call('HSET', KEYS[1], 'state', 'released')
+    save_state('released')
     return answer('ok', 0)
   end
   if state == 'confirmed' or state == 'ordered' then
     give_back_sale()
-    redis.call('HSET', KEYS[1], 'state', 'cancelled')
+    save_state('cancelled')
     return answer('ok', 0)
   end
   if state == 'cancelled' or state == 'released' then return answer('ok', 1) end

@@ -2,19 +2,22 @@
 -- stock below zero; unlimited stock (-1) never changes.
 --
 -- KEYS[1]  the item's stock key
--- KEYS[2]  only with an id: the item's request ledger key for ARGV[5] (same hash slot). A call
---          without an id sends KEYS[1] alone (numkeys 1), so that on a cluster it stays a
---          single-key command that follows ASK while its slot migrates.
+-- KEYS[2]  only with an id: the item's ledger of the current generation (a hash, same hash
+--          slot; see "The ledger" below). A call without an id sends KEYS[1] alone (numkeys 1),
+--          so that on a cluster it stays a single-key command that follows ASK while its slot
+--          migrates.
+-- KEYS[3]  only with an id: the item's ledger of the previous generation
 -- KEYS[#]  the item's change log (a stream, same hash slot), last; sent only with ARGV[7]
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
--- ARGV[3]  initial stock to create a missing key with (canonical, -1 = unlimited); absent or
---          "" = do not create. add puts QTY on top of it.
--- ARGV[4]  expiry in seconds for a key this call creates; absent or "0" = none
--- ARGV[5]  request id; absent or "" = none. With an id the operation is applied at most once: a
+-- ARGV[3]  request id; absent or "" = none. With an id the operation is applied at most once: a
 --          repeat returns the first answer with replayed = 1, a repeat with another op or QTY is
 --          refused
--- ARGV[6]  how long the ledger remembers an id, in seconds
+-- ARGV[4]  with an id: the lifetime of a generation's ledger, in seconds (twice the
+--          generation's length)
+-- ARGV[5]  initial stock to create a missing key with (canonical, -1 = unlimited); absent or
+--          "" = do not create. add puts QTY on top of it.
+-- ARGV[6]  expiry in seconds for a key this call creates; absent or "0" = none
 -- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
 -- ARGV[8]  change log: who made the change (actor)
 -- ARGV[9]  change log: why ("" = no reason)
@@ -38,7 +41,22 @@
 -- no closures (built again on every call), no tonumber (two strtod calls each) unless two
 -- numbers of the same length must be compared, and the ledger and log code only runs when
 -- their arguments are given.
-
+--
+-- The ledger. Time is cut into generations of --request-ttl seconds (counted from the Unix
+-- epoch); the caller names the item's ledger of the current generation (KEYS[2]) and of the
+-- previous one (KEYS[3]), hashes of request id -> record. A request is recorded in the current
+-- generation's ledger only, and looked up in both: every id recorded less than --request-ttl
+-- seconds ago is in one of them. HSETNX is both the lookup in the current generation and the
+-- write: the record is known before anything changes (it holds the stock before the change),
+-- and a field that is there already is a repeat. A generation's ledger expires ARGV[4] seconds
+-- (two generations) after its first record, so every record lives at least --request-ttl
+-- seconds; the field "" marks that the expiry is set, so it is set once per generation.
+-- Records: "<op> <qty> <stock before>" when applied or unlimited, "<op> <qty> <stock> -2"
+-- when insufficient. Not initialized is not recorded.
+--
+-- A record is one hash field in a key that already exists, instead of a key per request with
+-- its own expiry: creating a key with an expiry costs the server more than the rest of the
+-- call (docs/benchmarks.md).
 local MAX = 9007199254740991
 -- Stock and QTY are canonical decimals: "-1", "0", or a digit 1-9 and at most 15 more digits
 -- (16 digits: at most MAX; Lua numbers are doubles, exact up to 2^53). Such a string's length
@@ -47,10 +65,10 @@ local POSITIVE = '^[1-9]%d*$'
 local find = string.find
 
 local key, op, qty = KEYS[1], ARGV[1], ARGV[2]
-local request_id, log_max = ARGV[5], ARGV[7]
+local request_id, log_max = ARGV[3], ARGV[7]
 local ledger = request_id and request_id ~= '' and KEYS[2]
-if request_id and request_id ~= '' and not ledger then
-  return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger key as KEYS[2]')
+if ledger and not (KEYS[3] and ARGV[4]) then
+  return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger keys and lifetime')
 end
 local logging = log_max and log_max ~= ''
 
@@ -61,19 +79,6 @@ local qty_len = qty and #qty or 0
 if qty_len == 0 or qty_len > 16 or not find(qty, POSITIVE)
     or (qty_len == 16 and tonumber(qty) > MAX) then
   return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(qty))
-end
-
--- The ledger record of a request: "<op> <qty> <answer> <stock>". It is written by this same
--- script, in the same slot as the stock, so both survive or are lost together.
-if ledger then
-  local rec = redis.call('GET', ledger)
-  if rec then
-    local rop, rqty, code, stock = string.match(rec, '^(%a+) (%d+) (%-?%d+) (%-?%d+)$')
-    if rop ~= op or rqty ~= qty then
-      return redis.error_reply('STOCKCTL_CONFLICT ' .. rec)
-    end
-    return {tonumber(code), tonumber(stock), 1}
-  end
 end
 
 -- Holds hook: the item's expired holds give their units back before anything reads the stock
@@ -123,34 +128,70 @@ end
 
 local raw = redis.call('GET', key)
 local creating = false
+-- An answer that applies nothing and is not recorded; with an id, a recorded first answer
+-- comes before it.
+local refusal
 if not raw then
-  raw = ARGV[3]
+  raw = ARGV[5]
   -- "Not initialized" is not recorded: nothing was applied, and a retry that brings an init
   -- source must be able to proceed.
-  if raw == nil or raw == '' then return -3 end
+  if raw == nil or raw == '' then refusal = -3 end
   creating = true
 end
 
 -- raw_len = 0 stands for -1 (unlimited); 0 is one digit long.
-local raw_len = #raw
-if raw_len > 16 or not find(raw, POSITIVE) or (raw_len == 16 and tonumber(raw) > MAX) then
+local raw_len = not refusal and #raw
+if raw_len and (raw_len > 16 or not find(raw, POSITIVE)
+    or (raw_len == 16 and tonumber(raw) > MAX)) then
   if raw == '-1' then
     raw_len = 0
   elseif raw ~= '0' then
-    if creating then return redis.error_reply('STOCKCTL_INVALID initial stock ' .. raw) end
-    return redis.error_reply('STOCKCTL_CORRUPT ' .. raw)
+    local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
+    refusal = redis.error_reply(what .. raw)
   end
 end
 -- Both are at most 2^53-1 and below 10^15 unless 16 digits long, so a sum that may pass MAX has
 -- a 16-digit side, and a true sum above MAX never rounds down to MAX or below.
-if op == 'add' and raw_len > 0 and (raw_len == 16 or qty_len == 16)
+if not refusal and op == 'add' and raw_len > 0 and (raw_len == 16 or qty_len == 16)
     and tonumber(raw) + tonumber(qty) > MAX then
-  return redis.error_reply('STOCKCTL_OVERFLOW ' .. raw)
+  refusal = redis.error_reply('STOCKCTL_OVERFLOW ' .. raw)
 end
 
+-- With an id: record it (see "The ledger" above), or answer its first record.
+if ledger then
+  local rec
+  if refusal then
+    rec = redis.call('HGET', ledger, request_id) or redis.call('HGET', KEYS[3], request_id)
+  else
+    local short = op == 'deduct' and raw_len > 0
+        and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
+    rec = op .. ' ' .. qty .. ' ' .. raw
+    if short then rec = rec .. ' -2' end
+    local first = redis.call('HGET', KEYS[3], request_id)
+    if first then
+      rec = first
+    elseif redis.call('HSETNX', ledger, request_id, rec) == 1 then
+      if redis.call('HSETNX', ledger, '', '') == 1 then redis.call('EXPIRE', ledger, ARGV[4]) end
+      rec = nil
+    else
+      rec = redis.call('HGET', ledger, request_id)
+    end
+  end
+  if rec then
+    local rop, rqty, before, short = string.match(rec, '^(%a+) (%d+) (%-?%d+)( ?%-?%d*)$')
+    if rop ~= op or rqty ~= qty then return redis.error_reply('STOCKCTL_CONFLICT ' .. rec) end
+    local stock = tonumber(before)
+    if short ~= '' then return {-2, stock, 1} end
+    if stock == -1 then return {-1, -1, 1} end
+    if op == 'add' then stock = stock + tonumber(qty) else stock = stock - tonumber(qty) end
+    return {stock, stock, 1}
+  end
+end
+if refusal then return refusal end
+
 if creating then
-  if (tonumber(ARGV[4]) or 0) > 0 then
-    redis.call('SET', key, raw, 'EX', ARGV[4])
+  if (tonumber(ARGV[6]) or 0) > 0 then
+    redis.call('SET', key, raw, 'EX', ARGV[6])
   else
     redis.call('SET', key, raw)
   end
@@ -171,9 +212,6 @@ else
   stock = answer
 end
 
-if ledger then
-  redis.call('SET', ledger, string.format('%s %s %d %d', op, qty, answer, stock), 'EX', ARGV[6])
-end
 -- Each change appends one entry to the item's log; the time is the entry's id. Always the same
 -- fields, in the same order: a stream then stores their names once per block instead of once
 -- per entry. "" stands for "does not apply".

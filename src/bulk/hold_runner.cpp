@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -291,6 +292,28 @@ std::optional<std::vector<RecordLine>> record_lines(const std::string& text) {
     if (!qty.ok()) return std::nullopt;
     lines.push_back(RecordLine{line[0].get<std::string>(), line[1].get<std::string>(), qty.value});
   }
+  return lines;
+}
+
+std::optional<std::vector<RecordLine>> hold_record_lines(std::string_view text) {
+  const auto head_end = text.find('\n');
+  const auto kind_end =
+      head_end == std::string_view::npos ? head_end : text.find('\n', head_end + 1);
+  if (kind_end == std::string_view::npos) return std::nullopt;
+  std::vector<RecordLine> lines;
+  for (std::size_t at = kind_end + 1; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    const auto tab1 = line.find('\t');
+    const auto tab2 = tab1 == std::string_view::npos ? tab1 : line.find('\t', tab1 + 1);
+    if (tab2 == std::string_view::npos) return std::nullopt;
+    ParsedNumber qty = parse_qty(std::string(line.substr(tab2 + 1)));
+    if (!qty.ok()) return std::nullopt;
+    lines.push_back(RecordLine{std::string(line.substr(0, tab1)),
+                               std::string(line.substr(tab1 + 1, tab2 - tab1 - 1)), qty.value});
+    at = end + 1;
+  }
+  if (lines.empty()) return std::nullopt;
   return lines;
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/context.h"
@@ -104,9 +105,14 @@ struct RecordLine {
   std::int64_t qty = 0;
 };
 
-/// The lines of a record ([sku, key, qty, ...] each), or nullopt when it is not one stockctl
-/// wrote.
+/// The lines of a record ([sku, key, qty, ...] each, in JSON: a cluster cart's record, or a hold
+/// script's record of the previous version), or nullopt when it is not one stockctl wrote.
 std::optional<std::vector<RecordLine>> record_lines(const std::string& text);
+
+/// The lines of the hold script's record (one string: after its first line and the kind,
+/// "<sku>\t<key>\t<qty>" each; lua/hold-4002.lua, "The record"), or nullopt when it is not
+/// one stockctl wrote.
+std::optional<std::vector<RecordLine>> hold_record_lines(std::string_view text);
 
 /// The answer line of confirm, release or cancel.
 nlohmann::ordered_json settle_json(const std::string& action, const std::string& id, Status status,

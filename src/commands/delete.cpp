@@ -1,4 +1,4 @@
-// `delete SKU...`: remove items, stock key and every companion key (lock, request records, log).
+// `delete SKU...`: remove items, stock key and every companion key (lock, ledger, log, holds).
 
 #include <fmt/format.h>
 
@@ -20,20 +20,36 @@ struct DeleteOptions {
   bool force = false;
 };
 
-// The pattern that finds request records: with hash tags they all look like
-// PREFIX{SKU}:req:ID; without, where they live depends on each key's own tag.
+// The pattern that finds ledger keys, ":ids:TTL:GENERATION" and the earlier versions'
+// ":req:ID" (the class [ri][ed][qs] matches both): with hash tags they all look like
+// PREFIX{SKU}:ids:...; without, where they live depends on each key's own tag.
 std::string request_pattern(const KeyScheme& scheme) {
-  if (scheme.hashtag) return escape_glob(scheme.prefix) + "{*}" + std::string(kRequestSuffix) + "*";
-  return "*" + std::string(kRequestSuffix) + "*";
+  static const std::string kInfix = ":[ri][ed][qs]:*";
+  if (scheme.hashtag) return escape_glob(scheme.prefix) + "{*}" + kInfix;
+  return "*" + kInfix;
 }
 
-// Finds every request record of the items (the ledger has one key per request id), with one
-// SCAN pass per primary whatever the number of items. Returns, per item, the keys found.
+// The item whose ledger key `key` is, found in `owner` (ledger key prefix -> item).
+const std::size_t* ledger_owner(const std::map<std::string, std::size_t, std::less<>>& owner,
+                                std::string_view key) {
+  for (std::string_view infix : {kLedgerSuffix, kRequestSuffix}) {
+    for (auto at = key.find(infix); at != std::string_view::npos; at = key.find(infix, at + 1)) {
+      auto it = owner.find(key.substr(0, at + infix.size()));
+      if (it != owner.end()) return &it->second;
+    }
+  }
+  return nullptr;
+}
+
+// Finds every ledger key of the items (one per generation and request ttl; one per request id
+// in earlier versions), with one SCAN pass per primary whatever the number of items. Returns,
+// per item, the keys found.
 std::vector<std::vector<std::string>> find_request_records(Context& ctx,
                                                            const std::vector<ItemResult>& items) {
   std::map<std::string, std::size_t, std::less<>> owner;  // "<stock key's ledger prefix>" -> item
   for (std::size_t i = 0; i < items.size(); ++i) {
     owner[companion_key(items[i].key, kRequestSuffix)] = i;
+    owner[companion_key(items[i].key, kLedgerSuffix)] = i;
   }
   std::vector<std::vector<std::string>> found(items.size());
   const std::string pattern = request_pattern(ctx.scheme());
@@ -47,14 +63,8 @@ std::vector<std::vector<std::string>> find_request_records(Context& ctx,
       }
       cursor = reply.elements[0].str;
       for (Reply& key : reply.elements[1].elements) {
-        const std::string_view k = key.str;
-        for (auto at = k.find(kRequestSuffix); at != std::string_view::npos;
-             at = k.find(kRequestSuffix, at + 1)) {
-          auto it = owner.find(k.substr(0, at + kRequestSuffix.size()));
-          if (it != owner.end()) {
-            found[it->second].push_back(std::move(key.str));
-            break;
-          }
+        if (const std::size_t* item = ledger_owner(owner, key.str)) {
+          found[*item].push_back(std::move(key.str));
         }
       }
     } while (cursor != "0");

@@ -34,9 +34,10 @@ bool looks_like_companion(std::string_view prefix, std::string_view key) {
       return true;
     }
   }
-  for (auto at = key.find(kRequestSuffix); at != std::string_view::npos;
-       at = key.find(kRequestSuffix, at + 1)) {
-    if (is_stock_key(key.substr(0, at))) return true;
+  for (std::string_view infix : {kRequestSuffix, kLedgerSuffix}) {
+    for (auto at = key.find(infix); at != std::string_view::npos; at = key.find(infix, at + 1)) {
+      if (is_stock_key(key.substr(0, at))) return true;
+    }
   }
   return false;
 }
@@ -131,6 +132,14 @@ std::string companion_key(std::string_view key, std::string_view suffix) {
   if (!tagged) out += '}';
   out += suffix;
   return out;
+}
+
+std::string ledger_key(std::string_view stock_key, long long request_ttl_s, long long generation) {
+  std::string suffix(kLedgerSuffix);
+  suffix += std::to_string(request_ttl_s);
+  suffix += ':';
+  suffix += std::to_string(generation);
+  return companion_key(stock_key, suffix);
 }
 
 std::string validate_request_id(std::string_view id) {

@@ -29,14 +29,21 @@ std::string companion_key(std::string_view stock_key, std::string_view suffix);
 /// The suffixes of an item's companion keys, each appended to its stock key by companion_key.
 inline constexpr std::string_view kLockSuffix = ":lock";
 inline constexpr std::string_view kLogSuffix = ":log";
-inline constexpr std::string_view kRequestSuffix = ":req:";  ///< followed by the request id
-inline constexpr std::string_view kHoldsSuffix = ":holds";   ///< hold id -> expiry ms (sorted set)
-inline constexpr std::string_view kHeldSuffix = ":held";     ///< hold id -> qty, "" -> sum (hash)
+/// Followed by the request id: the ledger of earlier versions (one key per request).
+inline constexpr std::string_view kRequestSuffix = ":req:";
+/// Followed by "<request ttl>:<generation>": the ledger (a hash of request id -> record).
+inline constexpr std::string_view kLedgerSuffix = ":ids:";
+inline constexpr std::string_view kHoldsSuffix = ":holds";  ///< hold id -> expiry ms (sorted set)
+inline constexpr std::string_view kHeldSuffix = ":held";    ///< hold id -> qty, "" -> sum (hash)
 
 /// The key of an item's change log (a stream), in its stock key's slot.
 inline std::string log_key(std::string_view stock_key) {
   return companion_key(stock_key, kLogSuffix);
 }
+
+/// The key of an item's ledger of request ids for generation `generation` (Unix time divided
+/// by `request_ttl_s`), in its stock key's slot.
+std::string ledger_key(std::string_view stock_key, long long request_ttl_s, long long generation);
 
 /// The item id whose stock key is `key` under `scheme`, or nullopt when `key` is not a stock key
 /// (another prefix, or a companion key: lock, ledger, log). Without hash tags a stock key that

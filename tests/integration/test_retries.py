@@ -6,7 +6,8 @@ import signal
 import time
 import unittest
 
-from harness import TARGET, RedisServer, ServerTest, free_port, run, spawn, standalone_only
+from harness import TARGET, RedisServer, RespError, ServerTest, free_port, run, spawn, standalone_only
+from test_lock import script_source
 
 
 class RequestIds(ServerTest):
@@ -52,10 +53,66 @@ class RequestIds(ServerTest):
         self.assertTrue(self.sc("deduct", "n", "1", "--request-id", "y").one["replayed"])
 
     def test_request_ttl_bounds_the_ledger(self):
+        # The ledger of the current generation (Unix time / --request-ttl) holds the record and
+        # expires two generations after its first record.
         self.r("SET", "stock:{a}", "5")
+        before = int(time.time()) // 120
         self.sc("add", "a", "1", "--request-id", "z", "--request-ttl", "120")
-        ttl = self.r("TTL", "stock:{a}:req:z")
-        self.assertTrue(0 < ttl <= 120, ttl)
+        after = int(time.time()) // 120
+        keys = ["stock:{a}:ids:120:%d" % g for g in sorted({before, after})]
+        held = [k for k in keys if self.r("HGET", k, "z") == "add 1 5"]
+        self.assertEqual(len(held), 1, keys)
+        ttl = self.r("TTL", held[0])
+        self.assertTrue(120 < ttl <= 240, ttl)
+
+    def test_an_id_is_remembered_for_request_ttl_then_forgotten(self):
+        self.r("SET", "stock:{e}", "100")
+        started = time.monotonic()
+        self.assertEqual(self.sc("deduct", "e", "1", "--request-id", "t", "--request-ttl", "2").one["stock"], 99)
+        deadline = started + 60
+        while True:
+            res = self.sc("deduct", "e", "1", "--request-id", "t", "--request-ttl", "2")
+            self.assertEqual(res.rc, 0, res)
+            if not res.one.get("replayed"):
+                break
+            self.assertEqual(res.one["stock"], 99)
+            self.assertLess(time.monotonic(), deadline, "the id was never forgotten")
+            time.sleep(0.2)
+        # Applied again: never less than --request-ttl after the first time.
+        self.assertGreaterEqual(time.monotonic() - started, 2)
+        self.assertEqual(self.r("GET", "stock:{e}"), "98")
+
+    def test_replays_of_add_unlimited_and_a_key_gone_since(self):
+        self.r("MSET", "stock:{u}", "-1", "stock:{v}", "5")
+        self.assertEqual(self.sc("deduct", "u", "3", "--request-id", "q").one["status"], "unlimited")
+        self.assertEqual(self.sc("add", "v", "3", "--request-id", "q").one["stock"], 8)
+        self.r("DEL", "stock:{v}")
+        for args, status, stock in ((("deduct", "u", "3"), "unlimited", None), (("add", "v", "3"), "ok", 8)):
+            res = self.sc(*args, "--request-id", "q")
+            self.assertEqual((res.one["status"], res.one["stock"], res.one["replayed"]), (status, stock, True), args)
+        self.assertIsNone(self.r("GET", "stock:{v}"))
+
+    def test_the_script_finds_an_id_one_generation_later_and_forgets_it_two_later(self):
+        # The caller names the ledger of the current generation and of the previous one.
+        src = script_source("stock-2.lua")
+        self.r("SET", "{g}s", "10")
+
+        def deduct(generation, qty="1"):
+            return self.r("EVAL", src, 3, "{g}s", "{g}ids:%d" % generation, "{g}ids:%d" % (generation - 1),
+                          "deduct", qty, "id-1", "100")
+
+        self.assertEqual(deduct(7), 9)
+        self.assertEqual(self.r("HGET", "{g}ids:7", "id-1"), "deduct 1 10")
+        self.assertTrue(0 < self.r("TTL", "{g}ids:7") <= 100)
+        self.assertEqual(deduct(7), [9, 9, 1])
+        self.assertEqual(deduct(8), [9, 9, 1])  # found in the previous generation
+        with self.assertRaises(RespError) as e:
+            deduct(8, "2")
+        self.assertIn("STOCKCTL_CONFLICT deduct 1 10", str(e.exception))
+        self.assertEqual(self.r("GET", "{g}s"), "9")
+        self.assertFalse(self.r("EXISTS", "{g}ids:8"))  # a repeat writes nothing
+        self.assertEqual(deduct(9), 8)  # two generations on: applied again
+        self.assertEqual(self.r("HGET", "{g}ids:9", "id-1"), "deduct 1 9")
 
     def test_same_id_from_8_processes_deducts_once(self):
         self.r("SET", "stock:{c}", "100")

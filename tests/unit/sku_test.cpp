@@ -66,6 +66,7 @@ TEST_CASE("sku_of_key reads the item id back from a stock key, never from a comp
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:lock"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:log"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:req:abc}"));
+  CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:ids:86400:20423"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{}"));
   CHECK_FALSE(sku_of_key(kTagged, "other:{42}"));
   CHECK(sku_of_key(KeyScheme{"{t}:", true}, "{t}:{x}") == std::optional<std::string>("x"));
@@ -80,9 +81,16 @@ TEST_CASE("sku_of_key without hash tags tells tagged stock keys from their compa
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:lock"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:log"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:req:r-1"));
+  CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:ids:60:1"));
+  CHECK_FALSE(validate_sku("a{t}b:ids:60:1", kClassic).empty());
   const KeyScheme one_slot{"{t}:", false};
   CHECK(sku_of_key(one_slot, "{t}:x") == std::optional<std::string>("x"));
   CHECK_FALSE(sku_of_key(one_slot, "{t}:x:log"));
+}
+
+TEST_CASE("the ledger's key names its request ttl and generation, in the stock key's slot") {
+  CHECK(ledger_key("stock:{42}", 86400, 20423) == "stock:{42}:ids:86400:20423");
+  CHECK(ledger_key("redis_key:stock:42", 60, 7) == "{redis_key:stock:42}:ids:60:7");
 }
 
 TEST_CASE("validate_sku refuses an id whose tagged key would read as a companion key") {

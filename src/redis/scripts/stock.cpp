@@ -1,5 +1,7 @@
 #include "redis/scripts/stock.h"
 
+#include <ctime>
+
 #include "core/sku.h"
 #include "redis/scripts/registry.h"
 
@@ -7,21 +9,28 @@ namespace stockctl {
 
 Call stock_call(const StockRequest& request) {
   const bool with_log = request.log != nullptr && request.log->enabled;
+  const bool with_id = !request.request_id.empty();
   std::vector<std::string> keys{request.key};
-  if (!request.request_id.empty()) {
-    keys.push_back(companion_key(request.key, std::string(kRequestSuffix) + request.request_id));
+  if (with_id) {
+    // Generations of --request-ttl seconds: the script looks the id up in the current and the
+    // previous one, and records it in the current one (lua/stock-2.lua, "The ledger").
+    const long long ttl = request.request_ttl_s;
+    const long long now =
+        request.now_s > 0 ? request.now_s : static_cast<long long>(std::time(nullptr));
+    keys.push_back(ledger_key(request.key, ttl, now / ttl));
+    keys.push_back(ledger_key(request.key, ttl, now / ttl - 1));
   }
   if (with_log) keys.push_back(log_key(request.key));
   std::vector<std::string> args{request.op, std::to_string(request.qty)};
   // The script takes absent trailing arguments as "" (none): each argument costs the server
-  // time on every call, so a plain deduction sends the op and QTY alone.
-  const bool with_id = !request.request_id.empty();
-  if (!request.init.empty() || with_id || with_log) {
-    args.insert(args.end(), {request.init, std::to_string(request.ttl_s)});
+  // time on every call, so a plain deduction sends the op and QTY alone, and the id's two
+  // come before the initial stock's, which a call rarely needs.
+  const bool with_init = !request.init.empty();
+  if (with_id || with_init || with_log) {
+    args.insert(args.end(), {request.request_id,
+                             with_id ? std::to_string(2 * request.request_ttl_s) : std::string()});
   }
-  if (with_id || with_log) {
-    args.insert(args.end(), {request.request_id, std::to_string(request.request_ttl_s)});
-  }
+  if (with_init || with_log) args.insert(args.end(), {request.init, std::to_string(request.ttl_s)});
   if (with_log) {
     args.insert(args.end(), {std::to_string(request.log->max_entries), request.log->actor,
                              request.log->reason});

@@ -19,10 +19,12 @@ struct StockRequest {
   std::string request_id;                  ///< "" = none
   long long request_ttl_s = 86400;         ///< how long the ledger remembers the id
   const ChangeLogSettings* log = nullptr;  ///< the change log to write; null or disabled: none
+  long long now_s = 0;  ///< Unix time that picks the ledger's generation; 0 = this machine's clock
 };
 
 /// The call for `request`. It sends only the keys it needs, in the script's KEYS order: the
-/// stock key, the request ledger only with a request id, the change log only when written.
+/// stock key, the ledger's current and previous generations only with a request id, the change
+/// log only when written.
 /// Sending no key the call does not need keeps it a single-key command on a cluster: while its
 /// slot migrates it follows ASK at once instead of being answered TRYAGAIN until the whole slot
 /// has moved. A call with a request id is safe to resend (the ledger answers a repeat).
