@@ -7,6 +7,7 @@
 --          so that on a cluster it stays a single-key command that follows ASK while its slot
 --          migrates.
 -- KEYS[3]  only with an id: the item's ledger of the previous generation
+-- KEYS[4]  only with an id: the item's ledger of the next generation
 -- KEYS[#]  the item's change log (a stream, same hash slot), last; sent only with ARGV[7]
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
@@ -43,10 +44,13 @@
 -- their arguments are given.
 --
 -- The ledger. Time is cut into generations of --request-ttl seconds (counted from the Unix
--- epoch); the caller names the item's ledger of the current generation (KEYS[2]) and of the
--- previous one (KEYS[3]), hashes of request id -> record. A request is recorded in the current
--- generation's ledger only, and looked up in both: every id recorded less than --request-ttl
--- seconds ago is in one of them. HSETNX is both the lookup in the current generation and the
+-- epoch); the caller names the item's ledger of the current generation (KEYS[2]), of the
+-- previous one (KEYS[3]) and of the next one (KEYS[4]), hashes of request id -> record. A
+-- request is recorded in the current generation's ledger only, and looked up in all three:
+-- every id recorded less than --request-ttl seconds ago is in the current or the previous one,
+-- and the next one is where a caller whose clock runs ahead (by less than a generation)
+-- recorded it: the generation comes from the caller's clock, so that the script stays
+-- deterministic, and machines that repeat each other's ids need not agree to the second. HSETNX is both the lookup in the current generation and the
 -- write: the record is known before anything changes (it holds the stock before the change),
 -- and a field that is there already is a repeat. A generation's ledger expires ARGV[4] seconds
 -- (two generations) after its first record, so every record lives at least --request-ttl
@@ -67,7 +71,7 @@ local find = string.find
 local key, op, qty = KEYS[1], ARGV[1], ARGV[2]
 local request_id, log_max = ARGV[3], ARGV[7]
 local ledger = request_id and request_id ~= '' and KEYS[2]
-if ledger and not (KEYS[3] and ARGV[4]) then
+if ledger and not (KEYS[4] and ARGV[4]) then
   return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger keys and lifetime')
 end
 local logging = log_max and log_max ~= ''
@@ -162,12 +166,14 @@ if ledger then
   local rec
   if refusal then
     rec = redis.call('HGET', ledger, request_id) or redis.call('HGET', KEYS[3], request_id)
+        or redis.call('HGET', KEYS[4], request_id)
   else
     local short = op == 'deduct' and raw_len > 0
         and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
     rec = op .. ' ' .. qty .. ' ' .. raw
     if short then rec = rec .. ' -2' end
     local first = redis.call('HGET', KEYS[3], request_id)
+        or redis.call('HGET', KEYS[4], request_id)
     if first then
       rec = first
     elseif redis.call('HSETNX', ledger, request_id, rec) == 1 then

@@ -93,13 +93,13 @@ class RequestIds(ServerTest):
         self.assertIsNone(self.r("GET", "stock:{v}"))
 
     def test_the_script_finds_an_id_one_generation_later_and_forgets_it_two_later(self):
-        # The caller names the ledger of the current generation and of the previous one.
+        # The caller names the ledger of the current generation, the previous and the next one.
         src = script_source("stock-2.lua")
         self.r("SET", "{g}s", "10")
 
         def deduct(generation, qty="1"):
-            return self.r("EVAL", src, 3, "{g}s", "{g}ids:%d" % generation, "{g}ids:%d" % (generation - 1),
-                          "deduct", qty, "id-1", "100")
+            return self.r("EVAL", src, 4, "{g}s", "{g}ids:%d" % generation, "{g}ids:%d" % (generation - 1),
+                          "{g}ids:%d" % (generation + 1), "deduct", qty, "id-1", "100")
 
         self.assertEqual(deduct(7), 9)
         self.assertEqual(self.r("HGET", "{g}ids:7", "id-1"), "deduct 1 10")
@@ -113,6 +113,23 @@ class RequestIds(ServerTest):
         self.assertFalse(self.r("EXISTS", "{g}ids:8"))  # a repeat writes nothing
         self.assertEqual(deduct(9), 8)  # two generations on: applied again
         self.assertEqual(self.r("HGET", "{g}ids:9", "id-1"), "deduct 1 9")
+
+    def test_the_script_finds_an_id_recorded_by_a_caller_whose_clock_runs_ahead(self):
+        # Two machines repeat each other's ids; one's clock is already in the next generation.
+        src = script_source("stock-2.lua")
+        self.r("SET", "{k}s", "10")
+
+        def deduct(generation, qty="1"):
+            return self.r("EVAL", src, 4, "{k}s", "{k}ids:%d" % generation, "{k}ids:%d" % (generation - 1),
+                          "{k}ids:%d" % (generation + 1), "deduct", qty, "id-1", "100")
+
+        self.assertEqual(deduct(8), 9)  # the machine ahead
+        self.assertEqual(deduct(7), [9, 9, 1])  # the machine behind: a replay, not a second deduction
+        with self.assertRaises(RespError) as e:
+            deduct(7, "2")
+        self.assertIn("STOCKCTL_CONFLICT deduct 1 10", str(e.exception))
+        self.assertEqual(self.r("GET", "{k}s"), "9")
+        self.assertFalse(self.r("EXISTS", "{k}ids:7"))
 
     def test_same_id_from_8_processes_deducts_once(self):
         self.r("SET", "stock:{c}", "100")

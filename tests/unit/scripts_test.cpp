@@ -33,20 +33,21 @@ TEST_CASE("a deduction without request id or log sends the stock key alone") {
 
 TEST_CASE("a stock call with request id and change log sends the ledger, then the log") {
   ChangeLogSettings log{true, 50, "ops", "recount"};
-  // 1,000,000 s is in generation 11 of 86,400 s: the ledger's current and previous keys.
+  // 1,000,000 s is in generation 11 of 86,400 s: the ledger's current, previous and next keys.
   Call call = stock_call(StockRequest{"{s:a}", "add", 3, "10", 5, "r1", 86400, &log, 1000000});
   CHECK(script_argv(call) ==
-        evalsha(stock_script(), 4,
-                {"{s:a}", "{s:a}:ids:86400:11", "{s:a}:ids:86400:10", "{s:a}:log", "add", "3", "r1",
-                 "172800", "10", "5", "50", "ops", "recount"}));
+        evalsha(stock_script(), 5,
+                {"{s:a}", "{s:a}:ids:86400:11", "{s:a}:ids:86400:10", "{s:a}:ids:86400:12",
+                 "{s:a}:log", "add", "3", "r1", "172800", "10", "5", "50", "ops", "recount"}));
   CHECK(call.idempotent);  // the ledger answers a repeat
 }
 
 TEST_CASE("a stock call with request id alone sends the id and the ledger's lifetime only") {
   Call call = stock_call(StockRequest{"s:a", "deduct", 1, "", 0, "r1", 60, nullptr, 119});
   CHECK(script_argv(call) ==
-        evalsha(stock_script(), 3,
-                {"s:a", "{s:a}:ids:60:1", "{s:a}:ids:60:0", "deduct", "1", "r1", "120"}));
+        evalsha(stock_script(), 4,
+                {"s:a", "{s:a}:ids:60:1", "{s:a}:ids:60:0", "{s:a}:ids:60:2", "deduct", "1", "r1",
+                 "120"}));
 }
 
 TEST_CASE("a stock call with an initial stock and no id leaves the id's arguments empty") {

@@ -23,7 +23,7 @@ struct StockRequest {
 };
 
 /// The call for `request`. It sends only the keys it needs, in the script's KEYS order: the
-/// stock key, the ledger's current and previous generations only with a request id, the change
+/// stock key, the ledger's current, previous and next generations only with a request id, the change
 /// log only when written.
 /// Sending no key the call does not need keeps it a single-key command on a cluster: while its
 /// slot migrates it follows ASK at once instead of being answered TRYAGAIN until the whole slot
