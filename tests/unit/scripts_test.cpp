@@ -44,10 +44,9 @@ TEST_CASE("a stock call with request id and change log sends the ledger, then th
 
 TEST_CASE("a stock call with request id alone sends the id and the ledger's lifetime only") {
   Call call = stock_call(StockRequest{"s:a", "deduct", 1, "", 0, "r1", 60, nullptr, 119});
-  CHECK(script_argv(call) ==
-        evalsha(stock_script(), 4,
-                {"s:a", "{s:a}:ids:60:1", "{s:a}:ids:60:0", "{s:a}:ids:60:2", "deduct", "1", "r1",
-                 "120"}));
+  CHECK(script_argv(call) == evalsha(stock_script(), 4,
+                                     {"s:a", "{s:a}:ids:60:1", "{s:a}:ids:60:0", "{s:a}:ids:60:2",
+                                      "deduct", "1", "r1", "120"}));
 }
 
 TEST_CASE("a stock call with an initial stock and no id leaves the id's arguments empty") {

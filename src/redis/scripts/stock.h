@@ -23,11 +23,11 @@ struct StockRequest {
 };
 
 /// The call for `request`. It sends only the keys it needs, in the script's KEYS order: the
-/// stock key, the ledger's current, previous and next generations only with a request id, the change
-/// log only when written.
-/// Sending no key the call does not need keeps it a single-key command on a cluster: while its
-/// slot migrates it follows ASK at once instead of being answered TRYAGAIN until the whole slot
-/// has moved. A call with a request id is safe to resend (the ledger answers a repeat).
+/// stock key, the ledger's current, previous and next generations only with a request id, the
+/// change log only when written. Sending no key the call does not need keeps it a single-key
+/// command on a cluster: while its slot migrates it follows ASK at once instead of being answered
+/// TRYAGAIN until the whole slot has moved. A call with a request id is safe to resend (the ledger
+/// answers a repeat).
 Call stock_call(const StockRequest& request);
 
 /// The stock script's answer: the classic answer (-3, -2, -1 or the stock left), the stock
