@@ -25,6 +25,8 @@ void stop_if_asked(const std::string& step) {
   if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
 }
 
+int cart_slot(std::string_view key) { return key_slot(key); }
+
 // One short hash tag per slot, found once by counting up: the due index of a slot must share
 // the slot of the records it lists, and a group's record the slot of its lines.
 const std::string& slot_tag(int slot) {
@@ -42,6 +44,10 @@ const std::string& slot_tag(int slot) {
     return found;
   }();
   return tags.at(static_cast<std::size_t>(slot));
+}
+
+std::string group_index_key(const KeyScheme& scheme, int slot) {
+  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, slot_tag(slot));
 }
 
 namespace {
@@ -92,10 +98,6 @@ std::string due_key(const KeyScheme& scheme, int slot) {
 
 std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid) {
   return fmt::format("stockctl:cart-group:{}{{{}}}:{}", scheme.prefix, tag_of(slot), gid);
-}
-
-std::string group_index_key(const KeyScheme& scheme, int slot) {
-  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, tag_of(slot));
 }
 
 std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys) {

@@ -360,6 +360,29 @@ class CrashPoints(ClusterHoldsTest):
 
 
 @unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
+@unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
+class Bench(ServerTest):
+    def test_order_bench_places_carts_spanning_each_count_of_slot_groups(self):
+        for groups in (1, 2, 3):
+            res = self.sc("bench", "--mode", "order", "--slot-groups", str(groups), "--items", "30",
+                          "-c", "4", "-n", "60")
+            self.assertEqual(res.rc, 0, res)
+            rep = res.one
+            self.assertEqual((rep["slot_groups"], rep["ok"], rep["errors"], rep["stock_taken"]),
+                             (groups, 60, 0, 180))
+            self.assertTrue(rep["correct"])
+            self.assertGreater(rep["server_us_per_cart"], 0)
+            self.assertLessEqual(rep["latency_us"]["p50"], rep["latency_us"]["p99"])
+            self.assertEqual(self.r("DBSIZE"), 0, "its keys and records are removed")
+
+    def test_order_bench_sells_each_unit_once_when_stock_runs_out(self):
+        res = self.sc("bench", "--mode", "order", "--slot-groups", "1", "--items", "9", "--stock", "2",
+                      "-c", "3", "-n", "20")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual((res.one["ok"], res.one["insufficient"], res.one["stock_taken"]), (6, 14, 18))
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+
 class Racing(ServerTest):
     """16 processes placing overlapping 3-5 line carts over a few hot items (duplicates inside
     carts), with holds confirmed, released or left to expire and orders, racing on the cluster
