@@ -27,6 +27,10 @@ void stop_if_asked(const std::string& step) {
 
 int cart_slot(std::string_view key) { return key_slot(key); }
 
+std::string due_index_pattern(const KeyScheme& scheme) {
+  return fmt::format("stockctl:carts-due:{}{{*}}", escape_glob(scheme.prefix));
+}
+
 // One short hash tag per slot, found once by counting up: the due index of a slot must share
 // the slot of the records it lists, and a group's record the slot of its lines.
 const std::string& slot_tag(int slot) {

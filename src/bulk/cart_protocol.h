@@ -50,6 +50,9 @@ int cart_slot(std::string_view key);
 /// A short hash tag whose slot is `slot` (0 .. 16383): `{TAG}` puts a key in that slot.
 const std::string& slot_tag(int slot);
 
+/// A SCAN pattern matching the due index of every slot (under the scheme's prefix).
+std::string due_index_pattern(const KeyScheme& scheme);
+
 /// The index of items with group holds in `slot` (hold-4002's index for the groups there).
 std::string group_index_key(const KeyScheme& scheme, int slot);
 
