@@ -100,6 +100,30 @@ class Orders(ClusterHoldsTest):
         got = self.sc("get", *self.skus).lines
         self.assertEqual([(g["stock"], g["held"]) for g in got], [(9, 0), (8, 0), (7, 0)])
 
+    def group_index_members(self):
+        """The items listed in the groups' indexes (stockctl:cart-groups:...), on every primary."""
+        members = set()
+        for port in self.r.primaries():
+            c = self.r._conn(port)
+            cursor = "0"
+            while True:
+                cursor, keys = c("SCAN", cursor, "MATCH", "stockctl:cart-groups:*", "COUNT", "1000")
+                for key in keys:
+                    members.update(c("ZRANGE", key, "0", "-1"))
+                if cursor == "0":
+                    break
+        return members
+
+    def test_deleting_an_item_takes_it_out_of_the_groups_index(self):
+        self.assertEqual(self.sc("order", "o1", *self.lines(1, 2, 3)).rc, 0)
+        keys = {"stock:{%s}" % s for s in self.skus}
+        # One member per item, however many groups it had: bounded by the items.
+        self.assertEqual(self.sc("order", "o2", *self.lines(1, 1, 1)).rc, 0)
+        self.assertEqual(self.group_index_members(), keys)
+        res = self.sc("delete", self.skus[0], self.skus[1])
+        self.assertEqual((res.rc, [l["status"] for l in res.lines]), (0, ["ok", "ok"]), res)
+        self.assertEqual(self.group_index_members(), {"stock:{%s}" % self.skus[2]})
+
     def test_one_short_line_deducts_nothing_and_the_id_may_try_again(self):
         res = self.sc("order", "o", *self.lines(1, 11, 1))
         self.assertEqual(res.rc, 3, res)
