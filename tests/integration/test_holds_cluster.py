@@ -384,7 +384,6 @@ class CrashPoints(ClusterHoldsTest):
 
 
 @unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
-@unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
 class Bench(ServerTest):
     def test_order_bench_places_carts_spanning_each_count_of_slot_groups(self):
         for groups in (1, 2, 3):
@@ -407,6 +406,7 @@ class Bench(ServerTest):
         self.assertEqual(self.r("DBSIZE"), 0)
 
 
+@unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
 class Racing(ServerTest):
     """16 processes placing overlapping 3-5 line carts over a few hot items (duplicates inside
     carts), with holds confirmed, released or left to expire and orders, racing on the cluster
