@@ -25,6 +25,12 @@ void stop_if_asked(const std::string& step) {
   if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
 }
 
+int cart_slot(std::string_view key) { return key_slot(key); }
+
+std::string due_index_pattern(const KeyScheme& scheme) {
+  return fmt::format("stockctl:carts-due:{}{{*}}", escape_glob(scheme.prefix));
+}
+
 // One short hash tag per slot, found once by counting up: the due index of a slot must share
 // the slot of the records it lists, and a group's record the slot of its lines.
 const std::string& slot_tag(int slot) {
@@ -42,6 +48,10 @@ const std::string& slot_tag(int slot) {
     return found;
   }();
   return tags.at(static_cast<std::size_t>(slot));
+}
+
+std::string group_index_key(const KeyScheme& scheme, int slot) {
+  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, slot_tag(slot));
 }
 
 namespace {
@@ -67,18 +77,32 @@ const std::string& tag_of(int slot) { return slot_tag(slot); }
 // One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
 // a failover that lost a decision after some groups were finished would leave a half order, so
 // an unacknowledged step stops the run (the same command, or reap, carries it on).
-Reply durable_call(Context& ctx, const Call& call) {
-  std::vector<CallResult> results = ctx.redis().run({call});
-  CallResult& result = results[0];
-  if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+// Steps of different records (reap) are independent, so they may share one pipeline: the
+// replies come back in order, each checked as durable_call checks one.
+std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
+  if (calls.empty()) return {};
+  std::vector<CallResult> results = ctx.redis().run(calls);
   const int wanted = ctx.redis().options().wait_replicas;
-  if (call.writes && wanted > 0 && result.replicas_acked < wanted && !result.reply.is_error()) {
-    throw StockctlError(fmt::format(
-        "{}: applied on the primary, but {} of {} replicas acknowledged it; stopped before the "
-        "next step (run the same command again, or reap)",
-        call.args.empty() ? "" : call.args[0], std::max(result.replicas_acked, 0), wanted));
+  std::vector<Reply> replies;
+  replies.reserve(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    CallResult& result = results[i];
+    if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+    if (calls[i].writes && wanted > 0 && result.replicas_acked < wanted &&
+        !result.reply.is_error()) {
+      throw StockctlError(fmt::format(
+          "{}: applied on the primary, but {} of {} replicas acknowledged it; stopped before the "
+          "next step (run the same command again, or reap)",
+          calls[i].args.empty() ? "" : calls[i].args[0], std::max(result.replicas_acked, 0),
+          wanted));
+    }
+    replies.push_back(std::move(result.reply));
   }
-  return std::move(result.reply);
+  return replies;
+}
+
+Reply durable_call(Context& ctx, const Call& call) {
+  return std::move(durable_run(ctx, {call})[0]);
 }
 
 std::string cart_record_key(const KeyScheme& scheme, const std::string& id) {
@@ -92,10 +116,6 @@ std::string due_key(const KeyScheme& scheme, int slot) {
 
 std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid) {
   return fmt::format("stockctl:cart-group:{}{{{}}}:{}", scheme.prefix, tag_of(slot), gid);
-}
-
-std::string group_index_key(const KeyScheme& scheme, int slot) {
-  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, tag_of(slot));
 }
 
 std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys) {
@@ -127,11 +147,18 @@ class Coordinator {
         due_(due_key(ctx.scheme(), key_slot(record_))) {}
 
   CartRecord op(const std::string& op, std::vector<std::string> args) {
+    return parse(durable_call(ctx_, call(op, std::move(args))));
+  }
+
+  Call call(const std::string& op, std::vector<std::string> args) const {
     args.insert(args.begin(), {op, id_});
     Call call = Call::script_call(cart_script(), {record_, due_}, std::move(args));
     call.idempotent = true;  // every op answers the same when sent again
     call.writes = true;
-    Reply r = durable_call(ctx_, call);
+    return call;
+  }
+
+  CartRecord parse(const Reply& r) const {
     CartRecord rec;
     if (r.is_error() && r.str.rfind("STOCKCTL_CONFLICT", 0) == 0) {
       rec.conflict = r.str;
@@ -167,17 +194,71 @@ struct Finish {
 // Before an aborted or expired attempt's group is released: writes a tombstone where the group
 // has no record, so that a prepare of it still in flight is refused. True when the group was
 // never held (there is nothing to give back).
-bool never_held(Context& ctx, const std::string& record, long long keep_s) {
+Call tombstone_call(const std::string& record, long long keep_s) {
   Call call = Call::script_call(tombstone_script(), {record},
                                 {kTombstone, std::to_string(std::max(keep_s, 60LL))});
   call.idempotent = true;
   call.writes = true;
-  Reply r = durable_call(ctx, call);
+  return call;
+}
+
+bool never_held_reply(const std::string& record, const Reply& r) {
   if (r.type != Reply::Type::integer) {
     throw StockctlError(fmt::format("{}: unexpected reply from the tombstone script: {}", record,
                                     describe_reply(r)));
   }
   return r.integer != 0;
+}
+
+bool never_held(Context& ctx, const std::string& record, long long keep_s) {
+  return never_held_reply(record, durable_call(ctx, tombstone_call(record, keep_s)));
+}
+
+/// One slot group of a record, as finishing it needs.
+struct GroupStep {
+  std::string gid;
+  std::string record;
+  std::string index;
+  std::vector<std::size_t> lines;  ///< the record's lines in this group
+  std::vector<RecordLine> group_lines;
+};
+
+std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& id,
+                                   std::int64_t attempt, const std::vector<RecordLine>& lines) {
+  std::vector<std::string> keys;
+  keys.reserve(lines.size());
+  for (const RecordLine& line : lines) keys.push_back(line.key);
+  std::vector<GroupStep> steps;
+  for (const SlotGroup& group : groups_of(keys)) {
+    GroupStep step;
+    step.gid = group_hold_id(id, group.slot, attempt);
+    step.record = group_record_key(scheme, group.slot, step.gid);
+    step.index = group_index_key(scheme, group.slot);
+    step.lines = group.lines;
+    for (std::size_t i : group.lines) step.group_lines.push_back(lines[i]);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+// A settle script's answer for a group: its lines' stocks after it, and the units it gave
+// back now (a release applied by this call, not a replay).
+void read_settle(const GroupStep& step, const std::string& action, const Reply& r,
+                 std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back) {
+  if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
+    throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,
+                                    describe_reply(r)));
+  }
+  const bool applied = r.elements[0].str == "ok" && r.elements[1].integer == 0;
+  for (std::size_t k = 0; k < step.lines.size() && 2 + k < r.elements.size(); ++k) {
+    const std::int64_t stock = r.elements[2 + k].integer;
+    if (stock >= 0 && step.lines[k] < stocks.size()) stocks[step.lines[k]] = stock;
+    if (applied && action == "release") units_back += step.group_lines[k].qty;
+  }
+}
+
+Call keep_call(const std::string& record, long long keep_s) {
+  return Call::idempotent_write({"EXPIRE", record, std::to_string(std::max(keep_s, 60LL))});
 }
 
 // Drives every group of the record to its state, each step idempotent: a group is confirmed,
@@ -190,34 +271,17 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
   finish.stocks.assign(lines.size(), std::nullopt);
   const std::string action = group_action(rec.state);
   if (action.empty() || rec.finished) return finish;
-  std::vector<std::string> keys;
-  keys.reserve(lines.size());
-  for (const RecordLine& line : lines) keys.push_back(line.key);
-  const std::vector<SlotGroup> groups = groups_of(keys);
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const std::string gid = group_hold_id(id, groups[g].slot, rec.attempt);
-    const std::string record = group_record_key(ctx.scheme(), groups[g].slot, gid);
-    if (action == "release" && never_held(ctx, record, keep_s)) {
+  const std::vector<GroupStep> steps = group_steps(ctx.scheme(), id, rec.attempt, lines);
+  for (std::size_t g = 0; g < steps.size(); ++g) {
+    const GroupStep& step = steps[g];
+    if (action == "release" && never_held(ctx, step.record, keep_s)) {
       stop_if_asked(fmt::format("finish:{}", g + 1));
       continue;
     }
-    std::vector<RecordLine> group_lines;
-    for (std::size_t i : groups[g].lines) group_lines.push_back(lines[i]);
-    Reply r =
-        durable_call(ctx, settle_call(ctx, record, group_index_key(ctx.scheme(), groups[g].slot),
-                                      action, gid, group_lines));
-    if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
-      throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", record,
-                                      describe_reply(r)));
-    }
-    const bool applied = r.elements[0].str == "ok" && r.elements[1].integer == 0;
-    for (std::size_t k = 0; k < groups[g].lines.size() && 2 + k < r.elements.size(); ++k) {
-      const std::int64_t stock = r.elements[2 + k].integer;
-      if (stock >= 0) finish.stocks[groups[g].lines[k]] = stock;
-      if (applied && action == "release") finish.units_back += group_lines[k].qty;
-    }
-    ctx.redis().call(
-        Call::idempotent_write({"EXPIRE", record, std::to_string(std::max(keep_s, 60LL))}));
+    Reply r = durable_call(
+        ctx, settle_call(ctx, step.record, step.index, action, step.gid, step.group_lines));
+    read_settle(step, action, r, finish.stocks, finish.units_back);
+    ctx.redis().call(keep_call(step.record, keep_s));
     stop_if_asked(fmt::format("finish:{}", g + 1));
   }
   Coordinator(ctx, id).op("done", {rec.state, std::to_string(rec.attempt)});
@@ -410,36 +474,144 @@ void settle_on_cluster(Context& ctx, const std::string& action, const std::strin
          status == Status::conflict ? settle_conflict(action) : "");
 }
 
+namespace {
+
+/// Due records reap finishes together: each step of the protocol is sent for all of them in one
+/// pipeline (the records are independent, and every step is idempotent).
+constexpr std::size_t kReapWindow = 512;
+
+/// A due record reap must finish, with what finishing it has done so far.
+struct Reaping {
+  std::string id;
+  CartRecord rec;
+  std::string action;
+  std::vector<GroupStep> groups;
+  std::vector<bool> settle;  ///< per group: has something to settle (not a tombstone)
+  std::int64_t units_back = 0;
+};
+
+// Step 1: the record decides (a preparing attempt past its deadline aborts, a held hold past
+// its expiry expires); the records with a decision left to carry to their groups remain.
+std::vector<Reaping> decide_due(Context& ctx, const std::vector<std::string>& ids) {
+  std::vector<Call> calls;
+  calls.reserve(ids.size());
+  for (const std::string& id : ids) calls.push_back(Coordinator(ctx, id).call("reap", {}));
+  const std::vector<Reply> replies = durable_run(ctx, calls);
+  std::vector<Reaping> work;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CartRecord rec = Coordinator(ctx, ids[i]).parse(replies[i]);
+    std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+    const std::string action = group_action(rec.state);
+    if (!lines || rec.finished || action.empty()) continue;
+    Reaping r{ids[i], rec, action, group_steps(ctx.scheme(), ids[i], rec.attempt, *lines), {}, 0};
+    r.settle.assign(r.groups.size(), true);
+    work.push_back(std::move(r));
+  }
+  return work;
+}
+
+// Step 2: before a release, a tombstone on each group; a group never held has nothing to settle.
+void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> of;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    if (work[w].action != "release") continue;
+    for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
+      calls.push_back(tombstone_call(work[w].groups[g].record, kDefaultKeepS));
+      of.emplace_back(w, g);
+    }
+  }
+  const std::vector<Reply> replies = durable_run(ctx, calls);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    Reaping& r = work[of[i].first];
+    if (never_held_reply(r.groups[of[i].second].record, replies[i])) r.settle[of[i].second] = false;
+  }
+}
+
+// Step 3: every group to the decision, then its record kept a while (for replays).
+void settle_groups(Context& ctx, std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> of;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
+      if (!work[w].settle[g]) continue;
+      const GroupStep& step = work[w].groups[g];
+      calls.push_back(
+          settle_call(ctx, step.record, step.index, work[w].action, step.gid, step.group_lines));
+      of.emplace_back(w, g);
+    }
+  }
+  const std::vector<Reply> replies = durable_run(ctx, calls);
+  std::vector<Call> keep;
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    Reaping& r = work[of[i].first];
+    const GroupStep& step = r.groups[of[i].second];
+    std::vector<std::optional<std::int64_t>> stocks;
+    read_settle(step, r.action, replies[i], stocks, r.units_back);
+    keep.push_back(keep_call(step.record, kDefaultKeepS));
+  }
+  ctx.redis().run(keep);
+}
+
+// Step 4: each record marked finished and taken out of its due index.
+void mark_done(Context& ctx, const std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  calls.reserve(work.size());
+  for (const Reaping& r : work) {
+    calls.push_back(
+        Coordinator(ctx, r.id).call("done", {r.rec.state, std::to_string(r.rec.attempt)}));
+  }
+  durable_run(ctx, calls);
+}
+
+void reap_window(Context& ctx, const std::vector<std::string>& ids, ReapCount& count) {
+  std::vector<Reaping> work = decide_due(ctx, ids);
+  tombstone_groups(ctx, work);
+  settle_groups(ctx, work);
+  mark_done(ctx, work);
+  for (const Reaping& r : work) {
+    if (r.units_back == 0) continue;
+    ++count.holds;
+    count.units += r.units_back;
+  }
+}
+
+// The ids due in every slot (at most kReapBatch per slot), and whether a slot had more.
+std::vector<std::string> list_due(Context& ctx, bool& more) {
+  std::vector<Call> calls;
+  calls.reserve(kClusterSlots);
+  for (int slot = 0; slot < kClusterSlots; ++slot) {
+    Call call = Call::script_call(carts_due_script(), {due_key(ctx.scheme(), slot)},
+                                  {std::to_string(kReapBatch)});
+    call.idempotent = true;
+    calls.push_back(std::move(call));
+  }
+  more = false;
+  std::vector<std::string> ids;
+  for (const CallResult& result : ctx.redis().run(calls)) {
+    if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::array) {
+      throw StockctlError(
+          fmt::format("reap: cannot list due holds: {}", result.state == CallResult::State::replied
+                                                             ? describe_reply(result.reply)
+                                                             : result.error));
+    }
+    if (result.reply.elements.size() >= static_cast<std::size_t>(kReapBatch)) more = true;
+    for (const Reply& id : result.reply.elements) ids.push_back(id.str);
+  }
+  return ids;
+}
+
+}  // namespace
+
 ReapCount reap_on_cluster(Context& ctx) {
   ReapCount count;
   for (bool more = true; more;) {
-    more = false;
-    std::vector<Call> calls;
-    for (int slot = 0; slot < kClusterSlots; ++slot) {
-      Call call = Call::script_call(carts_due_script(), {due_key(ctx.scheme(), slot)},
-                                    {std::to_string(kReapBatch)});
-      call.idempotent = true;
-      calls.push_back(std::move(call));
-    }
-    std::vector<CallResult> results = ctx.redis().run(calls);
-    for (const CallResult& result : results) {
-      if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::array) {
-        throw StockctlError(fmt::format("reap: cannot list due holds: {}",
-                                        result.state == CallResult::State::replied
-                                            ? describe_reply(result.reply)
-                                            : result.error));
-      }
-      if (result.reply.elements.size() >= static_cast<std::size_t>(kReapBatch)) more = true;
-      for (const Reply& id : result.reply.elements) {
-        CartRecord rec = Coordinator(ctx, id.str).op("reap", {});
-        std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
-        if (!lines || rec.finished || group_action(rec.state).empty()) continue;
-        Finish finish = finish_groups(ctx, id.str, rec, *lines, kDefaultKeepS);
-        if (finish.units_back > 0) {
-          ++count.holds;
-          count.units += finish.units_back;
-        }
-      }
+    const std::vector<std::string> ids = list_due(ctx, more);
+    for (std::size_t start = 0; start < ids.size(); start += kReapWindow) {
+      const auto from = ids.begin() + static_cast<std::ptrdiff_t>(start);
+      const auto to =
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + kReapWindow));
+      reap_window(ctx, std::vector<std::string>(from, to), count);
     }
   }
   return count;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/context.h"
@@ -43,8 +44,17 @@ struct ReapCount {
 /// its deadline, a decision not yet carried to every group) is decided and finished.
 ReapCount reap_on_cluster(Context& ctx);
 
+/// The hash slot of `key`, by which a cart's lines are grouped.
+int cart_slot(std::string_view key);
+
 /// A short hash tag whose slot is `slot` (0 .. 16383): `{TAG}` puts a key in that slot.
 const std::string& slot_tag(int slot);
+
+/// A SCAN pattern matching the due index of every slot (under the scheme's prefix).
+std::string due_index_pattern(const KeyScheme& scheme);
+
+/// The index of items with group holds in `slot` (hold-4002's index for the groups there).
+std::string group_index_key(const KeyScheme& scheme, int slot);
 
 /// The test-only crash points (STOCKCTL_TEST_STOP_AT=STEP): the process kills itself with
 /// SIGKILL right after `step`, as a crash there would.

@@ -15,6 +15,7 @@
 #include "app/connect_options.h"
 #include "app/context.h"
 #include "base/errors.h"
+#include "commands/bench_orders.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"
@@ -37,6 +38,7 @@ struct BenchOptions {
   std::string prefix = "stockctl-bench:";
   std::string run_id;           // default: random
   std::string mode = "deduct";  // or "order": 3-line carts, each line one unit
+  int slot_groups = 0;          // --mode order on a cluster: slot groups per cart (0: 3)
 };
 
 /// Lines per cart in --mode order.
@@ -236,8 +238,13 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   if (o.mode == "order" && o.items < kCartLines) {
     throw InputError(fmt::format("bench --mode order needs --items {} or more", kCartLines));
   }
+  if (o.slot_groups != 0 && (o.mode != "order" || !program.common.cluster)) {
+    throw InputError("bench --slot-groups applies only to --mode order with --cluster");
+  }
   if (o.mode == "order" && program.common.cluster) {
-    throw StockctlError("bench --mode order: orders on Redis Cluster are not built yet");
+    return run_order_bench_on_cluster(
+        program, OrderBenchOptions{o.connections, o.items, o.stock, o.requests, o.duration_s,
+                                   o.prefix, o.run_id, o.slot_groups == 0 ? 3 : o.slot_groups});
   }
   Context ctx(program);
   Client& client = ctx.redis();
@@ -355,6 +362,10 @@ void setup_bench(CLI::App& app, Program& program) {
                   "deduct (default: one unit per request) or order (3-line carts of one unit "
                   "each, as `order` sends them)")
       ->check(CLI::IsMember({"deduct", "order"}).description(""));
+  sub->add_option("--slot-groups", o->slot_groups,
+                  "with --mode order on a cluster: how many slot groups each cart spans, 1, 2 "
+                  "or 3 (default 3)")
+      ->check(integer_range(1, 3));
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_bench(program, *o); }; });
 }

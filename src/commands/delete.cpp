@@ -7,6 +7,7 @@
 
 #include "app/context.h"
 #include "base/diagnostics.h"
+#include "bulk/cart_protocol.h"
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"
@@ -101,6 +102,10 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
   std::vector<Call> calls;
   std::vector<std::size_t> sent;
+  // On a cluster the item also leaves the index of items with group holds in its slot, so that
+  // the index never outgrows the items that exist.
+  const bool cluster = program.common.cluster;
+  const std::size_t per_item = cluster ? 3 : 2;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!o.force && has_unexpired_holds(ctx.redis(), items[i].key)) {
       set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
@@ -116,12 +121,17 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
         true};
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
     calls.push_back(std::move(companions));
+    if (cluster) {
+      calls.push_back(Call::idempotent_write(
+          {"ZREM", group_index_key(ctx.scheme(), cart_slot(items[i].key)), items[i].key}));
+    }
     sent.push_back(i);
   }
   std::vector<CallResult> results = ctx.redis().run(calls);
   for (std::size_t k = 0; k < sent.size(); ++k) {
     ItemResult& item = items[sent[k]];
-    for (const CallResult* r : {&results[2 * k], &results[2 * k + 1]}) {
+    for (std::size_t c = per_item * k; c < per_item * (k + 1); ++c) {
+      const CallResult* r = &results[c];
       if (r->state != CallResult::State::replied) {
         set_error(item, Status::error, r->error);
       } else if (r->reply.is_error()) {
@@ -129,7 +139,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
       }
     }
     if (item.error.empty()) {
-      item.status = results[2 * k].reply.integer == 1 ? Status::ok : Status::missing;
+      item.status = results[per_item * k].reply.integer == 1 ? Status::ok : Status::missing;
     }
   }
   for (const ItemResult& item : items) {

@@ -10,6 +10,7 @@
 #include "app/context.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "bulk/cart_protocol.h"
 #include "commands/program.h"
 #include "core/doctor.h"
 #include "core/hold_lines.h"
@@ -96,7 +97,12 @@ class Doctor {
       }
       bool primary = facts.info["role"] != "slave";
       if (primary) report(check_locks(node, find_locks(*conn)));
-      if (primary) report(check_holds(node, items_with_expired_holds(*conn)));
+      if (primary && facts.info["cluster_enabled"] == "1") {
+        report(check_cluster_holds(node, items_with_expired_holds(*conn),
+                                   cluster_records_past_due(*conn)));
+      } else if (primary) {
+        report(check_holds(node, items_with_expired_holds(*conn)));
+      }
       if (primary && options_.scan) scan_values(*conn, node);
     } catch (const StockctlError& e) {
       if (interrupted()) throw;
@@ -115,10 +121,8 @@ class Doctor {
   // Items the holds index says are due whose holds really expired (the index may be early:
   // a deduction gives expired holds back without touching it). Looks at 1000 at most.
   std::size_t items_with_expired_holds(Connection& conn) {
-    Reply time = conn.command({"TIME"});
-    if (time.type != Reply::Type::array || time.elements.size() != 2) return 0;
-    const std::string now = std::to_string(std::stoll(time.elements[0].str) * 1000 +
-                                           std::stoll(time.elements[1].str) / 1000);
+    const std::string now = server_now_ms(conn);
+    if (now.empty()) return 0;
     Reply due = conn.command(
         {"ZRANGEBYSCORE", holds_index_key(scheme_), "-inf", now, "LIMIT", "0", "1000"});
     std::size_t count = 0;
@@ -127,6 +131,29 @@ class Doctor {
       if (n.type == Reply::Type::integer && n.integer > 0) ++count;
     }
     return count;
+  }
+
+  // Cluster holds and orders in this node's due indexes (one per slot with records) whose time
+  // has come by this node's clock: the records reap has not looked at yet.
+  std::size_t cluster_records_past_due(Connection& conn) {
+    const std::string now = server_now_ms(conn);
+    if (now.empty()) return 0;
+    std::size_t count = 0;
+    scan_keys(conn, due_index_pattern(scheme_), [&](const std::vector<Reply>& keys) {
+      for (const Reply& k : keys) conn.append({"ZCOUNT", k.str, "-inf", now});
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        Reply n = conn.read();
+        if (n.type == Reply::Type::integer) count += static_cast<std::size_t>(n.integer);
+      }
+    });
+    return count;
+  }
+
+  static std::string server_now_ms(Connection& conn) {
+    Reply time = conn.command({"TIME"});
+    if (time.type != Reply::Type::array || time.elements.size() != 2) return "";
+    return std::to_string(std::stoll(time.elements[0].str) * 1000 +
+                          std::stoll(time.elements[1].str) / 1000);
   }
 
   NodeFacts gather(Connection& conn, const std::string& node) {

@@ -290,6 +290,22 @@ Finding check_holds(const std::string& node, std::size_t items_with_expired_hold
                  "run stockctl reap (a cron line or systemd timer every minute)");
 }
 
+Finding check_cluster_holds(const std::string& node, std::size_t items_with_expired_holds,
+                            std::size_t records_past_due) {
+  if (records_past_due == 0) return check_holds(node, items_with_expired_holds);
+  std::string detail = fmt::format(
+      "{} cluster holds or orders are past due and not reaped yet (expired, cut off before "
+      "their decision, or decided and not finished): their units stay held until reap",
+      records_past_due);
+  if (items_with_expired_holds > 0) {
+    detail += fmt::format("; {} items have expired holds whose units were not given back yet",
+                          items_with_expired_holds);
+  }
+  return finding("holds", node, CheckStatus::warn, detail,
+                 "run stockctl reap --cluster from cron every minute (on a cluster only reap "
+                 "gives expired holds back)");
+}
+
 std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples) {
   std::vector<Finding> out;
   if (samples.size() < 2) {

@@ -30,6 +30,12 @@ class Bench(ServerTest):
         self.assertEqual(self.r("GET", "stock:{r-0}"), "7")
         self.assertEqual(self.r("DBSIZE"), 1)
 
+    def test_slot_groups_applies_only_to_orders_on_a_cluster(self):
+        res = self.sc("bench", "--slot-groups", "2", "-n", "1", "-c", "1")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("bench --slot-groups applies only to --mode order with --cluster", res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -147,6 +147,37 @@ class Standalone(DoctorTest):
 
 
 class Cluster(DoctorTest):
+    def test_a_cluster_hold_past_its_expiry_not_reaped_warns_on_its_records_primary(self):
+        cluster = RedisCluster(primaries=3, replicas_per_primary=0)
+        self.servers = cluster.nodes
+        router = cluster.client()
+        try:
+            on = ("--url", cluster.url, "--cluster")
+            self.assertEqual(run("init", "a", "10", *on).rc, 0)
+            res = run("hold", "h1", "a=2", "--expire", "1", *on)
+            self.assertEqual(res.rc, 0, res)
+            expires = res.one["expires_at_ms"]
+            record_node = router.node_port("stockctl:cart:stock:{h1}")
+            self.assertEqual(statuses(run("doctor", *on), "holds"), ["ok"] * 3)
+            c = router._conn(record_node)
+            while True:  # the record's expiry is its own node's time
+                sec, usec = c("TIME")
+                if int(sec) * 1000 + int(usec) // 1000 > expires:
+                    break
+                time.sleep(0.05)
+            res = run("doctor", *on)
+            by_node = {f["node"]: f for f in findings(res)["holds"]}
+            warned = by_node.pop("127.0.0.1:%d" % record_node)
+            self.assertEqual(warned["status"], "warn", res)
+            self.assertTrue(warned["detail"].startswith(
+                "1 cluster holds or orders are past due and not reaped yet"), warned)
+            self.assertIn("stockctl reap --cluster from cron every minute", warned["hint"])
+            self.assertEqual([f["status"] for f in by_node.values()], ["ok", "ok"])
+            self.assertEqual(run("reap", *on).one, {"op": "reap", "holds": 1, "units": 2})
+            self.assertEqual(statuses(run("doctor", *on), "holds"), ["ok"] * 3)
+        finally:
+            router.close()
+
     def test_a_slot_left_migrating_fails_on_both_nodes(self):
         cluster = RedisCluster(primaries=3, replicas_per_primary=0)
         self.servers = cluster.nodes

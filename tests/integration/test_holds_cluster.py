@@ -100,6 +100,30 @@ class Orders(ClusterHoldsTest):
         got = self.sc("get", *self.skus).lines
         self.assertEqual([(g["stock"], g["held"]) for g in got], [(9, 0), (8, 0), (7, 0)])
 
+    def group_index_members(self):
+        """The items listed in the groups' indexes (stockctl:cart-groups:...), on every primary."""
+        members = set()
+        for port in self.r.primaries():
+            c = self.r._conn(port)
+            cursor = "0"
+            while True:
+                cursor, keys = c("SCAN", cursor, "MATCH", "stockctl:cart-groups:*", "COUNT", "1000")
+                for key in keys:
+                    members.update(c("ZRANGE", key, "0", "-1"))
+                if cursor == "0":
+                    break
+        return members
+
+    def test_deleting_an_item_takes_it_out_of_the_groups_index(self):
+        self.assertEqual(self.sc("order", "o1", *self.lines(1, 2, 3)).rc, 0)
+        keys = {"stock:{%s}" % s for s in self.skus}
+        # One member per item, however many groups it had: bounded by the items.
+        self.assertEqual(self.sc("order", "o2", *self.lines(1, 1, 1)).rc, 0)
+        self.assertEqual(self.group_index_members(), keys)
+        res = self.sc("delete", self.skus[0], self.skus[1])
+        self.assertEqual((res.rc, [l["status"] for l in res.lines]), (0, ["ok", "ok"]), res)
+        self.assertEqual(self.group_index_members(), {"stock:{%s}" % self.skus[2]})
+
     def test_one_short_line_deducts_nothing_and_the_id_may_try_again(self):
         res = self.sc("order", "o", *self.lines(1, 11, 1))
         self.assertEqual(res.rc, 3, res)
@@ -357,6 +381,29 @@ class CrashPoints(ClusterHoldsTest):
                    "hold", gid, "315360000000000", "86400", "0", "", "", "", "3", sku,
                    str(self.QTY[self.skus.index(sku)]), "")
         self.assert_each_line(sold=(0, 0, 0))
+
+
+@unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")
+class Bench(ServerTest):
+    def test_order_bench_places_carts_spanning_each_count_of_slot_groups(self):
+        for groups in (1, 2, 3):
+            res = self.sc("bench", "--mode", "order", "--slot-groups", str(groups), "--items", "30",
+                          "-c", "4", "-n", "60")
+            self.assertEqual(res.rc, 0, res)
+            rep = res.one
+            self.assertEqual((rep["slot_groups"], rep["ok"], rep["errors"], rep["stock_taken"]),
+                             (groups, 60, 0, 180))
+            self.assertTrue(rep["correct"])
+            self.assertGreater(rep["server_us_per_cart"], 0)
+            self.assertLessEqual(rep["latency_us"]["p50"], rep["latency_us"]["p99"])
+            self.assertEqual(self.r("DBSIZE"), 0, "its keys and records are removed")
+
+    def test_order_bench_sells_each_unit_once_when_stock_runs_out(self):
+        res = self.sc("bench", "--mode", "order", "--slot-groups", "1", "--items", "9", "--stock", "2",
+                      "-c", "3", "-n", "20")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual((res.one["ok"], res.one["insufficient"], res.one["stock_taken"]), (6, 14, 18))
+        self.assertEqual(self.r("DBSIZE"), 0)
 
 
 @unittest.skipUnless(CLUSTER, "the protocol runs on a cluster only")

@@ -166,6 +166,21 @@ TEST_CASE("metrics: one gauge per check, node and status; the worst status is 1"
   CHECK(text.find("status=\"warn\"} 0\n") != std::string::npos);
 }
 
+TEST_CASE("holds: cluster records past due warn and say to run reap from cron") {
+  CHECK(check_cluster_holds("n:1", 0, 0).status == CheckStatus::ok);
+  CHECK(check_cluster_holds("n:1", 2, 0).detail ==
+        "2 items have expired holds whose units were not given back yet");
+  Finding warn = check_cluster_holds("n:1", 1, 4);
+  CHECK(warn.status == CheckStatus::warn);
+  CHECK(warn.detail ==
+        "4 cluster holds or orders are past due and not reaped yet (expired, cut off before their "
+        "decision, or decided and not finished): their units stay held until reap; 1 items have "
+        "expired holds whose units were not given back yet");
+  CHECK(warn.hint ==
+        "run stockctl reap --cluster from cron every minute (on a cluster only reap gives "
+        "expired holds back)");
+}
+
 TEST_CASE("holds: expired holds not yet given back warn and say to run reap") {
   Finding ok = check_holds("n:1", 0);
   CHECK(ok.status == CheckStatus::ok);
