@@ -11,6 +11,7 @@
 
 #include "base/diagnostics.h"
 #include "base/errors.h"
+#include "base/interrupt.h"
 #include "base/text.h"
 #include "core/exit_fold.h"
 #include "core/sku.h"
@@ -193,6 +194,9 @@ void HoldRunner::initialize(Cart& cart) {
       return ctx_.redis().call(Call{nullptr, {"EXISTS", key}, true}).integer == 1;
     });
     if (wait == LockWait::resolved) continue;
+    if (wait == LockWait::timed_out && interrupted()) {
+      return fail(cart, Status::error, "not applied: " + interrupt_reason());
+    }
     if (wait == LockWait::timed_out) {
       return fail(cart, Status::busy,
                   fmt::format("init lock {} still held by another process after {} ms; "

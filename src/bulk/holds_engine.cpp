@@ -11,6 +11,7 @@
 #include "app/context.h"
 #include "base/diagnostics.h"
 #include "base/errors.h"
+#include "base/interrupt.h"
 #include "base/text.h"
 #include "bulk/cart_protocol.h"
 #include "core/exit_fold.h"
@@ -34,14 +35,36 @@ void print_cart(Context& ctx, CartKind kind, const Cart& cart, ExitFold& fold) {
   fold.add(cart.status);
 }
 
-// One cart after the other: each runs the protocol's steps in order.
+// After SIGINT or SIGTERM nothing more is sent: every cart from `from` on that would have been
+// is reported as not applied (a cart is all or nothing, so none of its lines was held), and
+// main turns the exit status into 130 or 143.
+void report_unsent(Context& ctx, CartKind kind, std::vector<Cart>& carts, std::size_t from,
+                   ExitFold& fold) {
+  std::size_t unsent = 0;
+  for (std::size_t i = from; i < carts.size(); ++i) {
+    if (carts[i].status == Status::ok) {
+      fail(carts[i], Status::error, "not applied: " + interrupt_reason());
+      ++unsent;
+    }
+    print_cart(ctx, kind, carts[i], fold);
+  }
+  print_error(fmt::format("{}: {} {}s were not sent (reported as not applied)", interrupt_reason(),
+                          unsent, kind_name(kind)));
+}
+
+// One cart after the other: each runs the protocol's steps in order, and a stop is obeyed
+// between carts, never inside one (its steps finish or are left to a re-run and reap).
 ExitCode hold_on_cluster(Context& ctx, CartKind kind, const HoldOptions& o,
                          std::vector<Cart>& carts) {
   CartProtocol protocol(ctx, kind, o);
   ExitFold fold;
-  for (Cart& cart : carts) {
-    if (cart.status == Status::ok) protocol.run(cart);
-    print_cart(ctx, kind, cart, fold);
+  for (std::size_t i = 0; i < carts.size(); ++i) {
+    if (interrupted()) {
+      report_unsent(ctx, kind, carts, i, fold);
+      break;
+    }
+    if (carts[i].status == Status::ok) protocol.run(carts[i]);
+    print_cart(ctx, kind, carts[i], fold);
   }
   return fold.code();
 }
@@ -129,6 +152,10 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
   if (program.common.cluster) return hold_on_cluster(ctx, kind, o, carts);
   HoldRunner runner(ctx, kind, o, o.expire_s * 1000);
   for (std::size_t start = 0; start < carts.size(); start += kHoldWindow) {
+    if (interrupted()) {
+      report_unsent(ctx, kind, carts, start, fold);
+      break;
+    }
     std::vector<Cart> window(
         carts.begin() + static_cast<std::ptrdiff_t>(start),
         carts.begin() + static_cast<std::ptrdiff_t>(std::min(carts.size(), start + kHoldWindow)));
