@@ -26,6 +26,18 @@ void PipelinedConnections::send(std::size_t connection, const Call& call) {
   ++outstanding_total_;
 }
 
+Reply PipelinedConnections::next_reply(std::size_t connection) {
+  Reply reply = connections_[connection]->read();
+  --outstanding_[connection];
+  --outstanding_total_;
+  return reply;
+}
+
+Reply PipelinedConnections::call(std::size_t connection, const Call& call) {
+  send(connection, call);
+  return next_reply(connection);
+}
+
 bool PipelinedConnections::deliver_replies(const OnReply& on_reply) {
   polled_fds_.clear();
   polled_.clear();

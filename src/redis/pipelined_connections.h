@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "redis/client.h"
@@ -37,6 +38,16 @@ class PipelinedConnections {
   /// Writes `call` on `connection`, which must be open. Throws ConnectionError when the write
   /// fails.
   void send(std::size_t connection, const Call& call);
+
+  /// Waits for the next reply of `connection` alone (for callers that ask one node in turn,
+  /// like doctor). Throws ConnectionError when the connection breaks or times out.
+  Reply next_reply(std::size_t connection);
+  /// send() + next_reply().
+  Reply call(std::size_t connection, const Call& call);
+  /// "host:port" of `connection` for messages: behind sentinels, the master they named.
+  const std::string& where(std::size_t connection) const {
+    return connections_[connection]->where();
+  }
 
   /// Waits, up to the options' timeout, until replies arrive, and hands each to `on_reply`,
   /// which may send the next calls. Returns false when calls are outstanding and nothing
