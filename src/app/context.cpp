@@ -30,6 +30,11 @@ std::unique_ptr<Client> Context::new_client() const {
   return open_client(topology_of(options_), connect_options(options_), client_options(options_));
 }
 
+std::unique_ptr<PipelinedConnections> Context::open_pipelined(std::size_t count,
+                                                              ScriptCalls calls) const {
+  return std::make_unique<PipelinedConnections>(connect_options(options_), count, calls);
+}
+
 Client& Context::redis() {
   if (!client_) {
     ConnectOptions options = connect_options(options_);

@@ -7,6 +7,7 @@
 #include "core/exit_fold.h"
 #include "output/json_writer.h"
 #include "redis/client.h"
+#include "redis/pipelined_connections.h"
 
 namespace stockctl {
 
@@ -30,6 +31,10 @@ class Context {
   const std::string& connect_error() const { return connect_error_; }
   /// A new, separate client with the same settings (one per thread). Throws ConnectionError.
   std::unique_ptr<Client> new_client() const;
+  /// For an event loop over many connections (bench): `count` connections to the server, opened
+  /// as the client's are (TLS, Sentinel, credentials), calling scripts as `calls`. Throws
+  /// ConnectionError.
+  std::unique_ptr<PipelinedConnections> open_pipelined(std::size_t count, ScriptCalls calls) const;
 
   /// Prints one item, counts it, and folds its status into the exit code.
   void emit(const ItemResult& item, ExitFold& fold);

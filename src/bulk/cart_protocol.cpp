@@ -14,7 +14,7 @@
 #include "base/errors.h"
 #include "base/text.h"
 #include "core/cart_plan.h"
-#include "redis/cluster/slot.h"
+#include "core/hash_slot.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
 

@@ -14,7 +14,7 @@
 namespace stockctl {
 
 void PutRunner::start(std::vector<PutItem>& items) {
-  Window& added = windows_.emplace_back();
+  Window& added = windows_.open();
   added.items = &items;
   std::vector<PutItem*> pending;
   for (PutItem& item : items) {
@@ -26,9 +26,9 @@ void PutRunner::start(std::vector<PutItem>& items) {
 void PutRunner::finish([[maybe_unused]] std::vector<PutItem>& items) {
   // Windows finish in the order they started; steps of later windows that went out before this
   // one's next steps are read on the way.
-  assert(windows_.front().items == &items);
-  while (!windows_.front().written) complete_oldest_step();
-  windows_.pop_front();
+  assert(windows_.oldest().items == &items);
+  while (!windows_.oldest().written) complete_oldest_step();
+  windows_.take_oldest();
 }
 
 void PutRunner::run(std::vector<PutItem>& items) {

@@ -10,6 +10,7 @@
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
 #include "redis/client.h"
+#include "redis/started_windows.h"
 
 namespace stockctl {
 
@@ -54,6 +55,7 @@ class PutRunner {
  private:
   enum class Step { set, get, script };
   struct Window {
+    std::uint64_t id = 0;
     std::vector<PutItem>* items = nullptr;
     Step step = Step::set;
     std::vector<PutItem*> sent;  ///< the items of the step on the wire
@@ -77,9 +79,12 @@ class PutRunner {
   PutMode mode_;
   long long ttl_s_;
   LockTiming lock_;
-  bool set_get_refused_ = false;  ///< the server predates SET GET (Redis < 6.2)
-  std::deque<Window> windows_;    ///< started, not yet finished
-  std::deque<Window*> wire_;      ///< steps started on the client, oldest first
+  bool set_get_refused_ = false;    ///< the server predates SET GET (Redis < 6.2)
+  StartedWindows<Window> windows_;  ///< started, not yet finished
+  /// The window of each step started on the client, oldest first: the client hands back its
+  /// windows of calls in the order they were started, and a window's steps interleave with
+  /// those of later windows.
+  std::deque<Window*> wire_;
   ChangeLogSettings log_{false, 0, {}, {}};
   std::string change_;
 };

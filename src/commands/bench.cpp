@@ -4,15 +4,12 @@
 
 #include <fmt/format.h>
 
-#include <poll.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
 
-#include "app/connect_options.h"
 #include "app/context.h"
 #include "base/errors.h"
 #include "commands/bench_orders.h"
@@ -20,9 +17,8 @@
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "lock/init_lock.h"
-#include "redis/call.h"
-#include "redis/connection.h"
 #include "redis/errors.h"
+#include "redis/pipelined_connections.h"
 #include "redis/scripts/registry.h"
 #include "redis/scripts/stock.h"
 
@@ -152,64 +148,34 @@ void worker(Context& ctx, const BenchOptions& o, const std::string& run,
   }
 }
 
-// One thread multiplexing every connection with poll(), as redis-benchmark does: with 50
-// connections on a 2-core machine, 50 blocking threads would measure context switches.
-void event_loop(const ConnectOptions& options, ScriptCalls calls, const BenchOptions& o,
-                const std::string& run, const std::vector<std::string>& keys,
-                std::atomic<long long>& budget, std::chrono::steady_clock::time_point until,
-                WorkerTally& tally) {
+// One thread multiplexing every connection, as redis-benchmark does: with 50 connections on a
+// 2-core machine, 50 blocking threads would measure context switches. Each connection has one
+// call on the wire at a time.
+void event_loop(PipelinedConnections& connections, const BenchOptions& o, const std::string& run,
+                const std::vector<std::string>& keys, std::atomic<long long>& budget,
+                std::chrono::steady_clock::time_point until, WorkerTally& tally) {
   using clock = std::chrono::steady_clock;
-  struct Slot {
-    std::unique_ptr<Connection> conn;
-    clock::time_point sent;
-    bool busy = false;
-  };
-  std::vector<Slot> slots(static_cast<std::size_t>(o.connections));
-  for (Slot& s : slots) {
-    s.conn = std::make_unique<Connection>(options);
-    s.conn->set_script_calls(calls);
-  }
+  std::vector<clock::time_point> sent(connections.size());
   std::size_t next = 0;
   auto more = [&] {
     return until.time_since_epoch().count() != 0 ? clock::now() < until : budget.fetch_sub(1) > 0;
   };
-  auto send = [&](Slot& s) {
-    if (!s.conn || !more()) return;
-    append_call(*s.conn, bench_call(o, keys, next++, run));
-    s.conn->flush();
-    s.sent = clock::now();
-    s.busy = true;
+  auto send = [&](std::size_t connection) {
+    if (!connections.is_open(connection) || !more()) return;
+    connections.send(connection, bench_call(o, keys, next++, run));
+    sent[connection] = clock::now();
   };
-  for (Slot& s : slots) send(s);
-  std::vector<pollfd> fds;
-  std::vector<Slot*> polled;
-  for (;;) {
-    fds.clear();
-    polled.clear();
-    for (Slot& s : slots) {
-      if (s.busy) {
-        fds.push_back(pollfd{s.conn->fd(), POLLIN, 0});
-        polled.push_back(&s);
-      }
-    }
-    if (fds.empty()) return;
-    if (poll(fds.data(), fds.size(), static_cast<int>(options.timeout_ms)) <= 0) {
+  const PipelinedConnections::OnReply on_reply = [&](std::size_t connection,
+                                                     const std::optional<Reply>& reply) {
+    auto us =
+        std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - sent[connection]);
+    record(tally, reply, us.count());
+    send(connection);
+  };
+  for (std::size_t i = 0; i < connections.size(); ++i) send(i);
+  while (connections.outstanding() > 0) {
+    if (!connections.deliver_replies(on_reply)) {
       throw ConnectionError("bench: no reply within --timeout");
-    }
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      Slot& s = *polled[i];
-      std::optional<Reply> reply;
-      try {
-        reply = s.conn->read_ready();
-        if (!reply) continue;  // part of a reply; the rest comes later
-      } catch (const ConnectionError&) {
-        s.conn.reset();
-      }
-      auto us = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - s.sent);
-      record(tally, reply, us.count());
-      s.busy = false;
-      send(s);
     }
   }
 }
@@ -260,18 +226,11 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
                                                           : 1);
   auto started = std::chrono::steady_clock::now();
   if (!program.common.cluster) {
-    // The event loop sends its calls raw, without the client's recovery of a missing script:
-    // load the library first, or the scripts where the server refuses Functions.
-    ScriptCalls calls = ScriptCalls::functions;
-    if (!library_loaded(client.call(Call{nullptr, load_library_argv(stock_script()), true}))) {
-      calls = ScriptCalls::evalsha;
-      for (const Script* script : {&stock_script(), &hold_script()}) {
-        Reply loaded =
-            client.call(Call{nullptr, {"SCRIPT", "LOAD", std::string(script->body)}, true});
-        if (loaded.is_error()) throw StockctlError(loaded.str);
-      }
-    }
-    event_loop(connect_options(program.common), calls, o, run, keys, budget, until, tallies[0]);
+    // The event loop sends its calls raw, without the client's recovery of a missing script.
+    const ScriptCalls calls = load_scripts_for_raw_calls(client, {&stock_script(), &hold_script()});
+    std::unique_ptr<PipelinedConnections> connections =
+        ctx.open_pipelined(static_cast<std::size_t>(o.connections), calls);
+    event_loop(*connections, o, run, keys, budget, until, tallies[0]);
   } else {
     // A cluster spreads the items over nodes; one client (and thread) per connection keeps
     // the routing in the cluster client.

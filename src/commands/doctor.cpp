@@ -15,7 +15,7 @@
 #include "core/doctor.h"
 #include "core/hold_lines.h"
 #include "core/sku.h"
-#include "redis/connection.h"
+#include "redis/pipelined_connections.h"
 
 namespace stockctl {
 namespace {
@@ -64,9 +64,27 @@ ConnectOptions options_for(const ConnectOptions& seed, const std::string& addres
   return options;
 }
 
+// One node's connection. Doctor asks every node itself, replicas included, and reports one it
+// cannot reach at once, where a Client would keep retrying.
+class NodeConnection {
+ public:
+  explicit NodeConnection(const ConnectOptions& options)
+      : link_(options, 1, ScriptCalls::functions) {}
+  Reply command(std::vector<std::string> argv) {
+    return link_.call(0, Call::read(std::move(argv)));
+  }
+  /// Pipelines a command: its reply comes from read(), in order.
+  void append(std::vector<std::string> argv) { link_.send(0, Call::read(std::move(argv))); }
+  Reply read() { return link_.next_reply(0); }
+  const std::string& where() const { return link_.where(0); }
+
+ private:
+  PipelinedConnections link_;
+};
+
 // Calls `each` with every key a SCAN MATCH `pattern` walks over on this node.
 template <class Each>
-void scan_keys(Connection& conn, const std::string& pattern, Each each) {
+void scan_keys(NodeConnection& conn, const std::string& pattern, Each each) {
   std::string cursor = "0";
   do {
     Reply r = conn.command({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
@@ -85,9 +103,9 @@ class Doctor {
       : ctx_(ctx), options_(options), scheme_(scheme) {}
 
   void check_node(const ConnectOptions& options, std::string node) {
-    std::unique_ptr<Connection> conn;
+    std::unique_ptr<NodeConnection> conn;
     try {
-      conn = std::make_unique<Connection>(options);
+      conn = std::make_unique<NodeConnection>(options);
       // Behind sentinels the findings (and their redis-cli hints) name the master they found.
       if (options.url.kind == RedisUrl::Kind::sentinel) node = conn->where();
       NodeFacts facts = gather(*conn, node);
@@ -120,7 +138,7 @@ class Doctor {
  private:
   // Items the holds index says are due whose holds really expired (the index may be early:
   // a deduction gives expired holds back without touching it). Looks at 1000 at most.
-  std::size_t items_with_expired_holds(Connection& conn) {
+  std::size_t items_with_expired_holds(NodeConnection& conn) {
     const std::string now = server_now_ms(conn);
     if (now.empty()) return 0;
     Reply due = conn.command(
@@ -135,7 +153,7 @@ class Doctor {
 
   // Cluster holds and orders in this node's due indexes (one per slot with records) whose time
   // has come by this node's clock: the records reap has not looked at yet.
-  std::size_t cluster_records_past_due(Connection& conn) {
+  std::size_t cluster_records_past_due(NodeConnection& conn) {
     const std::string now = server_now_ms(conn);
     if (now.empty()) return 0;
     std::size_t count = 0;
@@ -149,14 +167,14 @@ class Doctor {
     return count;
   }
 
-  static std::string server_now_ms(Connection& conn) {
+  static std::string server_now_ms(NodeConnection& conn) {
     Reply time = conn.command({"TIME"});
     if (time.type != Reply::Type::array || time.elements.size() != 2) return "";
     return std::to_string(std::stoll(time.elements[0].str) * 1000 +
                           std::stoll(time.elements[1].str) / 1000);
   }
 
-  NodeFacts gather(Connection& conn, const std::string& node) {
+  NodeFacts gather(NodeConnection& conn, const std::string& node) {
     NodeFacts facts;
     facts.node = node;
     facts.info = parse_info(conn.command({"INFO"}).str);
@@ -175,7 +193,7 @@ class Doctor {
     return facts;
   }
 
-  void sample_clock(Connection& conn, const std::string& node) {
+  void sample_clock(NodeConnection& conn, const std::string& node) {
     using namespace std::chrono;
     const auto sent = steady_clock::now();
     const auto wall = system_clock::now();
@@ -190,7 +208,7 @@ class Doctor {
     clocks_.push_back(s);
   }
 
-  std::vector<LockKey> find_locks(Connection& conn) {
+  std::vector<LockKey> find_locks(NodeConnection& conn) {
     std::vector<LockKey> locks;
     scan_keys(conn, "*lock*", [&](const std::vector<Reply>& keys) {
       std::vector<std::string> found;
@@ -205,7 +223,7 @@ class Doctor {
 
   // The GETs of one SCAN batch go out in the same pipeline as the next SCAN, so the server
   // always has the next batch to work on.
-  void scan_values(Connection& conn, const std::string& node) {
+  void scan_values(NodeConnection& conn, const std::string& node) {
     const std::string pattern = glob_escape(scheme_.prefix) + "*";
     std::size_t items = 0;
     std::size_t corrupt = 0;
@@ -266,7 +284,7 @@ ExitCode run_doctor(Program& program, const DoctorOptions& options) {
   Doctor doctor(ctx, options, ctx.scheme());
   std::vector<std::string> nodes;
   if (program.common.cluster) {
-    Connection conn(seed);
+    NodeConnection conn(seed);
     Reply r = conn.command({"CLUSTER", "NODES"});
     if (r.is_error()) {
       throw StockctlError(fmt::format("{}: CLUSTER NODES: {}", conn.where(), r.str));

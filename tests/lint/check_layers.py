@@ -12,7 +12,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 
 
 def read_diagram(path):
-    allowed, generated, only = {}, {}, {}
+    allowed, generated, only, forbidden = {}, {}, {}, {}
     with open(path, encoding="utf-8") as f:
         for number, raw in enumerate(f, 1):
             line = raw.split("#", 1)[0].strip()
@@ -26,12 +26,16 @@ def read_diagram(path):
                 generated[words[1]] = targets[0]
             elif len(words) == 2 and words[0] == "only":
                 only[words[1]] = set(targets)
+            elif len(words) == 2 and words[0] == "forbid":
+                forbidden[words[1]] = set(targets)
             else:
                 sys.exit(f"{path}:{number}: cannot read this line")
     for layer, targets in allowed.items():
         for target in targets - set(allowed):
             sys.exit(f"{path}: {layer} may include {target}, which is not a layer")
-    return allowed, generated, only
+    for layer in set(forbidden) - set(allowed):
+        sys.exit(f"{path}: forbid {layer}: not a layer")
+    return allowed, generated, only, forbidden
 
 
 def layer_of(relative, layers):
@@ -45,7 +49,7 @@ def layer_of(relative, layers):
 
 
 def check(src, diagram):
-    allowed, generated, only = read_diagram(diagram)
+    allowed, generated, only, forbidden = read_diagram(diagram)
     problems = []
     for root, _, files in os.walk(src):
         for name in sorted(files):
@@ -78,7 +82,10 @@ def check(src, diagram):
                         problems.append(f'{where}: "{header}" is not a path under src/ '
                                         "(include project headers by their path from src/)")
                         continue
-                    if target != layer and target not in allowed[layer]:
+                    if header in forbidden.get(layer, ()):
+                        problems.append(f'{where}: {layer} may not include "{header}" '
+                                        f"(forbidden in {diagram})")
+                    elif target != layer and target not in allowed[layer]:
                         problems.append(f'{where}: {layer} includes "{header}" ({target}); '
                                         f"{layer} may include only: "
                                         f"{' '.join(sorted(allowed[layer])) or 'nothing'}")

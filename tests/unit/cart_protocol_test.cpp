@@ -2,7 +2,7 @@
 
 #include <doctest/doctest.h>
 
-#include "redis/cluster/slot.h"
+#include "core/hash_slot.h"
 
 namespace stockctl {
 

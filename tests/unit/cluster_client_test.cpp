@@ -1,8 +1,8 @@
 #include <doctest/doctest.h>
 
+#include "core/hash_slot.h"
 #include "fake_node.h"
 #include "redis/cluster/router.h"
-#include "redis/cluster/slot.h"
 #include "redis/scripts/lock.h"
 
 using namespace stockctl;

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "core/hash_slot.h"
 #include "redis/cluster/redirect.h"
-#include "redis/cluster/slot.h"
 #include "redis/cluster/slot_map.h"
 
 using namespace stockctl;

@@ -10,9 +10,9 @@
 
 #include "base/backoff.h"
 #include "base/diagnostics.h"
+#include "core/hash_slot.h"
 #include "redis/call.h"
 #include "redis/cluster/redirect.h"
-#include "redis/cluster/slot.h"
 #include "redis/errors.h"
 
 namespace stockctl {

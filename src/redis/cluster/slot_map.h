@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "redis/cluster/slot.h"
+#include "core/hash_slot.h"
 
 namespace stockctl {
 

@@ -1,4 +1,4 @@
-#include "redis/cluster/slot.h"
+#include "core/hash_slot.h"
 
 #include <array>
 
