@@ -448,11 +448,7 @@ void settle_on_cluster(Context& ctx, const std::string& action, const std::strin
   auto report = [&](Status status, const std::vector<RecordLine>& lines,
                     const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
                     const std::string& error) {
-    if (needs_error_line(status)) {
-      print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
-    }
-    ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
-    fold.add(status);
+    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
   };
   if (std::string problem = validate_hold_id(id); !problem.empty()) {
     return report(Status::invalid, {}, {}, false, problem);

@@ -321,6 +321,17 @@ std::optional<std::vector<RecordLine>> hold_record_lines(std::string_view text) 
   return lines;
 }
 
+void print_settle(Context& ctx, const std::string& action, const std::string& id, Status status,
+                  const std::vector<RecordLine>& lines,
+                  const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
+                  const std::string& error, ExitFold& fold) {
+  if (needs_error_line(status)) {
+    print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
+  }
+  ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
+  fold.add(status);
+}
+
 nlohmann::ordered_json settle_json(const std::string& action, const std::string& id, Status status,
                                    const std::vector<RecordLine>& lines,
                                    const std::vector<std::optional<std::int64_t>>& stocks,

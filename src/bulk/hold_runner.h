@@ -10,6 +10,7 @@
 #include "app/context.h"
 #include "bulk/adjust_runner.h"
 #include "cli/common_options.h"
+#include "core/exit_fold.h"
 #include "core/hold_lines.h"
 #include "core/outcome.h"
 
@@ -119,6 +120,13 @@ nlohmann::ordered_json settle_json(const std::string& action, const std::string&
                                    const std::vector<RecordLine>& lines,
                                    const std::vector<std::optional<std::int64_t>>& stocks,
                                    bool replayed, const std::string& error);
+
+/// Prints the answer line of confirm, release or cancel of `id` (and, when the status calls for
+/// one, its error line on stderr) and adds the status to `fold`.
+void print_settle(Context& ctx, const std::string& action, const std::string& id, Status status,
+                  const std::vector<RecordLine>& lines,
+                  const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
+                  const std::string& error, ExitFold& fold);
 
 /// "ok", "expired", ... as a settle script answers them.
 Status settle_status(const std::string& word);

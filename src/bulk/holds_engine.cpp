@@ -74,11 +74,7 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
   auto report = [&](Status status, const std::vector<RecordLine>& lines,
                     const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
                     const std::string& error) {
-    if (needs_error_line(status)) {
-      print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
-    }
-    ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
-    fold.add(status);
+    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
     return fold.code();
   };
   if (std::string problem = validate_hold_id(id); !problem.empty()) {

@@ -12,6 +12,7 @@
 
 #include "app/context.h"
 #include "base/errors.h"
+#include "commands/bench_items.h"
 #include "commands/bench_orders.h"
 #include "commands/program.h"
 #include "core/quantity.h"
@@ -96,18 +97,6 @@ bool ok_reply(const Reply& reply) {
     if (reply.elements[i].integer < 0) return false;
   }
   return true;
-}
-
-// Creates the test items, refusing to touch anything that already exists.
-void create_items(Client& client, const std::vector<std::string>& keys, long long stock) {
-  for (const std::string& key : keys) {
-    Reply r = client.call(Call::once({"SET", key, std::to_string(stock), "NX"}));
-    if (r.is_nil()) {
-      throw InputError(
-          fmt::format("refusing to run: {} exists and was not created by this bench", key));
-    }
-    if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key, r.str));
-  }
 }
 
 void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us) {
@@ -216,7 +205,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   Client& client = ctx.redis();
   const std::string run = o.run_id.empty() ? random_token().substr(0, 12) : o.run_id;
   std::vector<std::string> keys = bench_keys(o, run);
-  create_items(client, keys, o.stock);
+  create_bench_items(client, keys, o.stock);
   std::atomic<long long> budget{o.requests};
   auto until = o.duration_s > 0
                    ? std::chrono::steady_clock::now() +

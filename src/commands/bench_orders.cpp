@@ -16,6 +16,7 @@
 #include "base/errors.h"
 #include "bulk/cart_protocol.h"
 #include "bulk/hold_runner.h"
+#include "commands/bench_items.h"
 #include "core/cart_spread.h"
 #include "core/quantity.h"
 #include "core/sku.h"
@@ -66,17 +67,6 @@ long long server_usec(Client& client) {
     }
   }
   return total;
-}
-
-void create_items(Client& client, const std::vector<std::string>& keys, long long stock) {
-  for (const std::string& key : keys) {
-    Reply r = client.call(Call::once({"SET", key, std::to_string(stock), "NX"}));
-    if (r.is_nil()) {
-      throw InputError(
-          fmt::format("refusing to run: {} exists and was not created by this bench", key));
-    }
-    if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key, r.str));
-  }
 }
 
 Cart bench_cart(const std::string& run, std::size_t n, const std::vector<Triple>& triples,
@@ -218,7 +208,7 @@ ExitCode run_order_bench_on_cluster(Program& program, const OrderBenchOptions& o
   for (const Triple& t : triples) {
     for (const std::string& sku : t.skus) keys.push_back(stock_key(ctx.scheme(), sku));
   }
-  create_items(client, keys, o.stock);
+  create_bench_items(client, keys, o.stock);
 
   const long long usec_before = server_usec(client);
   const auto started = Clock::now();
