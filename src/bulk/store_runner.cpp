@@ -49,11 +49,8 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
                                        [](const PutItem* item) { return item->counts_held; });
   if (step == Step::set && (log_.enabled || mode_.force || counts_held)) step = Step::script;
   std::vector<Call> calls;
-  calls.reserve(items.size() * 2);
-  for (const PutItem* item : items) {
-    calls.push_back(call_for(step, *item));
-    if (reads_held(step, *item)) calls.push_back(held_units_call(item->result.key));
-  }
+  calls.reserve(items.size());
+  for (const PutItem* item : items) calls.push_back(call_for(step, *item));
   client_.start(std::move(calls));
   window.step = step;
   window.sent = std::move(items);
@@ -105,10 +102,6 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
   return put_call(PutRequest{key, item.value, item.counts_held, mode_, ttl_s_, &log_, change_});
 }
 
-bool PutRunner::reads_held(Step step, const PutItem& item) const {
-  return step == Step::get && mode_.rebuild && item.counts_held;
-}
-
 std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
                                            std::vector<CallResult>& results) const {
   std::vector<PutItem*> next;
@@ -132,23 +125,9 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
 std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
                                            const std::vector<CallResult>& results) const {
   std::vector<PutItem*> to_write;
-  std::size_t next_result = 0;
-  for (PutItem* sent_item : sent) {
-    PutItem& item = *sent_item;
-    const CallResult& result = results[next_result++];
-    std::int64_t held = 0;
-    if (reads_held(Step::get, item)) {
-      const CallResult& held_result = results[next_result++];
-      if (held_result.state != CallResult::State::replied) {
-        set_error(item.result, Status::error, held_result.error);
-        continue;
-      }
-      if (held_result.reply.is_error()) {
-        apply_error_reply(item.result, held_result.reply.str);
-        continue;
-      }
-      held = parse_held_units(held_result.reply);
-    }
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    PutItem& item = *sent[i];
+    const CallResult& result = results[i];
     if (result.state != CallResult::State::replied) {
       set_error(item.result, Status::error, result.error);
       continue;
@@ -158,20 +137,23 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
-    // The value the put script would store: the live holds' units (here with those of holds
-    // that expired and are not yet given back, which go back onto it later) are left out.
-    const std::int64_t stock = stock_less_held(item.value, held);
-    // Only --force cares whether a live value differs (the export's value is formatted once
-    // per forced row, not for every row of a rebuild).
-    const bool same = mode_.force && live && *live == std::to_string(stock);
-    if (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0)))) {
+    // Only --force and values that count held units care whether a live value differs (the
+    // export's value is formatted for those rows only).
+    const bool same =
+        (mode_.force || item.counts_held) && live && *live == std::to_string(item.value);
+    // A value that counts held units is compared with, or stored as, the value less the
+    // item's held units, which only the script reads in the same moment as the stock (in a dry
+    // run it only peeks): items with holds and drifting items take that step, the others are
+    // done with the GET.
+    const bool needs_held = item.counts_held && !same;
+    if (needs_held || (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0))))) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
-    } else if (same && !mode_.dry_run) {
+    } else if (same && mode_.force && !mode_.dry_run) {
       // Writing the value the key holds, keeping its expiry, would change nothing: the forced
       // write is this GET's moment, and it is reported as one.
-      apply_put_verdict(item.result, "replaced", live, stock, mode_);
+      apply_put_verdict(item.result, "replaced", live, item.value, mode_);
     } else {
-      apply_put_verdict(item.result, live ? "kept" : "absent", live, stock, mode_);
+      apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);
     }
   }
   return to_write;

@@ -112,11 +112,6 @@ TEST_CASE("init and rebuild store a value less the units held, never below 0") {
   CHECK(stock_less_held(10, 3) == 7);
   CHECK(stock_less_held(2, 3) == 0);
   CHECK(stock_less_held(-1, 5) == -1);
-  CHECK(parse_held_units(bulk("4")) == 4);
-  CHECK(parse_held_units(Reply{}) == 0);
-  CHECK(parse_held_units(bulk("x")) == 0);
-  CHECK(held_units_call("stock:{a}").args ==
-        std::vector<std::string>{"HGET", "stock:{a}:held", ""});
 }
 
 TEST_CASE("plain calls say by name whether they may be resent and waited for") {

@@ -1,7 +1,5 @@
 #include "redis/scripts/put.h"
 
-#include <charconv>
-
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "redis/scripts/registry.h"
@@ -30,18 +28,6 @@ std::optional<PutAnswer> parse_put_answer(const Reply& reply) {
   const Reply& held = reply.elements[2];
   if (held.type != Reply::Type::integer || held.integer < 0) return std::nullopt;
   return PutAnswer{reply.elements[0].str, reply.elements[1].string_or_nil(), held.integer};
-}
-
-Call held_units_call(const std::string& key) {
-  return Call::read({"HGET", companion_key(key, kHeldSuffix), ""});
-}
-
-std::int64_t parse_held_units(const Reply& reply) {
-  if (reply.type != Reply::Type::string) return 0;
-  std::int64_t held = 0;
-  const char* end = reply.str.data() + reply.str.size();
-  auto [ptr, ec] = std::from_chars(reply.str.data(), end, held);
-  return ec == std::errc() && ptr == end && held > 0 ? held : 0;
 }
 
 std::int64_t stock_less_held(std::int64_t value, std::int64_t held) {

@@ -39,13 +39,6 @@ struct PutAnswer {
 /// Reads a non-error reply of the put script; nullopt when it has another shape.
 std::optional<PutAnswer> parse_put_answer(const Reply& reply);
 
-/// A read of the units in an item's holds (the sum in its `:held` hash, expired holds not yet
-/// given back included), for comparing a live value with what the put script would store.
-Call held_units_call(const std::string& key);
-
-/// Reads the reply of held_units_call: 0 when the item has no holds (or the sum is unreadable).
-std::int64_t parse_held_units(const Reply& reply);
-
 /// The stock the put script stores for `value` when `held` units are in live holds: `value`
 /// less them, never below 0; unlimited (-1) stays unlimited.
 std::int64_t stock_less_held(std::int64_t value, std::int64_t held);
