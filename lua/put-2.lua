@@ -7,47 +7,129 @@
 --          "peek" stores nothing and only reports (dry run)
 -- ARGV[3]  expiry in seconds for the stored key; "0" = none (a replaced key keeps its own)
 -- ARGV[4]  "1": a missing key held under someone's init lock is left to the lock holder
--- KEYS[3]  the item's change log (a stream, same hash slot); sent only with ARGV[6]
--- ARGV[5]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
+-- ARGV[5]  "1": ARGV[1] counts the item's held units as not sold (a database's total - issued):
+--          the value stored is ARGV[1] less the units of its live holds, never below 0 (see
+--          "Holds" below); "0": ARGV[1] is stored as it is
+-- KEYS[3]  the item's change log (a stream, same hash slot); sent only with ARGV[7]
+-- ARGV[6]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
 --          is logged as "overwrite")
--- ARGV[6]  change log: keep about this many entries; absent or "" = write no log
--- ARGV[7]  change log: actor; ARGV[8]: reason ("" = none)
+-- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
+-- ARGV[8]  change log: actor; ARGV[9]: reason ("" = none)
 --
--- Returns {verdict, previous}; previous is the value stored before the call, or nil:
---   "created"   the key was missing and now holds ARGV[1]
+-- Returns {verdict, previous, held}; previous is the stock value before the call (after the
+-- expired holds went back to it), or nil; held is the units of live holds left out of the
+-- value (ARGV[5] = "1"; else, and for unlimited, 0). The value is ARGV[1] - held:
+--   "created"   the key was missing and now holds the value
 --   "kept"      the key exists and was left as it was
---   "replaced"  the key existed and now holds ARGV[1] (mode "force")
+--   "replaced"  the key existed and now holds the value (mode "force")
 --   "absent"    mode "peek" and the key is missing
 --   "locked"    the key is missing and its init lock is held: the holder will create it
 -- Running as one script makes check-and-create atomic; the init lock is honoured so that a
 -- process initializing the item from its own source is not raced.
+--
+-- Holds. Before anything else, expired holds give their units back, as in every script that
+-- touches the item (stock-2.lua's holds hook, the same code; a dry run gives nothing back); on
+-- a missing key they go with it. Held units are in the item's `:held` hash, not in its stock;
+-- a database's total - issued counts them as not sold, so storing it as it is would count them
+-- twice once the holds are released or expire: with ARGV[5] = "1" they are left out. A
+-- cluster's holds (slot groups) never expire here (their expiry is ten years away; `reap` ends
+-- them), so all of their units count as held until reap or release puts them back onto the
+-- stored value. The holds keys are companions of KEYS[1] (same hash slot) and not declared, as
+-- in stock-2.lua.
 
-local previous = redis.call('GET', KEYS[1])
+local MAX = 9007199254740991
+local POSITIVE = '^[1-9]%d*$'
+local find = string.find
+local key = KEYS[1]
 local mode = ARGV[2]
+local log_max = ARGV[7]
+local logging = mode ~= 'peek' and log_max and log_max ~= ''
+
+local holds_base = key
+do
+  local open = find(key, '{', 1, true)
+  local close = open and find(key, '}', open + 1, true)
+  if not (close and close > open + 1) then holds_base = '{' .. key .. '}' end
+end
+local holds_key, held_key = holds_base .. ':holds', holds_base .. ':held'
+local held = 0
+if redis.pcall('EXISTS', holds_key) == 1 then
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
+  local expired = 0
+  if mode == 'peek' then
+    for _, hid in ipairs(ids) do
+      expired = expired + tonumber(redis.call('HGET', held_key, hid) or '0')
+    end
+  elseif #ids > 0 then
+    -- The holds hook of stock-2.lua.
+    local held_raw = redis.call('GET', key)
+    local stock
+    if held_raw == '-1' or held_raw == '0' then
+      stock = tonumber(held_raw)
+    elseif held_raw and #held_raw <= 16 and find(held_raw, POSITIVE)
+        and tonumber(held_raw) <= MAX then
+      stock = tonumber(held_raw)
+    end
+    -- A corrupt value keeps its holds until it is repaired (a forced write counts them as held
+    -- below; the next touch then gives them back onto the new value); a missing key takes them
+    -- with it.
+    if not (held_raw and not stock) then
+      local units = 0
+      for _, hid in ipairs(ids) do
+        local hqty = tonumber(redis.call('HGET', held_key, hid) or '0')
+        units = units + hqty
+        redis.call('HDEL', held_key, hid)
+        if logging and stock and stock >= 0 then
+          redis.call('XADD', KEYS[3], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
+                     'qty', hqty, 'before', stock + units - hqty, 'after', stock + units,
+                     'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9], 'hold_id', hid)
+        end
+      end
+      redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
+      if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
+      if stock and stock >= 0 then redis.call('INCRBY', key, units) end
+    end
+  end
+  if ARGV[5] == '1' then
+    held = tonumber(redis.call('HGET', held_key, '') or '0') - expired
+    if held < 0 then held = 0 end
+  end
+end
+
+local previous = redis.call('GET', key)
+local value = ARGV[1]
+if value == '-1' then
+  held = 0
+elseif held > 0 then
+  local n = tonumber(value) - held
+  value = n > 0 and string.format('%d', n) or '0'
+end
 
 if mode == 'peek' then
-  if previous then return {'kept', previous} end
-  return {'absent', false}
+  if previous then return {'kept', previous, held} end
+  return {'absent', false, held}
 end
-if previous and mode ~= 'force' then return {'kept', previous} end
+if previous and mode ~= 'force' then return {'kept', previous, held} end
 if not previous and ARGV[4] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then
-  return {'locked', false}
+  return {'locked', false, held}
 end
 
 local ttl = tonumber(ARGV[3]) or 0
 if ttl > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+  redis.call('SET', key, value, 'EX', ARGV[3])
 else
   -- PTTL and PEXPIRE rather than KEEPTTL, which servers before 6.0 do not know.
-  local keep = previous and redis.call('PTTL', KEYS[1]) or -1
-  redis.call('SET', KEYS[1], ARGV[1])
-  if keep > 0 then redis.call('PEXPIRE', KEYS[1], keep) end
+  local keep = previous and redis.call('PTTL', key) or -1
+  redis.call('SET', key, value)
+  if keep > 0 then redis.call('PEXPIRE', key, keep) end
 end
-if ARGV[6] and ARGV[6] ~= '' and previous ~= ARGV[1] then
+if logging and previous ~= value then
   -- The same fields as the stock script's entries ("" = does not apply).
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'change',
-             previous and 'overwrite' or ARGV[5], 'qty', '', 'before', previous or '',
-             'after', ARGV[1], 'request_id', '', 'actor', ARGV[7], 'reason', ARGV[8])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', log_max, '*', 'change',
+             previous and 'overwrite' or ARGV[6], 'qty', '', 'before', previous or '',
+             'after', value, 'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9])
 end
-if previous then return {'replaced', previous} end
-return {'created', false}
+if previous then return {'replaced', previous, held} end
+return {'created', false, held}

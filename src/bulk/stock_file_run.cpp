@@ -86,6 +86,7 @@ class StockJob {
     item.result.sku = row.sku;
     if (row.sku_valid) item.result.key = stock_key(scheme_, row.sku);
     item.value = row.value;
+    item.counts_held = row.counts_held;
     if (!problem.empty()) {
       item.pending = false;
       set_error(item.result, Status::invalid,

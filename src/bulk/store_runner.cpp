@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cassert>
 #include <optional>
 
@@ -41,8 +42,12 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
     window.written = true;
     return;
   }
-  // SET cannot append to the change log in the same step; the put script can.
-  if (step == Step::set && (set_get_refused_ || log_.enabled)) step = Step::script;
+  // SET cannot append to the change log in the same step, give back expired holds before it
+  // overwrites a value, nor leave the units of live holds out of one; the put script can. (The
+  // rows of a source all have the columns of its header: all count held units or none do.)
+  const bool counts_held = std::any_of(items.begin(), items.end(),
+                                       [](const PutItem* item) { return item->counts_held; });
+  if (step == Step::set && (log_.enabled || mode_.force || counts_held)) step = Step::script;
   std::vector<Call> calls;
   calls.reserve(items.size());
   for (const PutItem* item : items) calls.push_back(call_for(step, *item));
@@ -59,9 +64,8 @@ void PutRunner::complete_oldest_step() {
   std::vector<PutItem*> sent = std::move(window.sent);
   switch (window.step) {
     case Step::set:
-      // Without --force, SET NX said nothing about keys that existed: GET tells their value.
-      // With --force, what is left needs the script (a server without SET GET).
-      begin(window, mode_.force ? Step::script : Step::get, apply_set(sent, results));
+      // SET NX said nothing about keys that existed: GET tells their value.
+      begin(window, Step::get, apply_set(sent, results));
       return;
     case Step::get:
       begin(window, Step::script, apply_get(sent, results));
@@ -82,15 +86,11 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
   const std::string& key = item.result.key;
   switch (step) {
     case Step::set: {
-      // SET NX is all init needs where keys are missing (the common case); --force asks for
-      // the previous value with GET, to report it, and keeps the key's expiry unless --ttl.
-      Call call = Call::idempotent_write(
-          {"SET", key, std::to_string(item.value), mode_.force ? "GET" : "NX"});
+      // SET NX is all init needs where keys are missing (the common case).
+      Call call = Call::idempotent_write({"SET", key, std::to_string(item.value), "NX"});
       if (ttl_s_ > 0) {
         call.args.emplace_back("EX");
         call.args.push_back(std::to_string(ttl_s_));
-      } else if (mode_.force) {
-        call.args.emplace_back("KEEPTTL");
       }
       return call;
     }
@@ -99,11 +99,11 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
     case Step::script:
       break;
   }
-  return put_call(PutRequest{key, item.value, mode_, ttl_s_, &log_, change_});
+  return put_call(PutRequest{key, item.value, item.counts_held, mode_, ttl_s_, &log_, change_});
 }
 
 std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
-                                           std::vector<CallResult>& results) {
+                                           std::vector<CallResult>& results) const {
   std::vector<PutItem*> next;
   for (std::size_t i = 0; i < sent.size(); ++i) {
     const CallResult& result = results[i];
@@ -111,19 +111,11 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
     if (result.state != CallResult::State::replied) {
       set_error(r, Status::error, result.error);
     } else if (result.reply.is_error()) {
-      if (mode_.force && result.reply.error_kind() == ErrorReply::syntax) {
-        // Redis before 6.2 has no SET GET (and so applied nothing): use the script instead.
-        set_get_refused_ = true;
-        next.push_back(sent[i]);
-      } else {
-        apply_error_reply(r, result.reply.str);
-      }
-    } else if (!mode_.force && result.reply.is_nil()) {
+      apply_error_reply(r, result.reply.str);
+    } else if (result.reply.is_nil()) {
       next.push_back(sent[i]);  // the key exists: NX stored nothing
     } else {
-      std::optional<std::string> previous;
-      if (mode_.force) previous = result.reply.string_or_nil();
-      apply_put_verdict(r, !previous ? "created" : "replaced", previous, sent[i]->value, mode_);
+      apply_put_verdict(r, "created", std::nullopt, sent[i]->value, mode_);
       if (r.status == Status::ok) check_durability(r, result, client_.options());
     }
   }
@@ -145,12 +137,18 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
-    // Only --force cares whether a live value differs (the export's value is formatted once
-    // per forced row, not for every row of a rebuild).
-    const bool same = mode_.force && live && *live == std::to_string(item.value);
-    if (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0)))) {
+    // Only --force and values that count held units care whether a live value differs (the
+    // export's value is formatted for those rows only).
+    const bool same =
+        (mode_.force || item.counts_held) && live && *live == std::to_string(item.value);
+    // A value that counts held units is compared with, or stored as, the value less the
+    // item's held units, which only the script reads in the same moment as the stock (in a dry
+    // run it only peeks): items with holds and drifting items take that step, the others are
+    // done with the GET.
+    const bool needs_held = item.counts_held && !same;
+    if (needs_held || (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0))))) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
-    } else if (same && !mode_.dry_run) {
+    } else if (same && mode_.force && !mode_.dry_run) {
       // Writing the value the key holds, keeping its expiry, would change nothing: the forced
       // write is this GET's moment, and it is reported as one.
       apply_put_verdict(item.result, "replaced", live, item.value, mode_);
@@ -172,7 +170,8 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
         r, Status::error,
         fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
   }
-  apply_put_verdict(r, answer->verdict, answer->previous, item.value, mode_);
+  apply_put_verdict(r, answer->verdict, answer->previous, stock_less_held(item.value, answer->held),
+                    mode_);
   if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 

@@ -18,14 +18,17 @@ namespace stockctl {
 struct PutItem {
   ItemResult result;
   std::int64_t value = 0;
-  bool pending = true;  ///< false when already decided (an invalid row)
+  bool counts_held = false;  ///< `value` is total - issued: held units are left out of it
+  bool pending = true;       ///< false when already decided (an invalid row)
 };
 
 /// Writes windows of items for init and rebuild. Each window goes through steps, each one
 /// pipelined, and only the items that need it go on to the next step:
-///   init:    SET NX (SET GET with --force) -> GET for the keys that existed -> put script
+///   init:    SET NX -> GET for the keys that existed; with --force, a change log or values
+///            that count held units (total - issued), the put script alone
 ///   rebuild: GET -> put script for missing keys (and, with --force, differing ones, or every
-///            live one when --ttl is given)
+///            live one when --ttl is given; for values that count held units, every one that
+///            differs, as the script compares without the held units)
 /// The put script (about ten times the server's cost of a plain SET or GET) runs only where an
 /// atomic create-if-missing under the init lock is needed; items whose init lock is held are
 /// retried until `lock.wait_ms` passes. A window's next step is sent as soon as its previous
@@ -69,7 +72,7 @@ class PutRunner {
   Call call_for(Step step, const PutItem& item) const;
   /// Each returns the items that need the next step.
   std::vector<PutItem*> apply_set(const std::vector<PutItem*>& sent,
-                                  std::vector<CallResult>& results);
+                                  std::vector<CallResult>& results) const;
   std::vector<PutItem*> apply_get(const std::vector<PutItem*>& sent,
                                   const std::vector<CallResult>& results) const;
   void apply_script(PutItem& item, const CallResult& result) const;
@@ -79,7 +82,6 @@ class PutRunner {
   PutMode mode_;
   long long ttl_s_;
   LockTiming lock_;
-  bool set_get_refused_ = false;    ///< the server predates SET GET (Redis < 6.2)
   StartedWindows<Window> windows_;  ///< started, not yet finished
   /// The window of each step started on the client, oldest first: the client hands back its
   /// windows of calls in the order they were started, and a window's steps interleave with

@@ -66,6 +66,7 @@ std::string interpret_stock_row(const Record& record, const SourceColumns& n,
   if (!record.error.empty()) return record.error;
   if (!sku_problem.empty()) return sku_problem;
   const auto& f = record.fields;
+  row.counts_held = false;
   if (f[kStock].present || !(f[kTotal].present || f[kIssued].present)) {
     return read_number(f[kStock], n.stock, parse_stock_value, row.value);
   }
@@ -76,6 +77,7 @@ std::string interpret_stock_row(const Record& record, const SourceColumns& n,
     return fmt::format("'{}' ({}) is greater than '{}' ({})", n.issued, issued, n.total, total);
   }
   row.value = total - issued;
+  row.counts_held = true;
   return {};
 }
 

@@ -25,6 +25,9 @@ struct StockRow {
   std::int64_t value = 0;  ///< -1 = unlimited
   std::size_t line = 0;
   bool sku_valid = false;  ///< the SKU passed validate_sku, even when the rest of the row did not
+  /// The value is `total - issued`, which counts held units as not issued: the units of the
+  /// item's live holds are left out of the stock written.
+  bool counts_held = false;
 };
 
 /// A row of a batch deduct or add.

@@ -26,12 +26,14 @@ TEST_CASE("stock rows take the stock column") {
   CHECK(row.sku == "42");
   CHECK(row.value == 100);
   CHECK(row.line == 2);
+  CHECK_FALSE(row.counts_held);
 }
 
 TEST_CASE("stock rows compute total - issued") {
   StockRow row;
   CHECK(stock_row("sku,total,issued\n42,100,30\n", row).empty());
   CHECK(row.value == 70);
+  CHECK(row.counts_held);  // held units are not issued: the write leaves them out
 }
 
 TEST_CASE("issued greater than total is invalid") {

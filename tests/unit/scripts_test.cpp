@@ -64,17 +64,17 @@ TEST_CASE("a disabled change log is not sent") {
 
 TEST_CASE("the put call sends the lock key, and the log key third only when it writes") {
   ChangeLogSettings log{true, 50, "ops", ""};
-  Call call = put_call(PutRequest{"{s:a}", 7, PutMode::for_init(), 0, &log, "init"});
+  Call call = put_call(PutRequest{"{s:a}", 7, false, PutMode::for_init(), 0, &log, "init"});
   CHECK(script_argv(call) == evalsha(put_script(), 3,
                                      {"{s:a}", "{s:a}:lock", "{s:a}:log", "7", "create", "0", "1",
-                                      "init", "50", "ops", ""}));
+                                      "0", "init", "50", "ops", ""}));
   CHECK(call.idempotent);
   CHECK(call.writes);
 
   Call peek = put_call(
-      PutRequest{"{s:a}", 7, PutMode::for_rebuild().with_dry_run(true), 0, &log, "rebuild"});
+      PutRequest{"{s:a}", 7, true, PutMode::for_rebuild().with_dry_run(true), 0, &log, "rebuild"});
   CHECK(script_argv(peek) ==
-        evalsha(put_script(), 2, {"{s:a}", "{s:a}:lock", "7", "peek", "0", "1"}));
+        evalsha(put_script(), 2, {"{s:a}", "{s:a}:lock", "7", "peek", "0", "1", "1"}));
   CHECK_FALSE(peek.writes);
 }
 
@@ -98,11 +98,20 @@ TEST_CASE("script answers of the wrong shape are refused, not guessed") {
   CHECK_FALSE(parse_stock_answer(array({bulk("1"), integer(2), integer(0)})));
 
   Reply nil;
-  std::optional<PutAnswer> put = parse_put_answer(array({bulk("created"), nil}));
+  std::optional<PutAnswer> put = parse_put_answer(array({bulk("created"), nil, integer(3)}));
   REQUIRE(put);
   CHECK(put->verdict == "created");
   CHECK_FALSE(put->previous);
+  CHECK(put->held == 3);
   CHECK_FALSE(parse_put_answer(integer(1)));
+  CHECK_FALSE(parse_put_answer(array({bulk("created"), nil})));
+  CHECK_FALSE(parse_put_answer(array({bulk("created"), nil, integer(-1)})));
+}
+
+TEST_CASE("init and rebuild store a value less the units held, never below 0") {
+  CHECK(stock_less_held(10, 3) == 7);
+  CHECK(stock_less_held(2, 3) == 0);
+  CHECK(stock_less_held(-1, 5) == -1);
 }
 
 TEST_CASE("plain calls say by name whether they may be resent and waited for") {

@@ -28,13 +28,15 @@ Reply value_or_nil(const std::map<std::string, std::string>& data, const std::st
 }
 
 // An in-memory stand-in for a server: SET (NX, GET, EX), GET, and the put script as
-// lua/put-2.lua defines it. It records every command it is sent, which is what these tests check.
+// lua/put-2.lua defines it (an item's holds are all live, none expired). It records every
+// command it is sent, which is what these tests check.
 class FakeRedis : public Client {
  public:
   FakeRedis() : Client(ClientOptions{}) {}
 
   std::map<std::string, std::string> data;
-  std::vector<std::string> sent;  ///< "SET stock:{a}", "GET stock:{a}", "PUT stock:{a}"
+  std::map<std::string, std::string> held;  ///< the sum of an item's held units, by stock key
+  std::vector<std::string> sent;            ///< "SET stock:{a}", "GET stock:{a}", "PUT stock:{a}"
   std::vector<std::vector<std::string>> commands;  ///< each command in full
 
  protected:
@@ -70,21 +72,28 @@ class FakeRedis : public Client {
     const std::string& key = args[0];
     sent.push_back("PUT " + key);
     Reply previous = value_or_nil(data, key);
+    // args: the keys (stock, lock), then value, mode, ttl, lock flag, counts held
+    const bool counts_held = args[6] == "1";
+    const long long units = counts_held && held.count(key) ? std::stoll(held[key]) : 0;
     Reply out;
     out.type = Reply::Type::array;
     auto verdict = [&](const char* v) {
-      out.elements = {text(Reply::Type::string, v), previous};
+      Reply n;
+      n.type = Reply::Type::integer;
+      n.integer = units;
+      out.elements = {text(Reply::Type::string, v), previous, n};
       return out;
     };
     if (!previous.is_nil() && args[3] != "force") return verdict("kept");
     if (previous.is_nil() && data.count(args[1])) return verdict("locked");
-    data[key] = args[2];
+    data[key] = std::to_string(std::max(std::stoll(args[2]) - units, 0LL));
     return verdict(previous.is_nil() ? "created" : "replaced");
   }
 };
 
-PutItem item(const std::string& sku, std::int64_t value) {
+PutItem item(const std::string& sku, std::int64_t value, bool counts_held = false) {
   PutItem p;
+  p.counts_held = counts_held;
   p.result.op = "rebuild";
   p.result.sku = sku;
   p.result.key = "stock:{" + sku + "}";
@@ -177,21 +186,59 @@ TEST_CASE("rows already decided (invalid) are handed over without a command") {
   CHECK(items[1].result.status == Status::ok);
 }
 
-TEST_CASE("init --force asks for the value it replaces and keeps the key's expiry") {
+TEST_CASE("init --force goes through the put script, which gives back expired holds first") {
   FakeRedis redis;
   redis.data["stock:{a}"] = "5";
+  redis.held["stock:{a}"] = "2";
   std::vector<PutItem> items{item("a", 5), item("b", 6)};
   PutRunner(redis, PutMode::for_init().with_force(true), 0, LockTiming{}).run(items);
-  CHECK(redis.commands[0] == std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "KEEPTTL"});
+  CHECK(redis.sent == std::vector<std::string>{"PUT stock:{a}", "PUT stock:{b}"});
   CHECK(items[0].result.status == Status::ok);
   CHECK(items[0].result.previous == std::optional<std::string>("5"));
+  CHECK(items[0].result.stock == 5);  // a stock value is stored as it is
   CHECK(items[1].result.forced);
   CHECK_FALSE(items[1].result.previous);
-  FakeRedis with_ttl;
-  std::vector<PutItem> one{item("a", 5)};
-  PutRunner(with_ttl, PutMode::for_init().with_force(true), 60, LockTiming{}).run(one);
-  CHECK(with_ttl.commands[0] ==
-        std::vector<std::string>{"SET", "stock:{a}", "5", "GET", "EX", "60"});
+}
+
+TEST_CASE("init of total - issued goes through the put script, which leaves out the units held") {
+  FakeRedis redis;
+  redis.held["stock:{a}"] = "2";
+  std::vector<PutItem> items{item("a", 5, true)};
+  PutRunner(redis, kInit, 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"PUT stock:{a}"});
+  CHECK(items[0].result.stock == 3);
+  CHECK(redis.data["stock:{a}"] == "3");
+}
+
+TEST_CASE("rebuild compares and stores total - issued less the units held") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "7";  // 10 less 3 held: in step with the export
+  redis.held["stock:{a}"] = "3";
+  redis.data["stock:{b}"] = "9";  // 10 less 3 held would be 7
+  redis.held["stock:{b}"] = "3";
+  redis.held["stock:{c}"] = "3";   // the stock key lost, its holds left
+  redis.data["stock:{d}"] = "10";  // the export's value: taken as in step, held units unread
+  std::vector<PutItem> items{item("a", 10, true), item("b", 10, true), item("c", 10, true),
+                             item("d", 10, true)};
+  PutRunner(redis, kRebuild, 0, LockTiming{}).run(items);
+  // Only rows whose live value differs from total - issued need the script, which reads the
+  // held units in the same moment as the stock.
+  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "GET stock:{b}", "GET stock:{c}",
+                                               "GET stock:{d}", "PUT stock:{a}", "PUT stock:{b}",
+                                               "PUT stock:{c}"});
+  CHECK(items[0].result.status == Status::exists);
+  CHECK(items[1].result.status == Status::drift);
+  CHECK(items[1].result.expected == 7);
+  CHECK(items[2].result.status == Status::ok);
+  CHECK(items[2].result.stock == 7);
+  CHECK(redis.data["stock:{c}"] == "7");
+  CHECK(items[3].result.status == Status::exists);
+
+  std::vector<PutItem> forced{item("a", 10, true), item("b", 10, true)};
+  PutRunner(redis, PutMode::for_rebuild().with_force(true), 0, LockTiming{}).run(forced);
+  CHECK(forced[0].result.previous == std::optional<std::string>("7"));
+  CHECK(forced[1].result.previous == std::optional<std::string>("9"));
+  CHECK(redis.data["stock:{b}"] == "7");
 }
 
 TEST_CASE("rebuild --force writes differing and missing keys, and reports every previous value") {

@@ -1,5 +1,6 @@
 #include "redis/scripts/put.h"
 
+#include "core/quantity.h"
 #include "core/sku.h"
 #include "redis/scripts/registry.h"
 
@@ -9,9 +10,9 @@ Call put_call(const PutRequest& request) {
   const bool with_log = request.log != nullptr && request.log->enabled && !request.mode.dry_run;
   std::vector<std::string> keys{request.key, companion_key(request.key, kLockSuffix)};
   if (with_log) keys.push_back(log_key(request.key));
-  std::vector<std::string> args{std::to_string(request.value),
-                                std::string(put_script_mode(request.mode)),
-                                std::to_string(request.ttl_s), "1"};
+  std::vector<std::string> args{
+      std::to_string(request.value), std::string(put_script_mode(request.mode)),
+      std::to_string(request.ttl_s), "1", request.counts_held ? "1" : "0"};
   if (with_log) {
     args.insert(args.end(), {request.change, std::to_string(request.log->max_entries),
                              request.log->actor, request.log->reason});
@@ -23,8 +24,15 @@ Call put_call(const PutRequest& request) {
 }
 
 std::optional<PutAnswer> parse_put_answer(const Reply& reply) {
-  if (reply.type != Reply::Type::array || reply.elements.size() != 2) return std::nullopt;
-  return PutAnswer{reply.elements[0].str, reply.elements[1].string_or_nil()};
+  if (reply.type != Reply::Type::array || reply.elements.size() != 3) return std::nullopt;
+  const Reply& held = reply.elements[2];
+  if (held.type != Reply::Type::integer || held.integer < 0) return std::nullopt;
+  return PutAnswer{reply.elements[0].str, reply.elements[1].string_or_nil(), held.integer};
+}
+
+std::int64_t stock_less_held(std::int64_t value, std::int64_t held) {
+  if (value == kUnlimited) return value;
+  return value > held ? value - held : 0;
 }
 
 }  // namespace stockctl

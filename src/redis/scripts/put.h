@@ -11,10 +11,12 @@
 namespace stockctl {
 
 /// One call of the put script, lua/put-2.lua (its header is the contract): store one item's
-/// stock for init and rebuild, honouring the item's init lock.
+/// stock for init and rebuild, honouring the item's init lock. The script first gives back the
+/// item's expired holds; with `counts_held` it stores `value` less the units still held.
 struct PutRequest {
-  std::string key;  ///< the item's stock key
-  std::int64_t value = 0;
+  std::string key;           ///< the item's stock key
+  std::int64_t value = 0;    ///< -1 = unlimited
+  bool counts_held = false;  ///< `value` counts held units (total - issued): leave them out
   PutMode mode;
   long long ttl_s = 0;                     ///< expiry of the stored key; 0 = none
   const ChangeLogSettings* log = nullptr;  ///< the change log to write; null or disabled: none
@@ -26,13 +28,19 @@ struct PutRequest {
 /// most turn "created" into "kept", so the call is safe to resend.
 Call put_call(const PutRequest& request);
 
-/// The put script's answer: its verdict and the value stored before the call.
+/// The put script's answer: its verdict, the value stored before the call, and the units of the
+/// item's live holds it left out of the value (0 unless the request counts held units).
 struct PutAnswer {
   std::string verdict;  ///< "created", "kept", "replaced", "absent" or "locked"
   std::optional<std::string> previous;
+  std::int64_t held = 0;
 };
 
 /// Reads a non-error reply of the put script; nullopt when it has another shape.
 std::optional<PutAnswer> parse_put_answer(const Reply& reply);
+
+/// The stock the put script stores for `value` when `held` units are in live holds: `value`
+/// less them, never below 0; unlimited (-1) stays unlimited.
+std::int64_t stock_less_held(std::int64_t value, std::int64_t held);
 
 }  // namespace stockctl
