@@ -66,13 +66,19 @@ class ClusterHoldsTest(ServerTest):
     def lines(self, *qtys):
         return ["%s=%d" % (sku, q) for sku, q in zip(self.skus, qtys)]
 
+    def record_field(self, id_, field):
+        """A field of the cart record: "<state> <attempt> <exp> <deadline> <finished> ..."."""
+        raw = self.r("GET", "stockctl:cart:stock:{%s}" % id_)
+        fields = ["state", "attempt", "exp", "deadline", "finished"]
+        return raw.split("\n", 1)[0].split(" ")[fields.index(field)] if raw else None
+
     def record(self, id_):
-        return self.r("HGET", "stockctl:cart:stock:{%s}" % id_, "state")
+        return self.record_field(id_, "state")
 
     def wait_past_record(self, id_, field):
         """Waits until the record's node clock passes its deadline or expiry (asks the node)."""
         key = "stockctl:cart:stock:{%s}" % id_
-        at = int(self.r("HGET", key, field))
+        at = int(self.record_field(id_, field))
         while server_ms(self.r, key) < at:
             time.sleep(0.05)
 
@@ -207,6 +213,29 @@ class Holds(ClusterHoldsTest):
         self.assertEqual(self.sc("release", "h").one.get("replayed"), True)
         self.assertEqual((self.sc("confirm", "h").rc), 3)
         self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(10, 0)] * 3)
+
+    def test_a_record_of_the_previous_version_is_still_confirmed(self):
+        """The record was a hash before it was one string: a hold placed by that version is
+        confirmed after the upgrade, once, and the record keeps its expiry."""
+        self.sc("hold", "h", *self.lines(1, 2, 3))
+        key = "stockctl:cart:stock:{h}"
+        raw = self.r("GET", key)
+        head, rest = raw.split("\n", 1)
+        state, attempt, exp, deadline, finished, kind, size = head.split(" ")
+        ttl = self.r("PTTL", key)
+        self.r("DEL", key)
+        self.r("HSET", key, "kind", kind, "canon", rest[int(size):], "lines", rest[:int(size)],
+               "state", state, "attempt", attempt, "exp", exp, "deadline", deadline,
+               "finished", finished)
+        self.r("PEXPIRE", key, ttl)
+        res = self.sc("confirm", "h")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual([self.sold(s) for s in self.skus], [1, 2, 3])
+        self.assertEqual([self.held(s) for s in self.skus], [0, 0, 0])
+        self.assertEqual(self.record("h"), "confirmed")
+        self.assertGreater(self.r("PTTL", key), ttl - 60000)
+        self.assertEqual(self.sc("confirm", "h").one.get("replayed"), True)
+        self.assertEqual([self.sold(s) for s in self.skus], [1, 2, 3])
 
     def test_a_repeat_returns_the_first_answer(self):
         first = self.sc("hold", "h", *self.lines(1, 2, 3)).one
