@@ -1,7 +1,8 @@
 -- cart: the record of a hold or order whose lines span several slots of a Redis Cluster (the
 -- coordinator of the protocol in docs/holds.md). It lives in the slot of the id; the lines are
--- held per slot group by hold-4002.lua under the group ids ID#SLOT#ATTEMPT, and this record is
--- the one place that decides what becomes of them. Each step below is one script run, so two
+-- prepared per slot group by hold-4002.lua under the group ids ID#SLOT#ATTEMPT (a hold's
+-- groups held, an order's ordered), and this record is the one place that decides what
+-- becomes of them. Each step below is one script run, so two
 -- processes (a re-run and reap, say) racing on one id see each decision exactly once.
 --
 -- KEYS[1]  the record (a string, see "The record" below)
@@ -19,7 +20,8 @@
 --
 -- States: preparing -> held (hold) | ordered (order) | aborted; held -> confirmed | released |
 -- expired; confirmed, ordered -> cancelled. "finished" = 1 once every group was driven to the
--- state (held needs nothing: its groups are held already).
+-- state (held and ordered need nothing: their groups are held, or ordered, already; a record
+-- ordered by the previous version, whose groups were held, is finished by confirming them).
 --
 -- Every op returns {state, attempt, exp, finished, lines, status, replayed}: the record after
 -- the op (state "missing" when there is none), and for settle the answer ("ok", "expired",
@@ -125,7 +127,8 @@ if op == 'decide' then
     save('held', '1')
     redis.call('ZADD', due, exp, id)
   elseif outcome == 'commit' then
-    to_finish('ordered', now)
+    save('ordered', '1')
+    redis.call('ZREM', due, id)
   else
     to_finish('aborted', now)
   end

@@ -121,10 +121,15 @@ class Orders(ClusterHoldsTest):
         return members
 
     def test_deleting_an_item_takes_it_out_of_the_groups_index(self):
+        # Holds' groups are listed there (an order's groups hold nothing, so they are not).
         self.assertEqual(self.sc("order", "o1", *self.lines(1, 2, 3)).rc, 0)
+        self.assertEqual(self.group_index_members(), set())
+        self.assertEqual(self.sc("hold", "h1", *self.lines(1, 2, 3)).rc, 0)
+        self.assertEqual(self.sc("release", "h1").rc, 0)
         keys = {"stock:{%s}" % s for s in self.skus}
         # One member per item, however many groups it had: bounded by the items.
-        self.assertEqual(self.sc("order", "o2", *self.lines(1, 1, 1)).rc, 0)
+        self.assertEqual(self.sc("hold", "h2", *self.lines(1, 1, 1)).rc, 0)
+        self.assertEqual(self.sc("release", "h2").rc, 0)
         self.assertEqual(self.group_index_members(), keys)
         res = self.sc("delete", self.skus[0], self.skus[1])
         self.assertEqual((res.rc, [l["status"] for l in res.lines]), (0, ["ok", "ok"]), res)
@@ -289,6 +294,8 @@ class CrashPoints(ClusterHoldsTest):
 
     PREPARE_STEPS = ["intent", "prepare:1", "prepare:2", "prepare:3"]
     AFTER_DECIDE = ["decide", "finish:1", "finish:2", "finish:3"]
+    # An order's groups are ordered by their prepare: after its decision nothing is left to do.
+    ORDER_AFTER_DECIDE = ["decide"]
     QTY = (1, 2, 3)
 
     def assert_each_line(self, sold, held=(0, 0, 0)):
@@ -304,7 +311,7 @@ class CrashPoints(ClusterHoldsTest):
             self.assertGreaterEqual(self.stock(sku), 0)
 
     def test_an_order_stopped_at_each_step_is_finished_once_by_a_re_run(self):
-        for step in self.PREPARE_STEPS + self.AFTER_DECIDE:
+        for step in self.PREPARE_STEPS + self.ORDER_AFTER_DECIDE:
             with self.subTest(step=step):
                 self.r("FLUSHALL")
                 for sku in self.skus:
@@ -318,7 +325,7 @@ class CrashPoints(ClusterHoldsTest):
                 self.assert_each_line(sold=self.QTY)
 
     def test_an_order_stopped_at_each_step_is_settled_by_reap_all_or_none(self):
-        for step in self.PREPARE_STEPS + self.AFTER_DECIDE:
+        for step in self.PREPARE_STEPS + self.ORDER_AFTER_DECIDE:
             with self.subTest(step=step):
                 self.r("FLUSHALL")
                 for sku in self.skus:
@@ -327,7 +334,7 @@ class CrashPoints(ClusterHoldsTest):
                              STOCKCTL_TEST_PREPARE_MS="1500")
                 self.wait_past_record("o", "deadline")
                 self.assertEqual(self.sc("reap").rc, 0)
-                decided = step in self.AFTER_DECIDE
+                decided = step in self.ORDER_AFTER_DECIDE
                 self.assert_each_line(sold=self.QTY if decided else (0, 0, 0))
                 self.assertEqual(self.record("o"), "ordered" if decided else "aborted")
                 # The same command afterwards applies it exactly once.
@@ -376,6 +383,21 @@ class CrashPoints(ClusterHoldsTest):
                                      (0, "ok", True), (action, step, res))
                     self.assert_each_line(sold=sold)
 
+    def test_cancel_of_an_order_stopped_at_each_step_gives_back_once(self):
+        for step in self.AFTER_DECIDE:
+            with self.subTest(step=step):
+                self.r("FLUSHALL")
+                for sku in self.skus:
+                    self.sc("init", sku, str(self.INITIAL))
+                self.assertEqual(self.sc("order", "o", *self.lines(*self.QTY)).rc, 0)
+                self.assert_each_line(sold=self.QTY)
+                self.stopped(step, "cancel", "o")
+                self.assert_all_or_none_in_flight()
+                res = self.sc("cancel", "o")
+                self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")),
+                                 (0, "ok", True), (step, res))
+                self.assert_each_line(sold=(0, 0, 0))
+
     def test_confirm_stopped_after_its_decision_is_finished_by_reap(self):
         for step in self.AFTER_DECIDE:
             with self.subTest(step=step):
@@ -407,7 +429,7 @@ class CrashPoints(ClusterHoldsTest):
         stock = "stock:{%s}" % sku
         with self.assertRaisesRegex(Exception, "STOCKCTL_CONFLICT"):
             self.r("EVAL", body, 5, record[0], index, stock, stock + ":holds", stock + ":held",
-                   "hold", gid, "315360000000000", "86400", "0", "", "", "", "3", sku,
+                   "order", gid, "600000", "86400", "0", "", "", "", "3", sku,
                    str(self.QTY[self.skus.index(sku)]), "")
         self.assert_each_line(sold=(0, 0, 0))
 
