@@ -449,6 +449,29 @@ class Bench(ServerTest):
             self.assertLessEqual(rep["latency_us"]["p50"], rep["latency_us"]["p99"])
             self.assertEqual(self.r("DBSIZE"), 0, "its keys and records are removed")
 
+    def test_order_bench_counts_the_scripts_time_once(self):
+        """server_us_per_cart sums what the client sends (the scripts, EXPIRE): the commands a
+        script runs are in INFO commandstats too, but their time is in the script's already."""
+        sent = {"cmdstat_" + c for c in ("fcall", "evalsha", "expire")}
+        for port in self.r.primaries():
+            self.r._conn(port)("CONFIG", "RESETSTAT")
+        res = self.sc("bench", "--mode", "order", "--slot-groups", "2", "--items", "30",
+                      "-c", "2", "-n", "100")
+        self.assertEqual(res.rc, 0, res)
+        usec = inner = 0
+        for port in self.r.primaries():
+            for line in self.r._conn(port)("INFO", "commandstats").splitlines():
+                if not line.startswith("cmdstat_"):
+                    continue
+                n = int(line.split("usec=")[1].split(",")[0])
+                if line.split(":")[0] in sent:
+                    usec += n
+                elif line.split(":")[0] in ("cmdstat_get", "cmdstat_decrby", "cmdstat_set"):
+                    inner += n
+        self.assertGreater(inner, 0)
+        # The bench's window is part of the whole run: never more than the whole run's scripts.
+        self.assertLessEqual(res.one["server_us_per_cart"] * 100, usec + 0.5)
+
     def test_order_bench_sells_each_unit_once_when_stock_runs_out(self):
         res = self.sc("bench", "--mode", "order", "--slot-groups", "1", "--items", "9", "--stock", "2",
                       "-c", "3", "-n", "20")
