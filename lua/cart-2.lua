@@ -1,10 +1,11 @@
 -- cart: the record of a hold or order whose lines span several slots of a Redis Cluster (the
 -- coordinator of the protocol in docs/holds.md). It lives in the slot of the id; the lines are
--- held per slot group by hold-4002.lua under the group ids ID#SLOT#ATTEMPT, and this record is
--- the one place that decides what becomes of them. Each step below is one script run, so two
+-- prepared per slot group by hold-4002.lua under the group ids ID#SLOT#ATTEMPT (a hold's
+-- groups held, an order's ordered), and this record is the one place that decides what
+-- becomes of them. Each step below is one script run, so two
 -- processes (a re-run and reap, say) racing on one id see each decision exactly once.
 --
--- KEYS[1]  the record (a hash: kind, canon, lines, state, attempt, exp, deadline, finished)
+-- KEYS[1]  the record (a string, see "The record" below)
 -- KEYS[2]  the due index of the record's slot (a sorted set: id -> server time in ms at which
 --          reap should look at the record; absent = nothing left to do)
 -- ARGV[1]  op: "intent", "decide", "settle", "reap" or "done"
@@ -19,13 +20,20 @@
 --
 -- States: preparing -> held (hold) | ordered (order) | aborted; held -> confirmed | released |
 -- expired; confirmed, ordered -> cancelled. "finished" = 1 once every group was driven to the
--- state (held needs nothing: its groups are held already).
+-- state (held and ordered need nothing: their groups are held, or ordered, already; a record
+-- ordered by the previous version, whose groups were held, is finished by confirming them).
 --
 -- Every op returns {state, attempt, exp, finished, lines, status, replayed}: the record after
 -- the op (state "missing" when there is none), and for settle the answer ("ok", "expired",
 -- "conflict", "missing") and whether it repeated an earlier one; for intent, replayed = 1 when
 -- the record existed. Error reply: STOCKCTL_CONFLICT <kind> (intent: the id is taken by other
 -- lines or the other kind), STOCKCTL_INVALID <what>.
+--
+-- The record, one string (one GET to read it, one SET to write it: a script call costs about
+-- as much per command it runs and per element of the replies it reads as for its own Lua):
+--   "<state> <attempt> <exp> <deadline> <finished> <kind> <bytes of lines>\n<lines><canon>"
+-- A record of the previous version (a hash of those fields) is rewritten in this form, with
+-- its expiry, the first time any op reads it.
 
 local rec, due, op, id = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 
@@ -34,45 +42,76 @@ local function server_now()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+local ok, raw = pcall(redis.call, 'GET', rec)
+if not ok then
+  -- The previous version's record (a hash): the same fields, rewritten once as a string.
+  local h = redis.call('HMGET', rec, 'state', 'attempt', 'exp', 'deadline', 'finished', 'kind',
+                       'lines', 'canon')
+  if not h[1] then return redis.error_reply('STOCKCTL_INVALID record ' .. rec) end
+  local ttl = redis.call('PTTL', rec)
+  raw = table.concat({h[1], h[2], h[3], h[4], h[5], h[6], #h[7]}, ' ') .. '\n' .. h[7] .. h[8]
+  redis.call('DEL', rec)
+  if ttl > 0 then redis.call('SET', rec, raw, 'PX', ttl) else redis.call('SET', rec, raw) end
+end
+
+local state, attempt, exp, deadline, finished, kind, lines, canon, tail
+if raw then
+  local tail_at, size, at
+  state, attempt, exp, deadline, finished, tail_at, kind, size, at =
+    string.match(raw, '^(%a+) (%d+) (%d+) (%d+) ([01])() (%a+) (%d+)\n()')
+  if not state then return redis.error_reply('STOCKCTL_INVALID record ' .. rec) end
+  lines = string.sub(raw, at, at + size - 1)
+  canon = string.sub(raw, at + size)
+  tail = string.sub(raw, tail_at)  -- " <kind> <bytes of lines>\n<lines><canon>"
+end
+
 local function reply(status, replayed)
-  local r = redis.call('HMGET', rec, 'state', 'attempt', 'exp', 'finished', 'lines')
-  if not r[1] then return {'missing', 0, 0, 0, '', status or 'missing', 0} end
-  return {r[1], tonumber(r[2]), tonumber(r[3]), tonumber(r[4]), r[5], status or 'ok',
+  if not state then return {'missing', 0, 0, 0, '', status or 'missing', 0} end
+  return {state, tonumber(attempt), tonumber(exp), tonumber(finished), lines, status or 'ok',
           replayed or 0}
 end
 
+-- Writes the record's new state (its expiry kept).
+local function save(new_state, new_finished)
+  state, finished = new_state, new_finished
+  redis.call('SET', rec, table.concat({state, attempt, exp, deadline, finished}, ' ') .. tail,
+             'KEEPTTL')
+end
+
 -- The record has something left to finish: reap looks at it from now on.
-local function to_finish(state, now)
-  redis.call('HSET', rec, 'state', state, 'finished', 0)
+local function to_finish(new_state, now)
+  save(new_state, '0')
   redis.call('ZADD', due, now, id)
 end
 
 if op == 'intent' then
-  local kind, canon = ARGV[3], ARGV[4]
-  if kind ~= 'hold' and kind ~= 'order' then return redis.error_reply('STOCKCTL_INVALID kind') end
-  local r = redis.call('HMGET', rec, 'canon', 'state', 'attempt', 'finished')
+  local new_kind, new_canon = ARGV[3], ARGV[4]
+  if new_kind ~= 'hold' and new_kind ~= 'order' then
+    return redis.error_reply('STOCKCTL_INVALID kind')
+  end
   -- An attempt that was aborted and whose groups are all given back is as good as none: the
   -- id may try again (as on one Redis, where a refused attempt is not recorded).
-  if r[1] and not (r[2] == 'aborted' and r[4] == '1') then
-    if r[1] ~= canon then return redis.error_reply('STOCKCTL_CONFLICT ' .. kind) end
+  if state and not (state == 'aborted' and finished == '1') then
+    if canon ~= new_canon then
+      return redis.error_reply('STOCKCTL_CONFLICT ' .. new_kind)
+    end
     return reply('ok', 1)
   end
   local now = server_now()
   local life, budget = tonumber(ARGV[6]), tonumber(ARGV[7])
-  local exp = kind == 'hold' and now + life or 0
-  local deadline = now + budget
-  if kind == 'hold' and deadline > exp then deadline = exp end
-  redis.call('HSET', rec, 'kind', kind, 'canon', canon, 'lines', ARGV[5], 'state', 'preparing',
-             'attempt', tonumber(r[3] or '0') + 1, 'exp', exp, 'deadline', deadline,
-             'finished', 0)
+  local new_exp = new_kind == 'hold' and now + life or 0
+  local new_deadline = now + budget
+  if new_kind == 'hold' and new_deadline > new_exp then new_deadline = new_exp end
+  state, attempt, finished, kind = 'preparing', tostring(tonumber(attempt or '0') + 1), '0', new_kind
+  exp, deadline = string.format('%d', new_exp), string.format('%d', new_deadline)
+  lines, canon = ARGV[5], new_canon
   local keep = math.max(tonumber(ARGV[8]), math.ceil(math.max(life, budget) / 1000) + 60)
-  redis.call('EXPIRE', rec, keep)
+  redis.call('SET', rec, table.concat({state, attempt, exp, deadline, finished, kind, #lines}, ' ')
+             .. '\n' .. lines .. canon, 'EX', keep)
   redis.call('ZADD', due, deadline, id)
   return reply('ok', 0)
 end
 
-local r = redis.call('HMGET', rec, 'state', 'attempt', 'exp', 'deadline', 'kind', 'finished')
-local state, attempt, exp, deadline, kind = r[1], r[2], tonumber(r[3]), tonumber(r[4]), r[5]
 if not state then
   redis.call('ZREM', due, id)
   return reply()
@@ -83,12 +122,13 @@ if op == 'decide' then
   local now = server_now()
   local outcome = ARGV[3]
   -- Past the deadline reap may be aborting this attempt: commit only before it.
-  if outcome == 'commit' and now >= deadline then outcome = 'abort' end
+  if outcome == 'commit' and now >= tonumber(deadline) then outcome = 'abort' end
   if outcome == 'commit' and kind == 'hold' then
-    redis.call('HSET', rec, 'state', 'held', 'finished', 1)
+    save('held', '1')
     redis.call('ZADD', due, exp, id)
   elseif outcome == 'commit' then
-    to_finish('ordered', now)
+    save('ordered', '1')
+    redis.call('ZREM', due, id)
   else
     to_finish('aborted', now)
   end
@@ -97,7 +137,7 @@ end
 
 if op == 'done' then
   if state == ARGV[3] and attempt == ARGV[4] then
-    redis.call('HSET', rec, 'finished', 1)
+    save(state, '1')
     if state == 'held' then redis.call('ZADD', due, exp, id) else redis.call('ZREM', due, id) end
   end
   return reply()
@@ -106,19 +146,16 @@ end
 local now = server_now()
 -- A hold past its expiry is expired before anything else looks at it (the same comparison
 -- as hold-4002.lua and settle-4002.lua: expired when now >= exp).
-if state == 'held' and now >= exp then
-  state = 'expired'
-  to_finish(state, now)
-end
+if state == 'held' and now >= tonumber(exp) then to_finish('expired', now) end
 
 if op == 'reap' then
-  if state == 'preparing' and now >= deadline then
+  if state == 'preparing' and now >= tonumber(deadline) then
     to_finish('aborted', now)
   elseif state == 'held' then
     redis.call('ZADD', due, exp, id)
   elseif state == 'preparing' then
     redis.call('ZADD', due, deadline, id)
-  elseif r[6] == '1' then
+  elseif finished == '1' then
     redis.call('ZREM', due, id)
   end
   return reply()

@@ -214,6 +214,24 @@ bool never_held(Context& ctx, const std::string& record, long long keep_s) {
   return never_held_reply(record, durable_call(ctx, tombstone_call(record, keep_s)));
 }
 
+/// What finishing a record in `state` does to each of its groups. An aborted attempt cancels
+/// them: a hold's groups are held (cancel gives the units back, as release does), an order's
+/// were deducted by their prepare (cancel gives them back as a sale).
+std::string finish_action(const std::string& state) {
+  return state == "aborted" ? "cancel" : group_action(state);
+}
+
+/// Whether a record in `state` gives its groups back, so that each first gets a tombstone where
+/// it was never prepared (a late prepare of this attempt is then refused).
+bool tombstone_first(const std::string& state) {
+  return state == "aborted" || state == "released" || state == "expired";
+}
+
+/// Whether a group's settle by `action` for a record in `state` gives units back to stock.
+bool gives_back(const std::string& state, const std::string& action) {
+  return action == "release" || state == "aborted";
+}
+
 /// One slot group of a record, as finishing it needs.
 struct GroupStep {
   std::string gid;
@@ -242,8 +260,8 @@ std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& i
 }
 
 // A settle script's answer for a group: its lines' stocks after it, and the units it gave
-// back now (a release applied by this call, not a replay).
-void read_settle(const GroupStep& step, const std::string& action, const Reply& r,
+// back now (`back`: the settle returns units; applied by this call, not a replay).
+void read_settle(const GroupStep& step, bool back, const Reply& r,
                  std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back) {
   if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
     throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,
@@ -253,7 +271,7 @@ void read_settle(const GroupStep& step, const std::string& action, const Reply& 
   for (std::size_t k = 0; k < step.lines.size() && 2 + k < r.elements.size(); ++k) {
     const std::int64_t stock = r.elements[2 + k].integer;
     if (stock >= 0 && step.lines[k] < stocks.size()) stocks[step.lines[k]] = stock;
-    if (applied && action == "release") units_back += step.group_lines[k].qty;
+    if (applied && back) units_back += step.group_lines[k].qty;
   }
 }
 
@@ -269,18 +287,18 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
                      const std::vector<RecordLine>& lines, long long keep_s) {
   Finish finish;
   finish.stocks.assign(lines.size(), std::nullopt);
-  const std::string action = group_action(rec.state);
+  const std::string action = finish_action(rec.state);
   if (action.empty() || rec.finished) return finish;
   const std::vector<GroupStep> steps = group_steps(ctx.scheme(), id, rec.attempt, lines);
   for (std::size_t g = 0; g < steps.size(); ++g) {
     const GroupStep& step = steps[g];
-    if (action == "release" && never_held(ctx, step.record, keep_s)) {
+    if (tombstone_first(rec.state) && never_held(ctx, step.record, keep_s)) {
       stop_if_asked(fmt::format("finish:{}", g + 1));
       continue;
     }
     Reply r = durable_call(
         ctx, settle_call(ctx, step.record, step.index, action, step.gid, step.group_lines));
-    read_settle(step, action, r, finish.stocks, finish.units_back);
+    read_settle(step, gives_back(rec.state, action), r, finish.stocks, finish.units_back);
     ctx.redis().call(keep_call(step.record, keep_s));
     stop_if_asked(fmt::format("finish:{}", g + 1));
   }
@@ -402,7 +420,11 @@ void refuse(Cart& cart, const std::vector<Cart>& groups, const Finish& finish) {
 
 void CartProtocol::run(Cart& cart) {
   Coordinator coordinator(ctx_, cart.id);
-  HoldRunner groups_runner(ctx_, CartKind::hold, o_, kGroupLifeMs);
+  // A hold's groups are held with a life no node reaches; an order's are ordered at once (an
+  // abort cancels them), with records kept as long as the cart's own.
+  HoldRunner groups_runner(
+      ctx_, kind_, o_,
+      kind_ == CartKind::hold ? kGroupLifeMs : std::max(o_.expire_s * 1000, prepare_budget_ms()));
   groups_runner.require_acks();
   const std::vector<RecordLine> lines = cart_record_lines(cart);
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
@@ -497,7 +519,7 @@ std::vector<Reaping> decide_due(Context& ctx, const std::vector<std::string>& id
   for (std::size_t i = 0; i < ids.size(); ++i) {
     CartRecord rec = Coordinator(ctx, ids[i]).parse(replies[i]);
     std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
-    const std::string action = group_action(rec.state);
+    const std::string action = finish_action(rec.state);
     if (!lines || rec.finished || action.empty()) continue;
     Reaping r{ids[i], rec, action, group_steps(ctx.scheme(), ids[i], rec.attempt, *lines), {}, 0};
     r.settle.assign(r.groups.size(), true);
@@ -511,7 +533,7 @@ void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
   std::vector<Call> calls;
   std::vector<std::pair<std::size_t, std::size_t>> of;
   for (std::size_t w = 0; w < work.size(); ++w) {
-    if (work[w].action != "release") continue;
+    if (!tombstone_first(work[w].rec.state)) continue;
     for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
       calls.push_back(tombstone_call(work[w].groups[g].record, kDefaultKeepS));
       of.emplace_back(w, g);
@@ -543,7 +565,7 @@ void settle_groups(Context& ctx, std::vector<Reaping>& work) {
     Reaping& r = work[of[i].first];
     const GroupStep& step = r.groups[of[i].second];
     std::vector<std::optional<std::int64_t>> stocks;
-    read_settle(step, r.action, replies[i], stocks, r.units_back);
+    read_settle(step, gives_back(r.rec.state, r.action), replies[i], stocks, r.units_back);
     keep.push_back(keep_call(step.record, kDefaultKeepS));
   }
   ctx.redis().run(keep);

@@ -66,13 +66,19 @@ class ClusterHoldsTest(ServerTest):
     def lines(self, *qtys):
         return ["%s=%d" % (sku, q) for sku, q in zip(self.skus, qtys)]
 
+    def record_field(self, id_, field):
+        """A field of the cart record: "<state> <attempt> <exp> <deadline> <finished> ..."."""
+        raw = self.r("GET", "stockctl:cart:stock:{%s}" % id_)
+        fields = ["state", "attempt", "exp", "deadline", "finished"]
+        return raw.split("\n", 1)[0].split(" ")[fields.index(field)] if raw else None
+
     def record(self, id_):
-        return self.r("HGET", "stockctl:cart:stock:{%s}" % id_, "state")
+        return self.record_field(id_, "state")
 
     def wait_past_record(self, id_, field):
         """Waits until the record's node clock passes its deadline or expiry (asks the node)."""
         key = "stockctl:cart:stock:{%s}" % id_
-        at = int(self.r("HGET", key, field))
+        at = int(self.record_field(id_, field))
         while server_ms(self.r, key) < at:
             time.sleep(0.05)
 
@@ -115,10 +121,15 @@ class Orders(ClusterHoldsTest):
         return members
 
     def test_deleting_an_item_takes_it_out_of_the_groups_index(self):
+        # Holds' groups are listed there (an order's groups hold nothing, so they are not).
         self.assertEqual(self.sc("order", "o1", *self.lines(1, 2, 3)).rc, 0)
+        self.assertEqual(self.group_index_members(), set())
+        self.assertEqual(self.sc("hold", "h1", *self.lines(1, 2, 3)).rc, 0)
+        self.assertEqual(self.sc("release", "h1").rc, 0)
         keys = {"stock:{%s}" % s for s in self.skus}
         # One member per item, however many groups it had: bounded by the items.
-        self.assertEqual(self.sc("order", "o2", *self.lines(1, 1, 1)).rc, 0)
+        self.assertEqual(self.sc("hold", "h2", *self.lines(1, 1, 1)).rc, 0)
+        self.assertEqual(self.sc("release", "h2").rc, 0)
         self.assertEqual(self.group_index_members(), keys)
         res = self.sc("delete", self.skus[0], self.skus[1])
         self.assertEqual((res.rc, [l["status"] for l in res.lines]), (0, ["ok", "ok"]), res)
@@ -208,6 +219,29 @@ class Holds(ClusterHoldsTest):
         self.assertEqual((self.sc("confirm", "h").rc), 3)
         self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(10, 0)] * 3)
 
+    def test_a_record_of_the_previous_version_is_still_confirmed(self):
+        """The record was a hash before it was one string: a hold placed by that version is
+        confirmed after the upgrade, once, and the record keeps its expiry."""
+        self.sc("hold", "h", *self.lines(1, 2, 3))
+        key = "stockctl:cart:stock:{h}"
+        raw = self.r("GET", key)
+        head, rest = raw.split("\n", 1)
+        state, attempt, exp, deadline, finished, kind, size = head.split(" ")
+        ttl = self.r("PTTL", key)
+        self.r("DEL", key)
+        self.r("HSET", key, "kind", kind, "canon", rest[int(size):], "lines", rest[:int(size)],
+               "state", state, "attempt", attempt, "exp", exp, "deadline", deadline,
+               "finished", finished)
+        self.r("PEXPIRE", key, ttl)
+        res = self.sc("confirm", "h")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual([self.sold(s) for s in self.skus], [1, 2, 3])
+        self.assertEqual([self.held(s) for s in self.skus], [0, 0, 0])
+        self.assertEqual(self.record("h"), "confirmed")
+        self.assertGreater(self.r("PTTL", key), ttl - 60000)
+        self.assertEqual(self.sc("confirm", "h").one.get("replayed"), True)
+        self.assertEqual([self.sold(s) for s in self.skus], [1, 2, 3])
+
     def test_a_repeat_returns_the_first_answer(self):
         first = self.sc("hold", "h", *self.lines(1, 2, 3)).one
         again = self.sc("hold", "h", *self.lines(1, 2, 3))
@@ -260,6 +294,8 @@ class CrashPoints(ClusterHoldsTest):
 
     PREPARE_STEPS = ["intent", "prepare:1", "prepare:2", "prepare:3"]
     AFTER_DECIDE = ["decide", "finish:1", "finish:2", "finish:3"]
+    # An order's groups are ordered by their prepare: after its decision nothing is left to do.
+    ORDER_AFTER_DECIDE = ["decide"]
     QTY = (1, 2, 3)
 
     def assert_each_line(self, sold, held=(0, 0, 0)):
@@ -275,7 +311,7 @@ class CrashPoints(ClusterHoldsTest):
             self.assertGreaterEqual(self.stock(sku), 0)
 
     def test_an_order_stopped_at_each_step_is_finished_once_by_a_re_run(self):
-        for step in self.PREPARE_STEPS + self.AFTER_DECIDE:
+        for step in self.PREPARE_STEPS + self.ORDER_AFTER_DECIDE:
             with self.subTest(step=step):
                 self.r("FLUSHALL")
                 for sku in self.skus:
@@ -289,7 +325,7 @@ class CrashPoints(ClusterHoldsTest):
                 self.assert_each_line(sold=self.QTY)
 
     def test_an_order_stopped_at_each_step_is_settled_by_reap_all_or_none(self):
-        for step in self.PREPARE_STEPS + self.AFTER_DECIDE:
+        for step in self.PREPARE_STEPS + self.ORDER_AFTER_DECIDE:
             with self.subTest(step=step):
                 self.r("FLUSHALL")
                 for sku in self.skus:
@@ -298,7 +334,7 @@ class CrashPoints(ClusterHoldsTest):
                              STOCKCTL_TEST_PREPARE_MS="1500")
                 self.wait_past_record("o", "deadline")
                 self.assertEqual(self.sc("reap").rc, 0)
-                decided = step in self.AFTER_DECIDE
+                decided = step in self.ORDER_AFTER_DECIDE
                 self.assert_each_line(sold=self.QTY if decided else (0, 0, 0))
                 self.assertEqual(self.record("o"), "ordered" if decided else "aborted")
                 # The same command afterwards applies it exactly once.
@@ -347,6 +383,21 @@ class CrashPoints(ClusterHoldsTest):
                                      (0, "ok", True), (action, step, res))
                     self.assert_each_line(sold=sold)
 
+    def test_cancel_of_an_order_stopped_at_each_step_gives_back_once(self):
+        for step in self.AFTER_DECIDE:
+            with self.subTest(step=step):
+                self.r("FLUSHALL")
+                for sku in self.skus:
+                    self.sc("init", sku, str(self.INITIAL))
+                self.assertEqual(self.sc("order", "o", *self.lines(*self.QTY)).rc, 0)
+                self.assert_each_line(sold=self.QTY)
+                self.stopped(step, "cancel", "o")
+                self.assert_all_or_none_in_flight()
+                res = self.sc("cancel", "o")
+                self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")),
+                                 (0, "ok", True), (step, res))
+                self.assert_each_line(sold=(0, 0, 0))
+
     def test_confirm_stopped_after_its_decision_is_finished_by_reap(self):
         for step in self.AFTER_DECIDE:
             with self.subTest(step=step):
@@ -378,7 +429,7 @@ class CrashPoints(ClusterHoldsTest):
         stock = "stock:{%s}" % sku
         with self.assertRaisesRegex(Exception, "STOCKCTL_CONFLICT"):
             self.r("EVAL", body, 5, record[0], index, stock, stock + ":holds", stock + ":held",
-                   "hold", gid, "315360000000000", "86400", "0", "", "", "", "3", sku,
+                   "order", gid, "600000", "86400", "0", "", "", "", "3", sku,
                    str(self.QTY[self.skus.index(sku)]), "")
         self.assert_each_line(sold=(0, 0, 0))
 
@@ -397,6 +448,29 @@ class Bench(ServerTest):
             self.assertGreater(rep["server_us_per_cart"], 0)
             self.assertLessEqual(rep["latency_us"]["p50"], rep["latency_us"]["p99"])
             self.assertEqual(self.r("DBSIZE"), 0, "its keys and records are removed")
+
+    def test_order_bench_counts_the_scripts_time_once(self):
+        """server_us_per_cart sums what the client sends (the scripts, EXPIRE): the commands a
+        script runs are in INFO commandstats too, but their time is in the script's already."""
+        sent = {"cmdstat_" + c for c in ("fcall", "evalsha", "expire")}
+        for port in self.r.primaries():
+            self.r._conn(port)("CONFIG", "RESETSTAT")
+        res = self.sc("bench", "--mode", "order", "--slot-groups", "2", "--items", "30",
+                      "-c", "2", "-n", "100")
+        self.assertEqual(res.rc, 0, res)
+        usec = inner = 0
+        for port in self.r.primaries():
+            for line in self.r._conn(port)("INFO", "commandstats").splitlines():
+                if not line.startswith("cmdstat_"):
+                    continue
+                n = int(line.split("usec=")[1].split(",")[0])
+                if line.split(":")[0] in sent:
+                    usec += n
+                elif line.split(":")[0] in ("cmdstat_get", "cmdstat_decrby", "cmdstat_set"):
+                    inner += n
+        self.assertGreater(inner, 0)
+        # The bench's window is part of the whole run: never more than the whole run's scripts.
+        self.assertLessEqual(res.one["server_us_per_cart"] * 100, usec + 0.5)
 
     def test_order_bench_sells_each_unit_once_when_stock_runs_out(self):
         res = self.sc("bench", "--mode", "order", "--slot-groups", "1", "--items", "9", "--stock", "2",
