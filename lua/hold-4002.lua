@@ -69,12 +69,14 @@ if n < 1 or n % 1 ~= 0 or #ARGV ~= 9 + 3 * n then
   return redis.error_reply('STOCKCTL_INVALID line count')
 end
 
--- Every qty before anything else.
+-- Every qty before anything else ("1", the most common, needs no pattern).
 for i = 1, n do
   local qty = ARGV[8 + 3 * i]
-  local len = #qty
-  if len == 0 or len > 16 or not find(qty, POSITIVE) or (len == 16 and tonumber(qty) > MAX) then
-    return redis.error_reply('STOCKCTL_INVALID qty ' .. qty)
+  if qty ~= '1' then
+    local len = #qty
+    if len == 0 or len > 16 or not find(qty, POSITIVE) or (len == 16 and tonumber(qty) > MAX) then
+      return redis.error_reply('STOCKCTL_INVALID qty ' .. qty)
+    end
   end
 end
 
@@ -137,10 +139,10 @@ end
 local now
 
 -- Check every line before changing any (expired holds first: their units are available). The
--- record's text is gathered on the way: the stocks before (the initial stock of a key this
--- call creates) and the lines. Lines that are rare take a table of their own: `created` (keys
--- to create from their initial stock) and `unlimited`.
-local befores, lines = '', ''
+-- stocks before (the initial stock of a key this call creates) are kept for the record: of the
+-- first three lines in locals, of the rest as text. What is rare takes a table of its own:
+-- `created` (keys to create from their initial stock) and `unlimited`.
+local r1, r2, r3, befores = nil, nil, nil, ''
 local refused, created, unlimited = false, nil, nil
 for i = 1, n do
   local k = 2 + G * (i - 1)
@@ -213,9 +215,16 @@ for i = 1, n do
     elseif len < #qty or (len == #qty and tonumber(raw) < tonumber(qty)) then
       refused = true
     end
-    befores = befores .. ' ' .. raw
+    if i == 1 then
+      r1 = raw
+    elseif i == 2 then
+      r2 = raw
+    elseif i == 3 then
+      r3 = raw
+    else
+      befores = befores .. ' ' .. raw
+    end
   end
-  lines = lines .. '\n' .. ARGV[7 + 3 * i] .. '\t' .. stock_key .. '\t' .. qty
 end
 
 -- Keys created from an init source are created even when another line is short, as a
@@ -273,12 +282,33 @@ if refused then
   return out
 end
 
--- The record outlives the hold: confirm and cancel must find it. Its lifetime is ARGV[4] as
--- sent, unless a hold outlasts it (or ARGV[4] is not a plain number of seconds, which Redis
--- refuses: then as numbers, as it always was).
-local text = (holding and 'held ' .. expires_at or 'ordered 0') .. befores .. '\n' .. kind .. lines
+-- The record outlives the hold: confirm and cancel must find it. Its text is one concatenation
+-- for up to 3 lines (each string made on the way costs an allocation, and collecting it).
+local head = holding and 'held ' .. expires_at or 'ordered 0'
+local text
+if n == 1 then
+  text = head .. ' ' .. r1 .. '\n' .. kind
+      .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
+elseif n == 2 then
+  text = head .. ' ' .. r1 .. ' ' .. r2 .. '\n' .. kind
+      .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
+      .. '\n' .. ARGV[13] .. '\t' .. KEYS[3 + G] .. '\t' .. ARGV[14]
+else
+  local more = ''
+  for i = 4, n do
+    more = more .. '\n' .. ARGV[7 + 3 * i] .. '\t' .. KEYS[3 + G * (i - 1)]
+        .. '\t' .. ARGV[8 + 3 * i]
+  end
+  text = head .. ' ' .. r1 .. ' ' .. r2 .. ' ' .. r3 .. befores .. '\n' .. kind
+      .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
+      .. '\n' .. ARGV[13] .. '\t' .. KEYS[3 + G] .. '\t' .. ARGV[14]
+      .. '\n' .. ARGV[16] .. '\t' .. KEYS[3 + 2 * G] .. '\t' .. ARGV[17] .. more
+end
+-- Its lifetime is ARGV[4] as sent, unless a hold outlasts it (or ARGV[4] is not a plain number
+-- of seconds, which Redis refuses: then as numbers, as it always was).
 local keep = ARGV[4]
-if ARGV[3] == '0' and #keep > 2 then
+local digits = #keep
+if ARGV[3] == '0' and (digits > 2 or digits == 2 and keep >= '60') then
   local ok = redis.pcall('SETEX', KEYS[1], keep, text)
   if type(ok) == 'table' and ok.err then keep = nil end
 else
