@@ -45,9 +45,9 @@
 -- again on every call), no function of our own called per line, no table but the reply (made at
 -- its size for up to 3 lines: a table that grows costs a reallocation each time it doubles), no
 -- number turned back into text, the log code only runs with a log, and one EXISTS asks for the
--- holds of every line. Items with holds take the same steps per line as every script that
--- touches an item (the expired ones first). The record is written once every line is checked,
--- before any line changes, so that nothing is changed when Redis refuses it.
+-- id's record and the holds of every line. Items with holds take the same steps per line as
+-- every script that touches an item (the expired ones first). The record is written once every
+-- line is checked, before any line changes, so that nothing is changed when Redis refuses it.
 
 local MAX = 9007199254740991
 -- Stock and qty are canonical decimals: "-1", "0", or a digit 1-9 and at most 15 more digits
@@ -80,60 +80,66 @@ for i = 1, n do
   end
 end
 
--- A repeat: the first answer, rebuilt from the record's stocks before. A record of the
--- previous version (a hash) comes back as an error table.
-local record = redis.pcall('GET', KEYS[1])
-if record then
-  if type(record) == 'table' then
-    -- The previous version's record (a hash): its canonical text is the sorted "<key>\t<qty>"
-    -- lines and the kind; its answer is stored as it was.
-    local old = {kind}
-    for i = 1, n do old[i + 1] = KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i] end
-    table.sort(old)
-    local hash = call('HMGET', KEYS[1], 'canon', 'answer')
-    if hash[1] ~= table.concat(old, '\n') then
-      return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
-    end
-    local out = {1}
-    for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
-    return out
-  end
-  local head_end = find(record, '\n', 1, true)
-  local canon = {kind}
-  for i = 1, n do
-    canon[i + 1] = ARGV[7 + 3 * i] .. '\t' .. KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i]
-  end
-  if not head_end or string.sub(record, head_end + 1) ~= table.concat(canon, '\n') then
-    return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
-  end
-  local out, word_no = {1}, 0
-  for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
-    word_no = word_no + 1
-    if word_no == 2 then
-      out[2] = tonumber(word)
-    elseif word_no > 2 then
-      local left = tonumber(word)
-      if left ~= -1 then left = left - tonumber(ARGV[8 + 3 * (word_no - 2)]) end
-      out[#out + 1] = left
-      out[#out + 1] = left
-    end
-  end
-  return out
+-- One EXISTS asks for the id's record and every line's holds (up to 3 lines without a table):
+-- a new id on items without holds, the common case, needs no other read before its stocks.
+local found
+if n == 1 then
+  found = call('EXISTS', KEYS[1], KEYS[4])
+elseif n == 2 then
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[4 + G])
+elseif n == 3 then
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[4 + G], KEYS[4 + 2 * G])
+else
+  local keys = {KEYS[1]}
+  for i = 1, n do keys[i + 1] = KEYS[4 + G * (i - 1)] end
+  found = call('EXISTS', unpack(keys))
 end
 
--- Whether any line's item has holds: one EXISTS for all (up to 3 lines without a table).
-local held
-if n == 1 then
-  held = call('EXISTS', KEYS[4])
-elseif n == 2 then
-  held = call('EXISTS', KEYS[4], KEYS[4 + G])
-elseif n == 3 then
-  held = call('EXISTS', KEYS[4], KEYS[4 + G], KEYS[4 + 2 * G])
-else
-  local keys = {}
-  for i = 1, n do keys[i] = KEYS[4 + G * (i - 1)] end
-  held = call('EXISTS', unpack(keys))
+if found > 0 then
+  -- A repeat: the first answer, rebuilt from the record's stocks before. A record of the
+  -- previous version (a hash) comes back as an error table.
+  local record = redis.pcall('GET', KEYS[1])
+  if record then
+    if type(record) == 'table' then
+      -- The previous version's record (a hash): its canonical text is the sorted "<key>\t<qty>"
+      -- lines and the kind; its answer is stored as it was.
+      local old = {kind}
+      for i = 1, n do old[i + 1] = KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i] end
+      table.sort(old)
+      local hash = call('HMGET', KEYS[1], 'canon', 'answer')
+      if hash[1] ~= table.concat(old, '\n') then
+        return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+      end
+      local out = {1}
+      for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
+      return out
+    end
+    local head_end = find(record, '\n', 1, true)
+    local canon = {kind}
+    for i = 1, n do
+      canon[i + 1] = ARGV[7 + 3 * i] .. '\t' .. KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i]
+    end
+    if not head_end or string.sub(record, head_end + 1) ~= table.concat(canon, '\n') then
+      return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+    end
+    local out, word_no = {1}, 0
+    for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
+      word_no = word_no + 1
+      if word_no == 2 then
+        out[2] = tonumber(word)
+      elseif word_no > 2 then
+        local left = tonumber(word)
+        if left ~= -1 then left = left - tonumber(ARGV[8 + 3 * (word_no - 2)]) end
+        out[#out + 1] = left
+        out[#out + 1] = left
+      end
+    end
+    return out
+  end
 end
+-- Past here, anything found is holds.
+local held = found
+
 -- The server's clock in ms, read once and only when needed (an order on items without holds
 -- never needs it).
 local now
