@@ -146,7 +146,7 @@ local now
 
 -- Check every line before changing any (expired holds first: their units are available). The
 -- stocks before (the initial stock of a key this call creates) are kept for the record: of the
--- first three lines in locals, of the rest as text. What is rare takes a table of its own:
+-- first three lines in locals (the last of them in r3), of the rest as text. What is rare takes a table of its own:
 -- `created` (keys to create from their initial stock) and `unlimited`.
 local r1, r2, r3, befores = nil, nil, nil, ''
 local refused, created, unlimited = false, nil, nil
@@ -221,14 +221,10 @@ for i = 1, n do
     elseif len < #qty or (len == #qty and tonumber(raw) < tonumber(qty)) then
       refused = true
     end
-    if i == 1 then
-      r1 = raw
-    elseif i == 2 then
-      r2 = raw
-    elseif i == 3 then
-      r3 = raw
-    else
+    if i > 3 then
       befores = befores .. ' ' .. raw
+    else
+      r1, r2, r3 = r2, r3, raw
     end
   end
 end
@@ -293,10 +289,10 @@ end
 local head = holding and 'held ' .. expires_at or 'ordered 0'
 local text
 if n == 1 then
-  text = head .. ' ' .. r1 .. '\n' .. kind
+  text = head .. ' ' .. r3 .. '\n' .. kind
       .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
 elseif n == 2 then
-  text = head .. ' ' .. r1 .. ' ' .. r2 .. '\n' .. kind
+  text = head .. ' ' .. r2 .. ' ' .. r3 .. '\n' .. kind
       .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
       .. '\n' .. ARGV[13] .. '\t' .. KEYS[3 + G] .. '\t' .. ARGV[14]
 else
@@ -316,7 +312,7 @@ local keep = ARGV[4]
 local digits = #keep
 if ARGV[3] == '0' and (digits > 2 or digits == 2 and keep >= '60') then
   local ok = redis.pcall('SETEX', KEYS[1], keep, text)
-  if type(ok) == 'table' and ok.err then keep = nil end
+  if ok.err then keep = nil end  -- a status reply is {ok = 'OK'}
 else
   keep = nil
 end
