@@ -39,212 +39,311 @@
 -- Everything after the first line is the canonical text of the lines that a repeat must
 -- match; the first answer is rebuilt from the stocks before (-1: unlimited). settle-4002.lua
 -- rewrites the state in place. A record of the previous version (a hash) is still answered.
+--
+-- The server's time per cart is the budget (docs/holds.md, "What it costs"). Its common path
+-- (a new id, items without holds, no log) is written flat, as stock-2.lua is: no closures (built
+-- again on every call), no function of our own called per line, no table but the reply (made at
+-- its size for up to 3 lines: a table that grows costs a reallocation each time it doubles), no
+-- number turned back into text, the log code only runs with a log, and one EXISTS asks for the
+-- id's record and the holds of every line. Items with holds take the same steps per line as
+-- every script that touches an item (the expired ones first). The record is written once every
+-- line is checked, before any line changes, so that nothing is changed when Redis refuses it.
 
 local MAX = 9007199254740991
-local kind, id, G = ARGV[1], ARGV[2], tonumber(ARGV[9])
+-- Stock and qty are canonical decimals: "-1", "0", or a digit 1-9 and at most 15 more digits
+-- (16 digits: at most MAX; Lua numbers are doubles, exact up to 2^53). Such a string's length
+-- orders it against another positive one of a different length.
+local POSITIVE = '^[1-9]%d*$'
+local find, call = string.find, redis.call
+local kind, id, G = ARGV[1], ARGV[2], ARGV[9]
+if G == '3' then G = 3 elseif G == '4' then G = 4 else G = tonumber(G) end
 local log_max = ARGV[6]
 local logging = log_max ~= nil and log_max ~= ''
-
--- A canonical stock value ("-1", "0", or 1 .. 2^53-1 without leading zeros) as a number, or nil.
--- One anchored find decides the form; the number is converted once.
-local function parse_stock(s)
-  if type(s) ~= 'string' or #s > 16 then return nil end
-  if string.find(s, '^[1-9]%d*$') then
-    local n = tonumber(s)
-    if n > MAX then return nil end
-    return n
-  end
-  if s == '0' then return 0 end
-  if s == '-1' then return -1 end
-  return nil
-end
-
-local function log_change(log_key, change, qty, before, after)
-  if not logging then return end
-  redis.call('XADD', log_key, 'MAXLEN', '~', log_max, '*', 'change', change, 'qty', qty,
-             'before', before, 'after', after, 'request_id', '', 'actor', ARGV[7],
-             'reason', ARGV[8], 'hold_id', id)
-end
-
--- The server's clock in ms, read once and only when needed (an order on items without holds
--- never needs it).
-local now_ms
-local function server_now()
-  if not now_ms then
-    local time = redis.call('TIME')
-    now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  end
-  return now_ms
-end
-
--- Gives back the units of the item's holds that expired by now (the same steps in every
--- script that touches an item). A corrupt stock value keeps its holds until it is repaired.
-local function expire_holds(stock_key, holds_key, held_key, log_key)
-  if redis.call('EXISTS', holds_key) == 0 then return end
-  local now = server_now()
-  local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
-  if #ids == 0 then return end
-  local raw = redis.call('GET', stock_key)
-  local stock = raw and parse_stock(raw)
-  if raw and not stock then return end
-  local units = 0
-  for _, hid in ipairs(ids) do
-    local qty = tonumber(redis.call('HGET', held_key, hid) or '0')
-    units = units + qty
-    redis.call('HDEL', held_key, hid)
-    if logging and stock and stock >= 0 then
-      redis.call('XADD', log_key, 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                 'qty', qty, 'before', stock + units - qty, 'after', stock + units,
-                 'request_id', '', 'actor', ARGV[7], 'reason', ARGV[8], 'hold_id', hid)
-    end
-  end
-  redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
-  if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
-  -- A missing key (it expired, or was deleted) takes its holds with it; unlimited stays so.
-  if stock and stock >= 0 then redis.call('INCRBY', stock_key, units) end
-end
 
 if kind ~= 'hold' and kind ~= 'order' then
   return redis.error_reply('STOCKCTL_INVALID kind ' .. tostring(kind))
 end
 if G ~= 3 and G ~= 4 then return redis.error_reply('STOCKCTL_INVALID keys per line') end
 local n = (#KEYS - 2) / G
-if n < 1 or n ~= math.floor(n) or #ARGV ~= 9 + 3 * n then
+if n < 1 or n % 1 ~= 0 or #ARGV ~= 9 + 3 * n then
   return redis.error_reply('STOCKCTL_INVALID line count')
 end
 
-
--- The lines as a canonical text: a repeat with the same id must name the same lines.
-local canon, qtys = {kind}, {}
+-- Every qty before anything else ("1", the most common, needs no pattern).
 for i = 1, n do
-  local qty = parse_stock(ARGV[9 + 3 * i - 1])
-  qtys[i] = qty
-  if not qty or qty < 1 then
-    return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(ARGV[9 + 3 * i - 1]))
-  end
-  canon[i + 1] = ARGV[9 + 3 * i - 2] .. '\t' .. KEYS[2 + G * (i - 1) + 1] .. '\t'
-      .. ARGV[9 + 3 * i - 1]
-end
-canon = table.concat(canon, '\n')
-
--- A repeat: the first answer, rebuilt from the record's stocks before.
-local ok_record, record = pcall(redis.call, 'GET', KEYS[1])
-if not ok_record then
-  -- The previous version's record (a hash): its canonical text is the sorted "<key>\t<qty>"
-  -- lines and the kind; its answer is stored as it was.
-  local old = {kind}
-  for i = 1, n do old[i + 1] = KEYS[2 + G * (i - 1) + 1] .. '\t' .. ARGV[9 + 3 * i - 1] end
-  table.sort(old)
-  local hash = redis.call('HMGET', KEYS[1], 'canon', 'answer')
-  if hash[1] ~= table.concat(old, '\n') then
-    return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
-  end
-  local out = {1}
-  for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
-  return out
-end
-if record then
-  local head_end = string.find(record, '\n', 1, true)
-  if not head_end or string.sub(record, head_end + 1) ~= canon then
-    return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
-  end
-  local out, word_no = {1}, 0
-  for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
-    word_no = word_no + 1
-    if word_no == 2 then
-      out[2] = tonumber(word)
-    elseif word_no > 2 then
-      local left = tonumber(word)
-      if left ~= -1 then left = left - tonumber(ARGV[9 + 3 * (word_no - 2) - 1]) end
-      out[#out + 1] = left
-      out[#out + 1] = left
+  local qty = ARGV[8 + 3 * i]
+  if qty ~= '1' then
+    local len = #qty
+    if len == 0 or len > 16 or not find(qty, POSITIVE) or (len == 16 and tonumber(qty) > MAX) then
+      return redis.error_reply('STOCKCTL_INVALID qty ' .. qty)
     end
   end
-  return out
 end
 
--- Check every line before changing any (expired holds first: their units are available).
-local codes, stocks, created, befores = {}, {}, {}, {}
-local all_ok = true
+-- One EXISTS asks for the id's record and every line's holds (up to 3 lines without a table):
+-- a new id on items without holds, the common case, needs no other read before its stocks.
+local found
+if n == 1 then
+  found = call('EXISTS', KEYS[1], KEYS[4])
+elseif n == 2 then
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[4 + G])
+elseif n == 3 then
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[4 + G], KEYS[4 + 2 * G])
+else
+  local keys = {KEYS[1]}
+  for i = 1, n do keys[i + 1] = KEYS[4 + G * (i - 1)] end
+  found = call('EXISTS', unpack(keys))
+end
+
+if found > 0 then
+  -- A repeat: the first answer, rebuilt from the record's stocks before. A record of the
+  -- previous version (a hash) comes back as an error table.
+  local record = redis.pcall('GET', KEYS[1])
+  if record then
+    if type(record) == 'table' then
+      -- The previous version's record (a hash): its canonical text is the sorted "<key>\t<qty>"
+      -- lines and the kind; its answer is stored as it was.
+      local old = {kind}
+      for i = 1, n do old[i + 1] = KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i] end
+      table.sort(old)
+      local hash = call('HMGET', KEYS[1], 'canon', 'answer')
+      if hash[1] ~= table.concat(old, '\n') then
+        return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+      end
+      local out = {1}
+      for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
+      return out
+    end
+    local head_end = find(record, '\n', 1, true)
+    local canon = {kind}
+    for i = 1, n do
+      canon[i + 1] = ARGV[7 + 3 * i] .. '\t' .. KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i]
+    end
+    if not head_end or string.sub(record, head_end + 1) ~= table.concat(canon, '\n') then
+      return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
+    end
+    local out, word_no = {1}, 0
+    for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
+      word_no = word_no + 1
+      if word_no == 2 then
+        out[2] = tonumber(word)
+      elseif word_no > 2 then
+        local left = tonumber(word)
+        if left ~= -1 then left = left - tonumber(ARGV[8 + 3 * (word_no - 2)]) end
+        out[#out + 1] = left
+        out[#out + 1] = left
+      end
+    end
+    return out
+  end
+end
+-- Past here, anything found is holds.
+local held = found
+
+-- The server's clock in ms, read once and only when needed (an order on items without holds
+-- never needs it).
+local now
+
+-- Check every line before changing any (expired holds first: their units are available). The
+-- stocks before (the initial stock of a key this call creates) are kept for the record: of the
+-- first three lines in locals (the last of them in r3), of the rest as text. What is rare takes a table of its own:
+-- `created` (keys to create from their initial stock) and `unlimited`.
+local r1, r2, r3, befores = nil, nil, nil, ''
+local refused, created, unlimited = false, nil, nil
 for i = 1, n do
   local k = 2 + G * (i - 1)
-  local stock_key = KEYS[k + 1]
-  expire_holds(stock_key, KEYS[k + 2], KEYS[k + 3], KEYS[k + 4])
-  local qty = qtys[i]
-  local raw = redis.call('GET', stock_key)
+  local stock_key, qty = KEYS[k + 1], ARGV[8 + 3 * i]
+  if held > 0 then
+    -- Gives back the units of the item's holds that expired by now (the same steps in every
+    -- script that touches an item). A corrupt stock value keeps its holds until it is repaired.
+    if not now then
+      local time = call('TIME')
+      now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    end
+    local holds_key, held_key = KEYS[k + 2], KEYS[k + 3]
+    local ids = call('ZRANGEBYSCORE', holds_key, '-inf', now)
+    if #ids > 0 then
+      local held_raw = call('GET', stock_key)
+      local stock
+      if held_raw == '-1' or held_raw == '0' then
+        stock = tonumber(held_raw)
+      elseif held_raw and #held_raw <= 16 and find(held_raw, POSITIVE)
+          and tonumber(held_raw) <= MAX then
+        stock = tonumber(held_raw)
+      end
+      if not (held_raw and not stock) then
+        local units = 0
+        for j = 1, #ids do
+          local hid = ids[j]
+          local hqty = tonumber(call('HGET', held_key, hid) or '0')
+          units = units + hqty
+          call('HDEL', held_key, hid)
+          if logging and stock and stock >= 0 then
+            call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
+                 'qty', hqty, 'before', stock + units - hqty, 'after', stock + units,
+                 'request_id', '', 'actor', ARGV[7], 'reason', ARGV[8], 'hold_id', hid)
+          end
+        end
+        call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
+        if call('HINCRBY', held_key, '', -units) <= 0 then call('DEL', held_key) end
+        -- A missing key (it expired, or was deleted) takes its holds with it; unlimited stays.
+        if stock and stock >= 0 then call('INCRBY', stock_key, units) end
+      end
+    end
+  end
+  local raw = call('GET', stock_key)
   if not raw then
     local init = ARGV[9 + 3 * i]
     if init ~= nil and init ~= '' then
-      if not parse_stock(init) then return redis.error_reply('STOCKCTL_INVALID initial stock') end
+      local len = #init
+      if (len > 16 or not find(init, POSITIVE) or (len == 16 and tonumber(init) > MAX))
+          and init ~= '-1' and init ~= '0' then
+        return redis.error_reply('STOCKCTL_INVALID initial stock')
+      end
       raw = init
+      created = created or {}
       created[i] = true
     end
   end
-  befores[i] = raw
   if not raw then
-    codes[i], stocks[i] = -3, -3
+    refused = true
   else
-    local stock = parse_stock(raw)
-    if not stock then return redis.error_reply('STOCKCTL_CORRUPT ' .. raw) end
-    if stock == -1 then
-      codes[i], stocks[i] = -1, -1
-    elseif stock < qty then
-      codes[i], stocks[i] = -2, stock
+    local len = #raw
+    if len > 16 or not find(raw, POSITIVE) or (len == 16 and tonumber(raw) > MAX) then
+      if raw == '-1' then
+        unlimited = unlimited or {}
+        unlimited[i] = true
+      elseif raw == '0' then
+        refused = true
+      else
+        return redis.error_reply('STOCKCTL_CORRUPT ' .. raw)
+      end
+    elseif len < #qty or (len == #qty and tonumber(raw) < tonumber(qty)) then
+      refused = true
+    end
+    if i > 3 then
+      befores = befores .. ' ' .. raw
     else
-      codes[i], stocks[i] = stock, stock
+      r1, r2, r3 = r2, r3, raw
     end
   end
-  if codes[i] == -3 or codes[i] == -2 then all_ok = false end
 end
 
 -- Keys created from an init source are created even when another line is short, as a
 -- deduction creates them: the item now exists with its initial stock.
-for i = 1, n do
-  if created[i] then
-    local k = 2 + G * (i - 1)
-    local init = ARGV[9 + 3 * i]
-    if tonumber(ARGV[5]) > 0 then
-      redis.call('SET', KEYS[k + 1], init, 'EX', ARGV[5])
-    else
-      redis.call('SET', KEYS[k + 1], init)
+if created then
+  for i = 1, n do
+    if created[i] then
+      local k = 2 + G * (i - 1)
+      local init = ARGV[9 + 3 * i]
+      if tonumber(ARGV[5]) > 0 then
+        call('SET', KEYS[k + 1], init, 'EX', ARGV[5])
+      else
+        call('SET', KEYS[k + 1], init)
+      end
+      if logging then
+        call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', 'init', 'qty', '',
+             'before', '', 'after', init, 'request_id', '', 'actor', ARGV[7],
+             'reason', ARGV[8], 'hold_id', id)
+      end
     end
-    log_change(KEYS[k + 4], 'init', '', '', init)
   end
 end
 
-local expires_at = kind == 'hold' and server_now() + tonumber(ARGV[3]) or 0
-local out = {0, expires_at}
-if not all_ok then
+local holding = kind == 'hold'
+local expires_at = 0
+if holding then
+  if not now then
+    local time = call('TIME')
+    now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  expires_at = now + tonumber(ARGV[3])
+end
+-- Made at the reply's size for 3 lines (nil ends a reply, so the unused places do not show).
+local out = {0, expires_at, nil, nil, nil, nil, nil, nil}
+
+-- Refused: every line's code and current stock (read again: this path is not the budget),
+-- nothing changed.
+if refused then
   for i = 1, n do
-    out[#out + 1] = codes[i]
-    out[#out + 1] = stocks[i]
+    local raw, code, stock = call('GET', KEYS[3 + G * (i - 1)])
+    if not raw then
+      code, stock = -3, -3
+    else
+      stock = tonumber(raw)
+      if stock == -1 then
+        code = -1
+      elseif stock < tonumber(ARGV[8 + 3 * i]) then
+        code = -2
+      else
+        code = stock
+      end
+    end
+    out[2 * i + 1], out[2 * i + 2] = code, stock
   end
   return out
 end
 
-for i = 1, n do
-  local k = 2 + G * (i - 1)
-  local qty = ARGV[9 + 3 * i - 1]
-  if codes[i] ~= -1 then
-    local left = redis.call('DECRBY', KEYS[k + 1], qty)
-    log_change(KEYS[k + 4], kind, qty, stocks[i], left)
-    if kind == 'hold' then
-      redis.call('ZADD', KEYS[k + 2], expires_at, id)
-      redis.call('HSET', KEYS[k + 3], id, qty)
-      redis.call('HINCRBY', KEYS[k + 3], '', qty)
-      local earliest = redis.call('ZSCORE', KEYS[2], KEYS[k + 1])
-      if not earliest or tonumber(earliest) > expires_at then
-        redis.call('ZADD', KEYS[2], expires_at, KEYS[k + 1])
-      end
-    end
-    codes[i], stocks[i] = left, left
+-- The record outlives the hold: confirm and cancel must find it. Its text is one concatenation
+-- for up to 3 lines (each string made on the way costs an allocation, and collecting it).
+local head = holding and 'held ' .. expires_at or 'ordered 0'
+local text
+if n == 1 then
+  text = head .. ' ' .. r3 .. '\n' .. kind
+      .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
+elseif n == 2 then
+  text = head .. ' ' .. r2 .. ' ' .. r3 .. '\n' .. kind
+      .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
+      .. '\n' .. ARGV[13] .. '\t' .. KEYS[3 + G] .. '\t' .. ARGV[14]
+else
+  local more = ''
+  for i = 4, n do
+    more = more .. '\n' .. ARGV[7 + 3 * i] .. '\t' .. KEYS[3 + G * (i - 1)]
+        .. '\t' .. ARGV[8 + 3 * i]
   end
-  out[#out + 1] = codes[i]
-  out[#out + 1] = stocks[i]
+  text = head .. ' ' .. r1 .. ' ' .. r2 .. ' ' .. r3 .. befores .. '\n' .. kind
+      .. '\n' .. ARGV[10] .. '\t' .. KEYS[3] .. '\t' .. ARGV[11]
+      .. '\n' .. ARGV[13] .. '\t' .. KEYS[3 + G] .. '\t' .. ARGV[14]
+      .. '\n' .. ARGV[16] .. '\t' .. KEYS[3 + 2 * G] .. '\t' .. ARGV[17] .. more
+end
+-- Its lifetime is ARGV[4] as sent, unless a hold outlasts it (or ARGV[4] is not a plain number
+-- of seconds, which Redis refuses: then as numbers, as it always was).
+local keep = ARGV[4]
+local digits = #keep
+if ARGV[3] == '0' and (digits > 2 or digits == 2 and keep >= '60') then
+  local ok = redis.pcall('SETEX', KEYS[1], keep, text)
+  if ok.err then keep = nil end  -- a status reply is {ok = 'OK'}
+else
+  keep = nil
+end
+if not keep then
+  local least = math.ceil(tonumber(ARGV[3]) / 1000) + 60
+  keep = tonumber(ARGV[4])
+  if least > keep then keep = least end
+  call('SETEX', KEYS[1], keep, text)
 end
 
--- The record outlives the hold: confirm and cancel must find it.
-local keep = math.max(tonumber(ARGV[4]), math.ceil(tonumber(ARGV[3]) / 1000) + 60)
-redis.call('SET', KEYS[1], (kind == 'hold' and 'held ' or 'ordered ') .. expires_at .. ' '
-           .. table.concat(befores, ' ') .. '\n' .. canon, 'EX', keep)
+for i = 1, n do
+  local left = -1
+  if not (unlimited and unlimited[i]) then
+    local k = 2 + G * (i - 1)
+    local stock_key, qty = KEYS[k + 1], ARGV[8 + 3 * i]
+    left = call('DECRBY', stock_key, qty)
+    if logging then
+      call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', kind, 'qty', qty,
+           'before', left + tonumber(qty), 'after', left, 'request_id', '', 'actor', ARGV[7],
+           'reason', ARGV[8], 'hold_id', id)
+    end
+    if holding then
+      call('ZADD', KEYS[k + 2], expires_at, id)
+      call('HSET', KEYS[k + 3], id, qty)
+      call('HINCRBY', KEYS[k + 3], '', qty)
+      local earliest = call('ZSCORE', KEYS[2], stock_key)
+      if not earliest or tonumber(earliest) > expires_at then
+        call('ZADD', KEYS[2], expires_at, stock_key)
+      end
+    end
+  end
+  out[2 * i + 1], out[2 * i + 2] = left, left
+end
 return out

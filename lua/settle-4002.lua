@@ -24,155 +24,172 @@
 --   cancelled: cancel -> ok replayed; confirm, release -> conflict
 -- Error replies: STOCKCTL_INVALID <what> (the keys do not match the record), STOCKCTL_CORRUPT
 -- <value> (a stock value to give units back to is corrupt), after which nothing changed.
+--
+-- Written flat, as hold-4002.lua is: no closures, one table for the lines' keys, quantities
+-- and stocks before, the reply's table holding the stocks, and the clock read only for a hold
+-- that is still held.
 
 local MAX = 9007199254740991
-local action, id, G = ARGV[1], ARGV[2], tonumber(ARGV[6])
+local POSITIVE = '^[1-9]%d*$'
+local find, call = string.find, redis.call
+local action, id, G = ARGV[1], ARGV[2], ARGV[6]
+if G == '3' then G = 3 elseif G == '4' then G = 4 else G = tonumber(G) end
 local log_max = ARGV[3]
 local logging = log_max ~= nil and log_max ~= ''
 
-local function parse_stock(s)
-  if s == '-1' then return -1 end
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%d+$') then return nil end
-  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
-  local n = tonumber(s)
-  if n > MAX then return nil end
-  return n
-end
-
--- The record's state, expiry and lines ({sku, key, qty, "-1" when the item was unlimited}), and
--- how to write a new state back.
-local state, exp, lines, save_state
-local ok_record, record = pcall(redis.call, 'GET', KEYS[1])
-if not ok_record then
-  -- The previous version's record (a hash, the lines in JSON).
-  record = redis.call('HMGET', KEYS[1], 'state', 'exp', 'lines')
-  state, exp, lines = record[1], tonumber(record[2]), cjson.decode(record[3])
-  save_state = function(new) redis.call('HSET', KEYS[1], 'state', new) end
-else
-  if not record then return {'missing', 0} end
-  -- "<state> <expires_at_ms> <stock before...>\n<kind>\n<sku>\t<key>\t<qty>\n..."
-  local head_end = string.find(record, '\n', 1, true)
-  local words = {}
-  for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
-    words[#words + 1] = word
+-- The record's state, expiry and lines: line i's key, qty and stock before ("-1" when the item
+-- was unlimited) at lines[3i-2], lines[3i-1], lines[3i]; `rest` is the string record after its
+-- state (nil for a hash, the previous version's record, whose lines are JSON).
+local state, exp, rest
+local lines, n = {}, 0
+local record = redis.pcall('GET', KEYS[1])
+if not record then return {'missing', 0} end
+if type(record) == 'table' then
+  local hash = call('HMGET', KEYS[1], 'state', 'exp', 'lines')
+  state, exp = hash[1], tonumber(hash[2])
+  for _, line in ipairs(cjson.decode(hash[3])) do
+    lines[3 * n + 1], lines[3 * n + 2], lines[3 * n + 3] = line[2], line[3], line[4]
+    n = n + 1
   end
-  state, exp, lines = words[1], tonumber(words[2]), {}
+else
+  -- "<state> <expires_at_ms> <stock before...>\n<kind>\n<sku>\t<key>\t<qty>\n..."
+  local head_end = find(record, '\n', 1, true)
+  local word_no = 0
+  for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
+    word_no = word_no + 1
+    if word_no == 1 then
+      state = word
+    elseif word_no == 2 then
+      exp = tonumber(word)
+    else
+      lines[3 * (word_no - 2)] = word
+    end
+  end
   local first = true
   for text in string.gmatch(string.sub(record, head_end + 1), '[^\n]+') do
     if first then
       first = false  -- the kind
     else
-      local sku, key, qty = string.match(text, '^([^\t]*)\t([^\t]*)\t(%d+)$')
-      lines[#lines + 1] = {sku, key, qty, words[2 + #lines + 1]}
+      local _, key, qty = string.match(text, '^([^\t]*)\t([^\t]*)\t(%d+)$')
+      lines[3 * n + 1], lines[3 * n + 2] = key, qty
+      n = n + 1
     end
   end
-  local rest = string.sub(record, #state + 1)
-  save_state = function(new) redis.call('SET', KEYS[1], new .. rest, 'KEEPTTL') end
+  rest = string.sub(record, #state + 1)
 end
 if G ~= 3 and G ~= 4 then return redis.error_reply('STOCKCTL_INVALID keys per line') end
-if #KEYS ~= 2 + G * #lines then return redis.error_reply('STOCKCTL_INVALID line count') end
-for i, line in ipairs(lines) do
-  if KEYS[2 + G * (i - 1) + 1] ~= line[2] then
-    return redis.error_reply('STOCKCTL_INVALID key ' .. KEYS[2 + G * (i - 1) + 1])
+if #KEYS ~= 2 + G * n then return redis.error_reply('STOCKCTL_INVALID line count') end
+for i = 1, n do
+  if KEYS[3 + G * (i - 1)] ~= lines[3 * i - 2] then
+    return redis.error_reply('STOCKCTL_INVALID key ' .. KEYS[3 + G * (i - 1)])
   end
 end
 
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-
-local function log_change(k, change, qty, before, after)
-  if not logging then return end
-  redis.call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', change, 'qty', qty,
-             'before', before, 'after', after, 'request_id', '', 'actor', ARGV[4],
-             'reason', ARGV[5], 'hold_id', id)
-end
-
--- Every line's stock before any change: units go back only to a sound value.
-local stocks = {}
-for i = 1, #lines do
-  local raw = redis.call('GET', KEYS[2 + G * (i - 1) + 1])
+-- The reply: {status, replayed, stock_1, ...}. Every line's stock before any change goes in
+-- it (units go back only to a sound value) and becomes the stock after.
+local out = {false, 0, nil, nil, nil}
+for i = 1, n do
+  local raw = call('GET', KEYS[3 + G * (i - 1)])
+  local stock = -3
   if raw then
-    stocks[i] = parse_stock(raw)
-    if not stocks[i] then return redis.error_reply('STOCKCTL_CORRUPT ' .. raw) end
-  else
-    stocks[i] = -3
+    local len = #raw
+    if raw == '-1' or raw == '0' then
+      stock = tonumber(raw)
+    elseif len <= 16 and find(raw, POSITIVE) and (len < 16 or tonumber(raw) <= MAX) then
+      stock = tonumber(raw)
+    else
+      return redis.error_reply('STOCKCTL_CORRUPT ' .. raw)
+    end
   end
+  out[i + 2] = stock
 end
 
--- Takes this hold's entry out of each item's holds; `give_back` returns its units to stock.
--- A line whose entry is gone (the item's expired holds were returned already) is skipped.
-local function end_hold(change, give_back)
-  for i, line in ipairs(lines) do
+-- A hold still held ends here: it expired (every action then finds it expired), or the action
+-- confirms, releases or cancels it. Its entry leaves each item's holds; `give_back` returns its
+-- units to stock. A line whose entry is gone (the item's expired holds were returned already)
+-- is skipped.
+local change, give_back, new_state
+if state == 'held' then
+  local time = call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  if now >= exp then
+    change, give_back, new_state = 'expire', true, 'expired'
+  elseif action == 'confirm' then
+    change, give_back, new_state = 'confirm', false, 'confirmed'
+  elseif action == 'release' or action == 'cancel' then
+    change, give_back, new_state = 'release', true, 'released'
+  end
+end
+if change then
+  for i = 1, n do
     local k = 2 + G * (i - 1)
-    local qty = redis.call('HGET', KEYS[k + 3], id)
+    local qty = call('HGET', KEYS[k + 3], id)
     if qty then
-      redis.call('ZREM', KEYS[k + 2], id)
-      redis.call('HDEL', KEYS[k + 3], id)
-      if redis.call('HINCRBY', KEYS[k + 3], '', -tonumber(qty)) <= 0 then
-        redis.call('DEL', KEYS[k + 3])
+      call('ZREM', KEYS[k + 2], id)
+      call('HDEL', KEYS[k + 3], id)
+      if call('HINCRBY', KEYS[k + 3], '', -tonumber(qty)) <= 0 then call('DEL', KEYS[k + 3]) end
+      local before = out[i + 2]
+      if give_back and before >= 0 then out[i + 2] = call('INCRBY', KEYS[k + 1], qty) end
+      if logging and out[i + 2] ~= -3 then
+        call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', change, 'qty', qty,
+             'before', before, 'after', out[i + 2], 'request_id', '', 'actor', ARGV[4],
+             'reason', ARGV[5], 'hold_id', id)
       end
-      local before = stocks[i]
-      if give_back and before >= 0 then stocks[i] = redis.call('INCRBY', KEYS[k + 1], qty) end
-      if stocks[i] ~= -3 then log_change(k, change, qty, before, stocks[i]) end
     end
   end
-end
-
--- Gives a sale's units back (cancel); unlimited and missing items stay as they are.
-local function give_back_sale()
-  for i, line in ipairs(lines) do
-    local k = 2 + G * (i - 1)
-    if line[4] ~= '-1' and stocks[i] >= 0 then
-      local before = stocks[i]
-      stocks[i] = redis.call('INCRBY', KEYS[k + 1], line[3])
-      log_change(k, 'cancel', line[3], before, stocks[i])
-    end
+  if rest then
+    call('SET', KEYS[1], new_state .. rest, 'KEEPTTL')
+  else
+    call('HSET', KEYS[1], 'state', new_state)
   end
+  if change ~= 'expire' then
+    out[1] = 'ok'
+    return out
+  end
+  state = new_state
 end
 
-local function answer(status, replayed)
-  local out = {status, replayed}
-  for i = 1, #lines do out[#out + 1] = stocks[i] end
-  return out
-end
-
-if state == 'held' and now >= exp then
-  end_hold('expire', true)
-  state = 'expired'
-  save_state(state)
-end
-
+local status, replayed = 'conflict', 0
 if action == 'confirm' then
-  if state == 'held' then
-    end_hold('confirm', false)
-    save_state('confirmed')
-    return answer('ok', 0)
+  if state == 'confirmed' then
+    status, replayed = 'ok', 1
+  elseif state == 'expired' or state == 'released' then
+    status = 'expired'
   end
-  if state == 'confirmed' then return answer('ok', 1) end
-  if state == 'expired' or state == 'released' then return answer('expired', 0) end
-  return answer('conflict', 0)
 elseif action == 'release' then
-  if state == 'held' then
-    end_hold('release', true)
-    save_state('released')
-    return answer('ok', 0)
+  if state == 'released' then
+    status, replayed = 'ok', 1
+  elseif state == 'expired' then
+    status = 'expired'
   end
-  if state == 'released' then return answer('ok', 1) end
-  if state == 'expired' then return answer('expired', 0) end
-  return answer('conflict', 0)
 elseif action == 'cancel' then
-  if state == 'held' then
-    end_hold('release', true)
-    save_state('released')
-    return answer('ok', 0)
-  end
   if state == 'confirmed' or state == 'ordered' then
-    give_back_sale()
-    save_state('cancelled')
-    return answer('ok', 0)
+    -- Gives a sale's units back; unlimited and missing items stay as they are.
+    for i = 1, n do
+      local before = out[i + 2]
+      if lines[3 * i] ~= '-1' and before >= 0 then
+        local k, qty = 2 + G * (i - 1), lines[3 * i - 1]
+        out[i + 2] = call('INCRBY', KEYS[k + 1], qty)
+        if logging then
+          call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', 'cancel', 'qty', qty,
+               'before', before, 'after', out[i + 2], 'request_id', '', 'actor', ARGV[4],
+               'reason', ARGV[5], 'hold_id', id)
+        end
+      end
+    end
+    if rest then
+      call('SET', KEYS[1], 'cancelled' .. rest, 'KEEPTTL')
+    else
+      call('HSET', KEYS[1], 'state', 'cancelled')
+    end
+    status = 'ok'
+  elseif state == 'cancelled' or state == 'released' then
+    status, replayed = 'ok', 1
+  elseif state == 'expired' then
+    status = 'expired'
   end
-  if state == 'cancelled' or state == 'released' then return answer('ok', 1) end
-  if state == 'expired' then return answer('expired', 0) end
-  return answer('conflict', 0)
+else
+  return redis.error_reply('STOCKCTL_INVALID action ' .. tostring(action))
 end
-return redis.error_reply('STOCKCTL_INVALID action ' .. tostring(action))
+out[1], out[2] = status, replayed
+return out
