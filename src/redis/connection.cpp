@@ -1,6 +1,7 @@
 #include "redis/connection.h"
 
 #include <fmt/format.h>
+#include <hiredis/hiredis.h>
 
 #include <charconv>
 
@@ -9,17 +10,56 @@
 #include "redis/transport.h"
 
 namespace stockctl {
+namespace {
+
+Reply convert(const redisReply* r) {
+  Reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.type = Reply::Type::string;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = Reply::Type::status;
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = Reply::Type::error;
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.type = Reply::Type::integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = Reply::Type::array;
+      break;
+    default:
+      out.type = Reply::Type::nil;
+      break;
+  }
+  out.integer = r->integer;
+  if (r->str) out.str.assign(r->str, r->len);
+  out.elements.reserve(r->elements);
+  for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+  return out;
+}
+
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+
+}  // namespace
+
+void Connection::Free::operator()(redisReader* reader) const { redisReaderFree(reader); }
 
 Connection::Connection(const ConnectOptions& options)
-    : where_(describe_endpoint(options.url)), timeout_ms_(options.timeout_ms) {
+    : where_(describe_endpoint(options.url)),
+      timeout_ms_(options.timeout_ms),
+      reader_(redisReaderCreate()) {
   if (options.url.kind == RedisUrl::Kind::sentinel) {
     // Behind sentinels every (re)connection asks them anew: after a failover it reaches the
     // new master. This object takes over the confirmed master's connection.
     std::unique_ptr<Connection> master = connect_to_master(options);
     where_ = std::move(master->where_);
     transport_ = std::move(master->transport_);
-    in_ = std::move(master->in_);
-    in_pos_ = master->in_pos_;
+    reader_ = std::move(master->reader_);
     return;
   }
   transport_ =
@@ -100,26 +140,14 @@ void Connection::append(std::initializer_list<std::string_view> head,
 }
 
 std::optional<Reply> Connection::next_buffered() {
-  if (in_pos_ == in_.size()) {
-    in_.clear();
-    in_pos_ = 0;
-    return std::nullopt;
+  void* raw = nullptr;
+  if (redisReaderGetReply(reader_.get(), &raw) != REDIS_OK) {
+    throw ConnectionError(
+        fmt::format("talking to {}: protocol error: {}", where_, reader_->errstr));
   }
-  std::optional<Reply> reply(std::in_place);
-  std::size_t used = 0;
-  switch (parse_reply(std::string_view(in_).substr(in_pos_), *reply, used)) {
-    case ReplyParse::complete:
-      in_pos_ += used;
-      return reply;
-    case ReplyParse::partial:
-      // The replies before it are read: keep only the start of this one.
-      in_.erase(0, in_pos_);
-      in_pos_ = 0;
-      return std::nullopt;
-    case ReplyParse::invalid:
-      break;
-  }
-  throw ConnectionError(fmt::format("talking to {}: protocol error: {}", where_, reply->str));
+  if (raw == nullptr) return std::nullopt;
+  std::unique_ptr<redisReply, ReplyFree> reply(static_cast<redisReply*>(raw));
+  return convert(reply.get());
 }
 
 void Connection::fill(bool wait) {
@@ -138,7 +166,7 @@ void Connection::fill(bool wait) {
       throw speaks_tls();  // a TLS record (an alert) where a RESP reply was expected
     }
     received_ = true;
-    in_.append(buf, n);
+    redisReaderFeed(reader_.get(), buf, n);
     wait = false;
   } while (transport_->pending());
 }

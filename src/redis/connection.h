@@ -11,6 +11,8 @@
 #include "redis/tls.h"
 #include "redis/url.h"
 
+struct redisReader;
+
 namespace stockctl {
 
 class Transport;
@@ -34,8 +36,8 @@ struct ConnectOptions {
 };
 
 /// One connection to one Redis server: connect (TCP, unix socket or TLS), AUTH, SELECT,
-/// timeouts, argv commands and pipelining. Replies are parsed by parse_reply (redis/reply.h)
-/// from the bytes that travel over stockctl's own Transport (hiredis 0.14 has no TLS).
+/// timeouts, argv commands and pipelining. Replies are parsed by hiredis's reader; the bytes
+/// travel over stockctl's own Transport (hiredis 0.14 has no TLS).
 class Connection {
  public:
   /// Connects, authenticates and selects the database. Throws ConnectionError
@@ -87,7 +89,10 @@ class Connection {
   /// command() for the constructor's own commands (AUTH, PING, SELECT).
   Reply setup_command(const std::vector<std::string>& argv);
 
-  /// A complete reply among the bytes already received, if any.
+  struct Free {
+    void operator()(redisReader* reader) const;
+  };
+  /// A complete reply the reader already holds, if any.
   std::optional<Reply> next_buffered();
   /// Reads from the transport into the reader; waits up to the timeout when `wait`.
   void fill(bool wait);
@@ -97,10 +102,9 @@ class Connection {
   ScriptCalls script_calls_ = ScriptCalls::functions;
   long long timeout_ms_;
   std::unique_ptr<Transport> transport_;
-  std::string in_;          ///< bytes received and not yet parsed, from in_pos_ on
-  std::size_t in_pos_ = 0;  ///< where the next reply starts in in_
-  std::string out_;         ///< RESP appended and not yet written
-  bool received_ = false;   ///< any byte ever came back (to recognise a TLS server)
+  std::unique_ptr<redisReader, Free> reader_;
+  std::string out_;        ///< RESP appended and not yet written
+  bool received_ = false;  ///< any byte ever came back (to recognise a TLS server)
 };
 
 /// Opens connections. Both clients (StandaloneClient, ClusterClient) open theirs through one, so

@@ -1,16 +1,14 @@
 #pragma once
 
-#include <cstddef>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/error_reply.h"
 
 namespace stockctl {
 
-/// A Redis reply as a plain value, parsed straight from the bytes a connection received.
+/// A Redis reply as a plain value, copied out of hiredis's reply as soon as it arrives.
 struct Reply {
   enum class Type { string, array, integer, nil, status, error };
   Type type = Type::nil;
@@ -30,17 +28,5 @@ struct Reply {
 
 /// Describes a reply for messages: the error text, or its type.
 std::string describe_reply(const Reply& reply);
-
-/// What parse_reply found at the front of the bytes received.
-enum class ReplyParse {
-  complete,  ///< one whole reply, now in `out`
-  partial,   ///< the start of a reply: wait for more bytes
-  invalid,   ///< not RESP2: `out.str` says why
-};
-
-/// Parses one RESP2 reply (simple string, error, integer, bulk string, array, nils) from the
-/// front of `data` into `out`; when complete, `used` is its length in bytes. A bulk load reads a
-/// reply per row: this costs a tenth of hiredis's reader with its reply objects and their copy.
-ReplyParse parse_reply(std::string_view data, Reply& out, std::size_t& used);
 
 }  // namespace stockctl

@@ -56,19 +56,3 @@ TEST_CASE("a started window stays in place while later ones are opened") {
   CHECK(&windows.oldest() == &first);
   CHECK(first.name == "first");
 }
-
-TEST_CASE("every window is found by its id across the gap a taken-back attempt leaves") {
-  StartedWindows<Named> windows = three();
-  windows.take_newest();  // "c": its id is never used again
-  windows.open().name = "d";
-  windows.open().name = "e";
-  const std::uint64_t first = windows.oldest().id;
-  CHECK(windows.at(first).name == "a");
-  CHECK(windows.at(first + 1).name == "b");
-  CHECK_THROWS_AS(windows.at(first + 2), std::out_of_range);
-  CHECK(windows.at(first + 3).name == "d");
-  CHECK(windows.at(first + 4).name == "e");
-  windows.take_oldest();
-  CHECK(windows.at(first + 3).name == "d");
-  CHECK(windows.at(first + 4).name == "e");
-}
