@@ -28,6 +28,12 @@ class StartedWindows {
 
   /// The window `id`; throws std::out_of_range when it was taken already.
   Window& at(std::uint64_t id) {
+    // Ids grow by one per open(), so the window is usually at its distance from the oldest
+    // (every reply of a cluster node is routed back this way: no search per reply).
+    if (!windows_.empty() && id >= windows_.front().id) {
+      const std::uint64_t offset = id - windows_.front().id;
+      if (offset < windows_.size() && windows_[offset].id == id) return windows_[offset];
+    }
     auto it = std::lower_bound(windows_.begin(), windows_.end(), id,
                                [](const Window& w, std::uint64_t wanted) { return w.id < wanted; });
     if (it == windows_.end() || it->id != id) throw std::out_of_range("no started window");

@@ -152,10 +152,6 @@ Reply ClusterClient::call_on(const std::string& address, const Call& call) {
   }
 }
 
-const std::string& ClusterClient::route(const Call& call) const {
-  return slots_[key_slot(routing_key(call))];
-}
-
 void ClusterClient::start(std::vector<Call> calls) { open(std::move(calls)); }
 
 std::vector<CallResult> ClusterClient::finish() {
@@ -193,16 +189,24 @@ std::uint64_t ClusterClient::open(std::vector<Call> calls) {
   window.hops.assign(calls.size(), 0);
   window.calls = std::move(calls);
   unreachable_.clear();
+  // Each key's node by its index in the slot map, looked up once per node and window rather
+  // than by address for every call (nodes_ only grows while the window is appended).
+  std::vector<Node*> by_node(slots_.node_count(), nullptr);
   for (std::size_t i = 0; i < window.calls.size(); ++i) {
-    dispatch(id, i, route(window.calls[i]), false);
+    const std::uint16_t at = slots_.node_index(key_slot(routing_key(window.calls[i])));
+    if (Node* known = by_node[at]) {
+      enqueue(*known, window, i, false);
+    } else {
+      by_node[at] = dispatch(id, i, slots_.address(at), false);
+    }
   }
   // Written now, not when the first reply is wanted, so that every node starts at once.
   flush_all();
   return id;
 }
 
-void ClusterClient::dispatch(std::uint64_t id, std::size_t index, const std::string& address,
-                             bool asking) {
+ClusterClient::Node* ClusterClient::dispatch(std::uint64_t id, std::size_t index,
+                                             const std::string& address, bool asking) {
   Window& window = windows_.at(id);
   Node* target = nullptr;
   Unreachable why{"no node serves this slot (cluster down?)", false};
@@ -222,9 +226,14 @@ void ClusterClient::dispatch(std::uint64_t id, std::size_t index, const std::str
     result.error = why.why;
     result.hopeless = why.fatal;
     window.stale = true;  // not sent: the map may name a node that is gone
-    return;
+    return nullptr;
   }
-  Node& n = *target;
+  enqueue(*target, window, index, asking);
+  return target;
+}
+
+void ClusterClient::enqueue(Node& n, Window& window, std::size_t index, bool asking) {
+  const std::uint64_t id = window.id;
   const Call& call = window.calls[index];
   if (asking) {
     n.conn->append({"ASKING"});
@@ -325,8 +334,8 @@ bool ClusterClient::read_arrived(const std::string& address) {
     while (!n.owed.empty()) {
       std::optional<Reply> reply = n.conn->read_ready();
       if (!reply) break;
+      if (!any) n.heard = Clock::now();  // once per batch of replies that arrived together
       any = true;
-      n.heard = Clock::now();
       const Owed owed = n.owed.front();
       n.owed.pop_front();
       handle(address, owed, std::move(*reply));
@@ -370,9 +379,13 @@ void ClusterClient::handle(const std::string& address, const Owed& owed, Reply r
   }
   Window& window = windows_.at(owed.window);
   CallResult& result = window.results[owed.index];
-  result = CallResult{};
+  // What an earlier attempt left (a redirect's reply, a lost node's error) is replaced field by
+  // field: no CallResult is built and destroyed per reply.
   result.reply = std::move(reply);
   result.state = CallResult::State::replied;
+  result.error.clear();
+  result.replicas_acked = -1;
+  result.hopeless = false;
   --window.owed;
   follow(window, owed, address);
 }

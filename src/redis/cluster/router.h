@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -101,12 +102,15 @@ class ClusterClient : public Client {
   void refresh();
   /// The connection to `address`, connecting on first use. Throws ConnectionError.
   Node& node(const std::string& address);
-  const std::string& route(const Call& call) const;
 
   /// Opens a window and writes its calls to their nodes. Returns its id.
   std::uint64_t open(std::vector<Call> calls);
   /// Appends call `index` of window `id` to `address`'s pipeline (after ASKING when `asking`).
-  void dispatch(std::uint64_t id, std::size_t index, const std::string& address, bool asking);
+  /// Returns the node it went to, or null when `address` cannot be reached (the call's result
+  /// says why).
+  Node* dispatch(std::uint64_t id, std::size_t index, const std::string& address, bool asking);
+  /// Appends call `index` of `window` to node `n`'s pipeline.
+  void enqueue(Node& n, Window& window, std::size_t index, bool asking);
   /// Writes what was appended to each node, each write batch followed by its WAIT.
   void flush_all();
   /// Reads and handles replies until window `id` owes nothing.

@@ -18,6 +18,13 @@ class SlotMap {
 
   const std::string& operator[](int slot) const { return addresses_[index_[slot]]; }
 
+  /// The slot's node as a small number (0: none), for callers that keep something per node in
+  /// a vector instead of looking the address up for every key; address() names it.
+  std::uint16_t node_index(int slot) const { return index_[slot]; }
+  const std::string& address(std::uint16_t node) const { return addresses_[node]; }
+  /// One more than the largest node_index().
+  std::size_t node_count() const { return addresses_.size(); }
+
   void set(int slot, const std::string& address) { index_[slot] = index_of(address); }
 
   /// Every address that serves at least one slot.
