@@ -40,6 +40,8 @@ class Context {
   void emit(const ItemResult& item, ExitFold& fold);
   /// Counts an item that is reported elsewhere (init --file and rebuild write a summary).
   void count(const ItemResult& item) { stats_.add(item.status); }
+  /// Counts an answer that is not an item's (a hold's, an order's, a settle's).
+  void count(Status status) { stats_.add(status); }
   const RunStats& stats() const { return stats_; }
 
  private:

@@ -13,6 +13,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/text.h"
+#include "bulk/replica_ack.h"
 #include "core/cart_plan.h"
 #include "core/hash_slot.h"
 #include "redis/errors.h"
@@ -82,19 +83,16 @@ const std::string& tag_of(int slot) { return slot_tag(slot); }
 std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
   if (calls.empty()) return {};
   std::vector<CallResult> results = ctx.redis().run(calls);
-  const int wanted = ctx.redis().options().wait_replicas;
   std::vector<Reply> replies;
   replies.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {
     CallResult& result = results[i];
     if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
-    if (calls[i].writes && wanted > 0 && result.replicas_acked < wanted &&
+    if (calls[i].writes && !acknowledged(result, ctx.redis().options()) &&
         !result.reply.is_error()) {
-      throw StockctlError(fmt::format(
-          "{}: applied on the primary, but {} of {} replicas acknowledged it; stopped before the "
-          "next step (run the same command again, or reap)",
-          calls[i].args.empty() ? "" : calls[i].args[0], std::max(result.replicas_acked, 0),
-          wanted));
+      throw NotDurableError(
+          fmt::format("{}; stopped before the next step (run the same command again, or reap)",
+                      unacknowledged(result, ctx.redis().options())));
     }
     replies.push_back(std::move(result.reply));
   }

@@ -6,10 +6,18 @@
 #include <vector>
 
 #include "app/context.h"
+#include "base/errors.h"
 #include "bulk/hold_runner.h"
 #include "core/exit_fold.h"
 
 namespace stockctl {
+
+/// A step of the protocol applied on the primary but acknowledged by fewer replicas than
+/// --wait-replicas asks for: the run of that cart stops there (a re-run or reap carries it on).
+class NotDurableError : public StockctlError {
+ public:
+  using StockctlError::StockctlError;
+};
 
 /// Holds and orders whose lines span several slots of a Redis Cluster: the protocol of
 /// docs/holds.md. A record in the id's slot (lua/cart-2.lua) decides; each slot group of the

@@ -13,6 +13,7 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "base/text.h"
+#include "bulk/replica_ack.h"
 #include "core/exit_fold.h"
 #include "core/sku.h"
 #include "redis/errors.h"
@@ -157,11 +158,8 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
 }
 
 void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
-  const int wanted = ctx_.redis().options().wait_replicas;
-  if (cart.status != Status::ok || wanted <= 0 || result.replicas_acked >= wanted) return;
-  fail(cart, Status::error,
-       fmt::format("held on the primary, but {} of {} replicas acknowledged it",
-                   std::max(result.replicas_acked, 0), wanted));
+  if (cart.status != Status::ok || acknowledged(result, ctx_.redis().options())) return;
+  fail(cart, Status::error, unacknowledged(result, ctx_.redis().options()));
 }
 
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
@@ -329,6 +327,7 @@ void print_settle(Context& ctx, const std::string& action, const std::string& id
     print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
   }
   ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
+  ctx.count(status);
   fold.add(status);
 }
 

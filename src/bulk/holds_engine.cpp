@@ -14,6 +14,7 @@
 #include "base/interrupt.h"
 #include "base/text.h"
 #include "bulk/cart_protocol.h"
+#include "bulk/replica_ack.h"
 #include "core/exit_fold.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
@@ -27,43 +28,65 @@ constexpr std::size_t kHoldWindow = 64;
 /// Holds a reap call gives back at most per script run, so that one run stays short.
 constexpr int kReapBatch = 200;
 
-void print_cart(Context& ctx, CartKind kind, const Cart& cart, ExitFold& fold) {
-  if (needs_error_line(cart.status) && !cart.error.empty()) {
+// Prints the cart's answer (and, unless `echo` is false, its error line on stderr), counts it
+// for --metrics-file and folds its status into the exit status.
+void print_cart(Context& ctx, CartKind kind, const Cart& cart, ExitFold& fold, bool echo = true) {
+  if (echo && needs_error_line(cart.status) && !cart.error.empty()) {
     print_error(fmt::format("{} {}: {}", kind_name(kind), escape_control(cart.id), cart.error));
   }
   ctx.out().write(cart_json(kind, cart));
+  ctx.count(cart.status);
   fold.add(cart.status);
 }
 
-// After SIGINT or SIGTERM nothing more is sent: every cart from `from` on that would have been
-// is reported as not applied (a cart is all or nothing, so none of its lines was held), and
-// main turns the exit status into 130 or 143.
+// Once nothing more is to be sent (SIGINT or SIGTERM, or on a cluster a step no replica
+// acknowledged), every cart from `from` on that would have been is reported as not applied for
+// `why` (a cart is all or nothing, so none of its lines was held); after a signal main turns the
+// exit status into 130 or 143. As deduct --file does, each unsent cart gets its answer line but
+// no error line of its own: one line on stderr says why and how many.
 void report_unsent(Context& ctx, CartKind kind, std::vector<Cart>& carts, std::size_t from,
-                   ExitFold& fold) {
+                   const std::string& why, ExitFold& fold) {
   std::size_t unsent = 0;
   for (std::size_t i = from; i < carts.size(); ++i) {
-    if (carts[i].status == Status::ok) {
-      fail(carts[i], Status::error, "not applied: " + interrupt_reason());
+    const bool sendable = carts[i].status == Status::ok;
+    if (sendable) {
+      fail(carts[i], Status::error, "not applied: " + why);
       ++unsent;
     }
-    print_cart(ctx, kind, carts[i], fold);
+    print_cart(ctx, kind, carts[i], fold, !sendable);
   }
-  print_error(fmt::format("{}: {} {}s were not sent (reported as not applied)", interrupt_reason(),
-                          unsent, kind_name(kind)));
+  print_error(fmt::format("{}: {} {}s were not sent (reported as not applied)", why, unsent,
+                          kind_name(kind)));
 }
 
 // One cart after the other: each runs the protocol's steps in order, and a stop is obeyed
-// between carts, never inside one (its steps finish or are left to a re-run and reap).
+// between carts, never inside one (its steps finish or are left to a re-run and reap). A step
+// fewer replicas than --wait-replicas acknowledged fails its cart and stops the run there.
 ExitCode hold_on_cluster(Context& ctx, CartKind kind, const HoldOptions& o,
                          std::vector<Cart>& carts) {
   CartProtocol protocol(ctx, kind, o);
   ExitFold fold;
   for (std::size_t i = 0; i < carts.size(); ++i) {
     if (interrupted()) {
-      report_unsent(ctx, kind, carts, i, fold);
+      report_unsent(ctx, kind, carts, i, interrupt_reason(), fold);
       break;
     }
-    if (carts[i].status == Status::ok) protocol.run(carts[i]);
+    if (carts[i].status != Status::ok) {
+      print_cart(ctx, kind, carts[i], fold);
+      continue;
+    }
+    try {
+      protocol.run(carts[i]);
+    } catch (const NotDurableError& e) {
+      fail(carts[i], Status::error, e.what());
+      print_cart(ctx, kind, carts[i], fold);
+      if (i + 1 < carts.size()) {
+        report_unsent(
+            ctx, kind, carts, i + 1,
+            fmt::format("stopped after {} {}", kind_name(kind), escape_control(carts[i].id)), fold);
+      }
+      break;
+    }
     print_cart(ctx, kind, carts[i], fold);
   }
   return fold.code();
@@ -95,8 +118,10 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
     return report(Status::error, {}, {}, false,
                   fmt::format("{}: the record is not one stockctl wrote", record));
   }
-  Reply r =
-      ctx.redis().call(settle_call(ctx, record, holds_index_key(ctx.scheme()), action, id, *lines));
+  std::vector<CallResult> results = ctx.redis().run(
+      {settle_call(ctx, record, holds_index_key(ctx.scheme()), action, id, *lines)});
+  if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
+  const Reply& r = results[0].reply;
   if (r.is_error()) {
     ItemResult item;
     item.key = record;
@@ -114,6 +139,10 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
   }
   Status status = settle_status(r.elements[0].str);
   std::string error = status == Status::conflict ? settle_conflict(action) : "";
+  if (status == Status::ok && !acknowledged(results[0], ctx.redis().options())) {
+    status = Status::error;
+    error = unacknowledged(results[0], ctx.redis().options());
+  }
   if (status == Status::missing) lines->clear();
   return report(status, *lines, stocks, r.elements[1].integer == 1, error);
 }
@@ -142,14 +171,16 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
     print_error(fmt::format("{} {}: {}; nothing was held", kind_name(kind),
                             escape_control(carts[0].id), carts[0].error));
     ctx.out().write(cart_json(kind, carts[0]));
+    ctx.count(Status::invalid);
     fold.add(Status::invalid);
     return fold.code();
   }
   if (program.common.cluster) return hold_on_cluster(ctx, kind, o, carts);
   HoldRunner runner(ctx, kind, o, o.expire_s * 1000);
+  runner.require_acks();
   for (std::size_t start = 0; start < carts.size(); start += kHoldWindow) {
     if (interrupted()) {
-      report_unsent(ctx, kind, carts, start, fold);
+      report_unsent(ctx, kind, carts, start, interrupt_reason(), fold);
       break;
     }
     std::vector<Cart> window(
@@ -168,7 +199,11 @@ ExitCode run_settles(Program& program, const std::string& action,
   ExitFold fold;
   for (const std::string& id : ids) {
     if (program.common.cluster) {
-      settle_on_cluster(ctx, action, id, fold);
+      try {
+        settle_on_cluster(ctx, action, id, fold);
+      } catch (const NotDurableError& e) {
+        print_settle(ctx, action, id, Status::error, {}, {}, false, e.what(), fold);
+      }
     } else {
       settle_one(ctx, action, id, fold);
     }

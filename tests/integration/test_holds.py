@@ -357,12 +357,12 @@ class Files(HoldsTest):
                 self.assertLess(time.monotonic(), deadline)
                 time.sleep(0.01)  # polling the server, bounded by the deadline
             proc.send_signal(signal.SIGINT)
-            proc.communicate(timeout=60)
+            _, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
-        self.assertEqual(proc.returncode, 130)
+        self.assertEqual(proc.returncode, 130, err)
         with open(out) as f:
             lines = [json.loads(l) for l in f]
         self.assertEqual([l["id"] for l in lines], ["c%d" % i for i in range(carts)])
@@ -372,6 +372,12 @@ class Files(HoldsTest):
         self.assertTrue(all(l["error"] == "not applied: interrupted by SIGINT" for l in unsent), unsent[:3])
         self.assertIn("c100", [l["id"] for l in unsent])
         self.assertGreater(len(unsent), 1, "the windows after c100's were not sent")
+        # As deduct --file: the cart that was sent (c100) has its error line; the carts not sent
+        # have none of their own, one line says how many.
+        self.assertEqual([l for l in err.splitlines() if "not applied:" in l],
+                         ["stockctl: error: hold c100: not applied: interrupted by SIGINT"], err)
+        self.assertIn("interrupted by SIGINT: %d holds were not sent (reported as not applied)"
+                      % (len(unsent) - 1), err)
         # Redis holds exactly what the output says: the carts reported ok, nothing of the others.
         self.assertEqual(self.held("A"), len(held))
         self.assertEqual(self.held("B"), len(held))
@@ -390,6 +396,73 @@ class Files(HoldsTest):
         res = self.sc("hold", "--file", self.write("noid.csv", "sku,qty\nA,1\n"))
         self.assertEqual(res.rc, 2, res)
         self.assertIn("'id' column", res.stderr)
+
+
+class WaitReplicas(HoldsTest):
+    """--wait-replicas N on a server without replicas: every write of hold, order, confirm,
+    release and cancel is applied on the primary and reported as error, as deduct's is."""
+
+    NOT_DURABLE = ("applied on the primary, but its durability is not confirmed: "
+                   "0 of 1 replicas acknowledged within 100 ms")
+    WAIT = ("--wait-replicas", "1", "--wait-timeout", "100")
+
+    def assert_not_durable(self, res, op, id_):
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual((res.one["op"], res.one["id"], res.one["status"], res.one["error"]),
+                         (op, id_, "error", self.NOT_DURABLE), res)
+        self.assertIn("%s %s: %s" % (op, id_, self.NOT_DURABLE), res.stderr)
+
+    def test_hold_order_and_their_files_report_an_unacknowledged_cart_as_error(self):
+        self.sc("init", "A", "10")
+        self.assert_not_durable(self.sc("hold", "h1", "A=1", *self.WAIT), "hold", "h1")
+        self.assert_not_durable(self.sc("order", "o1", "A=2", *self.WAIT), "order", "o1")
+        self.assertEqual((self.stock("A"), self.held("A")), (7, 1), "applied on the primary")
+        for kind in ("hold", "order"):
+            path = self.write(kind + ".csv", "id,sku,qty\n%s-f1,A,1\n%s-f2,A,1\n" % (kind, kind))
+            res = self.sc(kind, "--file", path, *self.WAIT)
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual([(l["id"], l["status"], l["error"]) for l in res.lines],
+                             [("%s-f%d" % (kind, n), "error", self.NOT_DURABLE) for n in (1, 2)])
+        self.assertEqual((self.stock("A"), self.held("A")), (3, 3))
+        # Without --wait-replicas the same id answers its first answer again: it was applied.
+        res = self.sc("hold", "h1", "A=1")
+        self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")), (0, "ok", True), res)
+
+    def test_confirm_release_and_cancel_report_an_unacknowledged_write_as_error(self):
+        self.sc("init", "A", "10")
+        for id_ in ("h1", "h2"):
+            self.sc("hold", id_, "A=1")
+        self.sc("order", "o1", "A=1")
+        self.assert_not_durable(self.sc("confirm", "h1", *self.WAIT), "confirm", "h1")
+        self.assert_not_durable(self.sc("release", "h2", *self.WAIT), "release", "h2")
+        self.assert_not_durable(self.sc("cancel", "o1", *self.WAIT), "cancel", "o1")
+        self.assertEqual((self.stock("A"), self.held("A")), (9, 0), "applied on the primary")
+        # Nothing to write, nothing to wait for: a missing id is still missing.
+        res = self.sc("confirm", "nope", *self.WAIT)
+        self.assertEqual((res.rc, res.one["status"]), (4, "missing"), res)
+
+
+class Metrics(HoldsTest):
+    def metrics(self, path, op):
+        with open(path) as f:
+            text = f.read()
+        prefix = 'stockctl_items{op="%s",status="' % op
+        return {l[len(prefix):].split('"')[0]: int(l.split()[-1])
+                for l in text.splitlines() if l.startswith(prefix) and not l.endswith(" 0")}
+
+    def test_metrics_file_counts_every_answer_of_holds_commands(self):
+        self.sc("init", "A", "10")
+        prom = os.path.join(self.tmp, "m.prom")
+        path = self.write("mix.csv", "id,sku,qty\no1,A,1\no2,A,100\no3,A,2\n")
+        res = self.sc("order", "--file", path, "--metrics-file", prom)
+        self.assertEqual(res.rc, 3, res)
+        self.assertEqual(self.metrics(prom, "order"), {"ok": 2, "insufficient": 1})
+        self.sc("hold", "h1", "A=1", "--metrics-file", prom)
+        self.assertEqual(self.metrics(prom, "hold"), {"ok": 1})
+        self.sc("hold", "h1", "A=2", "--metrics-file", prom)
+        self.assertEqual(self.metrics(prom, "hold"), {"conflict": 1})
+        self.sc("confirm", "h1", "nope", "--metrics-file", prom)
+        self.assertEqual(self.metrics(prom, "confirm"), {"ok": 1, "missing": 1})
 
 
 class Items(HoldsTest):

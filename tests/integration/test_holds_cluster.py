@@ -90,6 +90,25 @@ class ClusterHoldsTest(ServerTest):
 
 
 class Orders(ClusterHoldsTest):
+    def test_an_unacknowledged_step_fails_its_cart_with_an_answer_and_stops_the_run(self):
+        # Each primary has one replica: two are never acknowledged.
+        wait = ("--wait-replicas", "2", "--wait-timeout", "100")
+        res = self.sc("hold", "w1", *self.lines(1, 1, 1), *wait)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual((res.one["id"], res.one["status"]), ("w1", "error"), res)
+        self.assertTrue(res.one["error"].startswith(
+            "applied on the primary, but its durability is not confirmed: 1 of 2 replicas "
+            "acknowledged within 100 ms; stopped before the next step"), res)
+        self.assertIn("hold w1: applied on the primary", res.stderr)
+        self.assertNotIn("stockctl:", res.one["error"], "names the id, not an internal key")
+        path = self.write("w.csv", "id,sku,qty\nf1,%s,1\nf2,%s,1\n" % (self.skus[0], self.skus[1]))
+        res = self.sc("order", "--file", path, *wait)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual([(l["id"], l["status"]) for l in res.lines], [("f1", "error"), ("f2", "error")])
+        self.assertEqual(res.lines[1]["error"], "not applied: stopped after order f1")
+        res = self.sc("confirm", "w1", *wait)
+        self.assertEqual((res.rc, res.one["id"], res.one["status"]), (1, "w1", "error"), res)
+
     def test_an_order_over_three_slots_deducts_every_line_once(self):
         res = self.sc("order", "o1", *self.lines(1, 2, 3))
         self.assertEqual(res.rc, 0, res)
