@@ -17,7 +17,7 @@
 -- ARGV[8]  change log: actor; ARGV[9]: reason ("" = none)
 --
 -- Returns {verdict, previous, held}; previous is the stock value before the call (after the
--- expired holds went back to it), or nil; held is the units of live holds left out of the
+-- expired holds went back to it; in mode "peek", with their units counted on it), or nil; held is the units of live holds left out of the
 -- value (ARGV[5] = "1"; else, and for unlimited, 0). The value is ARGV[1] - held:
 --   "created"   the key was missing and now holds the value
 --   "kept"      the key exists and was left as it was
@@ -53,11 +53,11 @@ do
 end
 local holds_key, held_key = holds_base .. ':holds', holds_base .. ':held'
 local held = 0
+local expired = 0  -- a dry run's units of expired holds, which it does not give back
 if redis.pcall('EXISTS', holds_key) == 1 then
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
-  local expired = 0
   if mode == 'peek' then
     for _, hid in ipairs(ids) do
       expired = expired + tonumber(redis.call('HGET', held_key, hid) or '0')
@@ -99,6 +99,13 @@ if redis.pcall('EXISTS', holds_key) == 1 then
 end
 
 local previous = redis.call('GET', key)
+-- A dry run gives nothing back: its previous value is the stock as the real run will find it,
+-- with the expired holds' units on it (a missing key or a value that is not a stock keeps them
+-- out, as the hook does).
+if expired > 0 and previous and (previous == '0'
+    or (#previous <= 16 and find(previous, POSITIVE) and tonumber(previous) <= MAX)) then
+  previous = string.format('%d', tonumber(previous) + expired)
+end
 local value = ARGV[1]
 if value == '-1' then
   held = 0

@@ -137,16 +137,23 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
-    // Only --force and values that count held units care whether a live value differs (the
-    // export's value is formatted for those rows only).
-    const bool same =
-        (mode_.force || item.counts_held) && live && *live == std::to_string(item.value);
+    // Only rebuild, --force and values that count held units care whether a live value differs
+    // (the row's value is formatted for those only).
+    const bool compared = mode_.rebuild || mode_.force || item.counts_held;
+    const bool equal = compared && live && *live == std::to_string(item.value);
+    const bool same = (mode_.force || item.counts_held) && equal;
     // A value that counts held units is compared with, or stored as, the value less the
     // item's held units, which only the script reads in the same moment as the stock (in a dry
     // run it only peeks): items with holds and drifting items take that step, the others are
     // done with the GET.
     const bool needs_held = item.counts_held && !same;
-    if (needs_held || (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0))))) {
+    // A live value that differs from the row may only lack the units of expired holds not yet
+    // given back: the script gives them back first (in a dry run it counts them), so that
+    // rebuild's drift and a forced write's previous value are the item's logical stock. Rows
+    // equal to the live value, and init without --force, stay with the GET.
+    const bool needs_logical = (mode_.rebuild || mode_.force) && live && !equal;
+    if (needs_held || needs_logical ||
+        (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0))))) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
     } else if (same && mode_.force && !mode_.dry_run) {
       // Writing the value the key holds, keeping its expiry, would change nothing: the forced

@@ -13,13 +13,13 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/item_scan.h"
-#include "commands/holds.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "output/atomic_file.h"
 #include "output/export_format.h"
 #include "redis/errors.h"
+#include "redis/scripts/held.h"
 
 namespace stockctl {
 namespace {
@@ -72,7 +72,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   for (const ScannedItem& item : batch) {
     calls.push_back(Call{nullptr, {"GET", item.key}, true});
     calls.push_back(Call{nullptr, {"TTL", item.key}, true});
-    calls.push_back(held_call(item.key));
+    calls.push_back(held_view_call(item.key));
   }
   std::vector<CallResult> results = run.ctx.redis().run(calls);
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -86,8 +86,15 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
     }
     // A key deleted since SCAN named it was not present for the whole scan: leave it out.
     if (value.reply.is_nil() || ttl.reply.integer == -2) continue;
+    // The logical state, as get shows it: expired holds' units not yet given back are stock.
+    const std::optional<HeldView> view = held_view_from(held);
     std::optional<std::int64_t> stock;
-    if (!value.reply.is_error()) stock = parse_stored_value(value.reply.str);
+    if (!value.reply.is_error()) {
+      const std::optional<std::string> logical =
+          view ? logical_value(value.reply.str, *view) : value.reply.str;
+      if (!logical) continue;  // deleted between the GET and the view's own read
+      stock = parse_stored_value(*logical);
+    }
     if (!stock) {
       ++run.corrupt;
       print_error(
@@ -96,7 +103,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
       continue;
     }
     ExportRow row{
-        std::move(batch[i].sku), *stock, held_from(held).value_or(0),
+        std::move(batch[i].sku), *stock, view ? view->held : 0,
         ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt};
     append_export_row(run.buffer, run.format, row, run.items == 0);
     ++run.items;

@@ -14,9 +14,9 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/validated_rows.h"
-#include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"
+#include "redis/scripts/held.h"
 
 namespace stockctl {
 namespace {
@@ -41,10 +41,11 @@ ItemResult get_item(const Context& ctx, std::string sku, bool details) {
   return item;
 }
 
-// The calls that read one item: its value, and with --details its expiry and its init lock's.
+// The calls that read one item: its value and holds, and with --details its expiry and its init
+// lock's.
 void append_reads(std::vector<Call>& calls, const ItemResult& item) {
   calls.push_back(Call{nullptr, {"GET", item.key}, true});
-  calls.push_back(held_call(item.key));
+  calls.push_back(held_view_call(item.key));
   if (!item.details) return;
   calls.push_back(Call::read({"TTL", item.key}));
   calls.push_back(Call::read({"PTTL", companion_key(item.key, kLockSuffix)}));
@@ -62,8 +63,12 @@ void apply_reads(ItemResult& item, const CallResult* results) {
   const CallResult& r = results[0];
   if (r.state != CallResult::State::replied) return set_error(item, Status::error, r.error);
   if (r.reply.is_error()) return apply_error_reply(item, r.reply.str);
-  apply_stored_value(item, r.reply.string_or_nil());
-  if (item.status != Status::error) item.held = held_from(results[1]);
+  // The logical state: the units of expired holds not yet given back count in the stock, as
+  // they will once the next touch or reap returns them, and not as held.
+  const std::optional<HeldView> view = held_view_from(results[1]);
+  apply_stored_value(
+      item, view ? logical_value(r.reply.string_or_nil(), *view) : r.reply.string_or_nil());
+  if (item.status != Status::error && view) item.held = view->held;
   if (!item.details) return;
   item.ttl_s = remaining(results[2]);
   item.lock_ttl_ms = remaining(results[3]);
