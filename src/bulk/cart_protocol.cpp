@@ -377,7 +377,13 @@ void merge_answers(Cart& cart, const std::vector<Cart>& groups) {
       fold.add(g.line_status[k]);
     }
   }
-  if (cart.status != Status::ok) return;
+  if (cart.status != Status::ok) {
+    // A group that failed as a whole (an error, a conflict) says nothing of its lines: no line
+    // claims a status then, as on one Redis.
+    cart.line_status.clear();
+    cart.stock.clear();
+    return;
+  }
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
     if (exit_code_for(cart.line_status[i]) == fold.code() && fold.code() != ExitCode::ok) {
       cart.status = cart.line_status[i];
@@ -432,9 +438,10 @@ void CartProtocol::run(Cart& cart) {
                    std::to_string(o_.request_ttl_s)});
     if (!rec.conflict.empty()) {
       return fail(cart, Status::conflict,
-                  fmt::format("id '{}' was already used with other lines (or for a {} of the "
-                              "other kind); nothing changed",
-                              escape_control(cart.id), kind_ == CartKind::hold ? "order" : "hold"));
+                  fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                              "changed",
+                              escape_control(cart.id),
+                              kind_ == CartKind::hold ? "an order" : "a hold"));
     }
     stop_if_asked("intent");
     const bool existed = rec.replayed;
@@ -459,8 +466,8 @@ void CartProtocol::run(Cart& cart) {
   }
   fail(cart, Status::error,
        fmt::format("{} attempts were aborted before every slot group was held (each past its "
-                   "deadline); nothing was held",
-                   kAttempts));
+                   "deadline); nothing was {}",
+                   kAttempts, kind_ == CartKind::hold ? "held" : "ordered"));
 }
 
 void settle_on_cluster(Context& ctx, const std::string& action, const std::string& id,

@@ -168,8 +168,9 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
       from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
   ExitFold fold;
   if (!from_file && carts[0].status == Status::invalid) {
-    print_error(fmt::format("{} {}: {}; nothing was held", kind_name(kind),
-                            escape_control(carts[0].id), carts[0].error));
+    print_error(fmt::format("{} {}: {}; nothing was {}", kind_name(kind),
+                            escape_control(carts[0].id), carts[0].error,
+                            kind == CartKind::hold ? "held" : "ordered"));
     ctx.out().write(cart_json(kind, carts[0]));
     ctx.count(Status::invalid);
     fold.add(Status::invalid);

@@ -109,7 +109,8 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
                              .count()));
   if (printed > kMaxPrinted) {
     print_error(
-        fmt::format("{}: {} more invalid rows not shown", source.name(), printed - kMaxPrinted));
+        fmt::format("{}: {} more invalid {} not shown", source.name(), printed - kMaxPrinted,
+                    printed - kMaxPrinted == 1 ? "row" : "rows"));
   }
   if (v.invalid > 0 && !skip_invalid) {
     throw InputError(
