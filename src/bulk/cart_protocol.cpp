@@ -437,11 +437,11 @@ void CartProtocol::run(Cart& cart) {
                    std::to_string(o_.expire_s * 1000), std::to_string(prepare_budget_ms()),
                    std::to_string(o_.request_ttl_s)});
     if (!rec.conflict.empty()) {
-      return fail(cart, Status::conflict,
-                  fmt::format("id '{}' was already used with other lines or for {}; nothing "
-                              "changed",
-                              escape_control(cart.id),
-                              kind_ == CartKind::hold ? "an order" : "a hold"));
+      return fail(
+          cart, Status::conflict,
+          fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                      "changed",
+                      escape_control(cart.id), kind_ == CartKind::hold ? "an order" : "a hold"));
     }
     stop_if_asked("intent");
     const bool existed = rec.replayed;

@@ -171,11 +171,11 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
 
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   if (text.rfind("STOCKCTL_CONFLICT", 0) == 0) {
-    return fail(cart, Status::conflict,
-                fmt::format("id '{}' was already used with other lines or for {}; nothing "
-                            "changed",
-                            escape_control(cart.id),
-                            text.substr(18) == "hold" ? "an order" : "a hold"));
+    return fail(
+        cart, Status::conflict,
+        fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                    "changed",
+                    escape_control(cart.id), text.substr(18) == "hold" ? "an order" : "a hold"));
   }
   ItemResult item;
   item.key = cart.record_key;
@@ -193,7 +193,9 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
     }
   }
   apply_error_reply(item, reply);
-  const std::string what = item.sku.empty() ? item.error : fmt::format("item '{}': {}", escape_control(item.sku), item.error);
+  const std::string what = item.sku.empty()
+                               ? item.error
+                               : fmt::format("item '{}': {}", escape_control(item.sku), item.error);
   fail(cart, item.status,
        fmt::format("{}; nothing was {}", what, kind_ == CartKind::hold ? "held" : "ordered"));
 }
@@ -219,11 +221,11 @@ void HoldRunner::initialize(Cart& cart) {
       return fail(cart, Status::error, "not applied: " + interrupt_reason());
     }
     if (wait == LockWait::timed_out) {
-      return fail(cart, Status::busy,
-                  fmt::format("init lock {} still held by another process after {} ms; "
-                              "nothing was {}",
-                              lock_key, o_.lock.wait_ms,
-                              kind_ == CartKind::hold ? "held" : "ordered"));
+      return fail(
+          cart, Status::busy,
+          fmt::format("init lock {} still held by another process after {} ms; "
+                      "nothing was {}",
+                      lock_key, o_.lock.wait_ms, kind_ == CartKind::hold ? "held" : "ordered"));
     }
     locks.push_back(std::make_unique<LockRelease>(ctx_.redis(), lock_key, token));
     ParsedNumber init =

@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_set>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
