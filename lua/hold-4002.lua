@@ -30,7 +30,8 @@
 -- recorded: a refused attempt changed nothing, so the same id may try again.
 -- Error replies, after which no line is held:
 --   STOCKCTL_CONFLICT <kind>  the id was used for another kind or other lines
---   STOCKCTL_CORRUPT <value>  a stored value is not -1 or a canonical integer 0 .. 2^53-1
+--   STOCKCTL_CORRUPT <i> <value>  line i's stored value is not -1 or a canonical integer
+--                                 0 .. 2^53-1
 --   STOCKCTL_INVALID <what>   an argument is not what this header says
 --
 -- The record, one string written with SET ... EX (a new key with its expiry, the least a new
@@ -216,7 +217,7 @@ for i = 1, n do
       elseif raw == '0' then
         refused = true
       else
-        return redis.error_reply('STOCKCTL_CORRUPT ' .. raw)
+        return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw)
       end
     elseif len < #qty or (len == #qty and tonumber(raw) < tonumber(qty)) then
       refused = true

@@ -10,8 +10,10 @@
 -- index, as companion keys are (same hash slot). They are not declared: this script serves a
 -- standalone server, where one index names every item with holds.
 --
--- Returns {holds, units, more}: the holds expired and the units given back by this call, and
--- 1 when items with expired holds may remain (call again), else 0.
+-- Returns {holds, units, more, ids}: the holds (ids) expired and the units given back by this
+-- call, 1 when items with expired holds may remain (call again), else 0, and the ids of those
+-- holds, each once (a hold of several lines expires on each of its items; the caller counts
+-- the ids of every call once).
 
 local MAX = 9007199254740991
 local log_max = ARGV[2]
@@ -36,15 +38,20 @@ local function companion(key, suffix)
   return '{' .. key .. '}' .. suffix
 end
 
--- The same steps as in hold-4002.lua; returns the holds and units given back.
-local function expire_holds(stock_key, holds_key, held_key, log_key, now)
+-- The same steps as in hold-4002.lua; returns the units given back, and adds the ids of the
+-- holds given back to `seen` and `expired`.
+local function expire_holds(stock_key, holds_key, held_key, log_key, now, seen, expired)
   local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
-  if #ids == 0 then return 0, 0 end
+  if #ids == 0 then return 0 end
   local raw = redis.call('GET', stock_key)
   local stock = raw and parse_stock(raw)
-  if raw and not stock then return 0, 0 end
+  if raw and not stock then return 0 end
   local units = 0
   for _, hid in ipairs(ids) do
+    if not seen[hid] then
+      seen[hid] = true
+      expired[#expired + 1] = hid
+    end
     local qty = tonumber(redis.call('HGET', held_key, hid) or '0')
     units = units + qty
     redis.call('HDEL', held_key, hid)
@@ -57,19 +64,18 @@ local function expire_holds(stock_key, holds_key, held_key, log_key, now)
   redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
   if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
   if stock and stock >= 0 then redis.call('INCRBY', stock_key, units) end
-  return #ids, units
+  return units
 end
 
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[1])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
-local holds, units = 0, 0
+local units, seen, expired = 0, {}, {}
 for _, stock_key in ipairs(due) do
   local holds_key = companion(stock_key, ':holds')
-  local h, u = expire_holds(stock_key, holds_key, companion(stock_key, ':held'),
-                            companion(stock_key, ':log'), now)
-  holds, units = holds + h, units + u
+  units = units + expire_holds(stock_key, holds_key, companion(stock_key, ':held'),
+                               companion(stock_key, ':log'), now, seen, expired)
   -- The item's next expiry becomes its score; an item without holds leaves the index. A
   -- corrupt item keeps its expired holds and waits a minute before it is looked at again.
   local next_one = redis.call('ZRANGE', holds_key, 0, 0, 'WITHSCORES')
@@ -81,4 +87,4 @@ for _, stock_key in ipairs(due) do
     redis.call('ZADD', KEYS[1], next_one[2], stock_key)
   end
 end
-return {holds, units, #due == limit and 1 or 0}
+return {#expired, units, #due == limit and 1 or 0, expired}

@@ -16,6 +16,7 @@
 #include "bulk/replica_ack.h"
 #include "core/cart_plan.h"
 #include "core/hash_slot.h"
+#include "core/quantity.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
 
@@ -377,7 +378,13 @@ void merge_answers(Cart& cart, const std::vector<Cart>& groups) {
       fold.add(g.line_status[k]);
     }
   }
-  if (cart.status != Status::ok) return;
+  if (cart.status != Status::ok) {
+    // A group that failed as a whole (an error, a conflict) says nothing of its lines: no line
+    // claims a status then, as on one Redis.
+    cart.line_status.clear();
+    cart.stock.clear();
+    return;
+  }
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
     if (exit_code_for(cart.line_status[i]) == fold.code() && fold.code() != ExitCode::ok) {
       cart.status = cart.line_status[i];
@@ -431,10 +438,11 @@ void CartProtocol::run(Cart& cart) {
                    std::to_string(o_.expire_s * 1000), std::to_string(prepare_budget_ms()),
                    std::to_string(o_.request_ttl_s)});
     if (!rec.conflict.empty()) {
-      return fail(cart, Status::conflict,
-                  fmt::format("id '{}' was already used with other lines (or for a {} of the "
-                              "other kind); nothing changed",
-                              escape_control(cart.id), kind_ == CartKind::hold ? "order" : "hold"));
+      return fail(
+          cart, Status::conflict,
+          fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                      "changed",
+                      escape_control(cart.id), kind_ == CartKind::hold ? "an order" : "a hold"));
     }
     stop_if_asked("intent");
     const bool existed = rec.replayed;
@@ -459,9 +467,34 @@ void CartProtocol::run(Cart& cart) {
   }
   fail(cart, Status::error,
        fmt::format("{} attempts were aborted before every slot group was held (each past its "
-                   "deadline); nothing was held",
-                   kAttempts));
+                   "deadline); nothing was {}",
+                   kAttempts, kind_ == CartKind::hold ? "held" : "ordered"));
 }
+
+namespace {
+
+// A replayed or refused settle sends no settle script (the record is finished), so its lines'
+// stocks are read: one GET per line, pipelined (as one Redis answers the stock now).
+void read_missing_stocks(Context& ctx, const std::vector<RecordLine>& lines,
+                         std::vector<std::optional<std::int64_t>>& stocks) {
+  std::vector<Call> calls;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < lines.size() && i < stocks.size(); ++i) {
+    if (stocks[i]) continue;
+    calls.push_back(Call::read({"GET", lines[i].key}));
+    which.push_back(i);
+  }
+  if (calls.empty()) return;
+  std::vector<CallResult> results = ctx.redis().run(calls);
+  for (std::size_t k = 0; k < results.size() && k < which.size(); ++k) {
+    const CallResult& r = results[k];
+    if (r.state != CallResult::State::replied || r.reply.type != Reply::Type::string) continue;
+    std::optional<std::int64_t> stock = parse_stored_value(r.reply.str);
+    if (stock && *stock >= 0) stocks[which[k]] = stock;
+  }
+}
+
+}  // namespace
 
 void settle_on_cluster(Context& ctx, const std::string& action, const std::string& id,
                        ExitFold& fold) {
@@ -485,6 +518,7 @@ void settle_on_cluster(Context& ctx, const std::string& action, const std::strin
   }
   stop_if_asked("decide");
   Finish finish = finish_groups(ctx, id, rec, *lines, kDefaultKeepS);
+  read_missing_stocks(ctx, *lines, finish.stocks);
   const Status status = settle_status(rec.status);
   report(status, *lines, finish.stocks, rec.replayed,
          status == Status::conflict ? settle_conflict(action) : "");

@@ -14,7 +14,9 @@
 #include "base/interrupt.h"
 #include "base/text.h"
 #include "bulk/replica_ack.h"
+#include "core/error_reply.h"
 #include "core/exit_fold.h"
+#include "core/quantity.h"
 #include "core/sku.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
@@ -61,6 +63,11 @@ void fail(Cart& cart, Status status, std::string why) {
 void prepare_cart(Cart& cart, const KeyScheme& scheme) {
   if (std::string problem = validate_hold_id(cart.id); !problem.empty()) {
     return fail(cart, Status::invalid, problem);
+  }
+  // `hold A=1 B=1` forgot the ID: refused rather than taking "A=1" as one.
+  if (cart.id.find('=') != std::string::npos) {
+    return fail(cart, Status::invalid,
+                "an id cannot contain '=' (is the ID missing? it comes before the SKU=QTY lines)");
   }
   if (cart.lines.empty()) return fail(cart, Status::invalid, "no lines (SKU=QTY)");
   if (cart.lines.size() > kMaxHoldLines) {
@@ -164,15 +171,33 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
 
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   if (text.rfind("STOCKCTL_CONFLICT", 0) == 0) {
-    return fail(cart, Status::conflict,
-                fmt::format("id '{}' was already used with other lines (or for a {} of "
-                            "the other kind); nothing changed",
-                            escape_control(cart.id), text.substr(18) == "hold" ? "order" : "hold"));
+    return fail(
+        cart, Status::conflict,
+        fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                    "changed",
+                    escape_control(cart.id), text.substr(18) == "hold" ? "an order" : "a hold"));
   }
   ItemResult item;
   item.key = cart.record_key;
-  apply_error_reply(item, text);
-  fail(cart, item.status, item.error);
+  std::string reply = text;
+  // hold-4002.lua names the line whose stored value is corrupt: "STOCKCTL_CORRUPT <i> <value>".
+  if (classify_error_reply(text) == ErrorReply::stockctl_corrupt) {
+    const std::size_t start = text.find(' ') + 1;
+    const std::size_t end = text.find(' ', start);
+    ParsedNumber line = parse_qty(text.substr(start, end - start));
+    const auto i = static_cast<std::size_t>(line.value - 1);
+    if (end != std::string::npos && line.ok() && i < cart.keys.size()) {
+      item.key = cart.keys[i];
+      item.sku = cart.lines[i].sku;
+      reply = "STOCKCTL_CORRUPT " + text.substr(end + 1);
+    }
+  }
+  apply_error_reply(item, reply);
+  const std::string what = item.sku.empty()
+                               ? item.error
+                               : fmt::format("item '{}': {}", escape_control(item.sku), item.error);
+  fail(cart, item.status,
+       fmt::format("{}; nothing was {}", what, kind_ == CartKind::hold ? "held" : "ordered"));
 }
 
 // The init lock protocol of deduct, for every line whose key is missing: the locks are taken
@@ -196,10 +221,11 @@ void HoldRunner::initialize(Cart& cart) {
       return fail(cart, Status::error, "not applied: " + interrupt_reason());
     }
     if (wait == LockWait::timed_out) {
-      return fail(cart, Status::busy,
-                  fmt::format("init lock {} still held by another process after {} ms; "
-                              "nothing was held",
-                              lock_key, o_.lock.wait_ms));
+      return fail(
+          cart, Status::busy,
+          fmt::format("init lock {} still held by another process after {} ms; "
+                      "nothing was {}",
+                      lock_key, o_.lock.wait_ms, kind_ == CartKind::hold ? "held" : "ordered"));
     }
     locks.push_back(std::make_unique<LockRelease>(ctx_.redis(), lock_key, token));
     ParsedNumber init =
@@ -267,13 +293,13 @@ std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme)
   source.read(op_columns(columns), handler);
   for (const std::string& problem : problems) print_error(problem);
   if (!problems.empty()) {
-    throw InputError(
-        fmt::format("{}: {} invalid rows; nothing was held", source.name(), problems.size()));
+    throw InputError(fmt::format("{}: {} invalid {}; nothing changed", source.name(),
+                                 problems.size(), problems.size() == 1 ? "row" : "rows"));
   }
   for (Cart& cart : carts) {
     prepare_cart(cart, scheme);
     if (cart.status == Status::invalid) {
-      throw InputError(fmt::format("{}: id '{}': {}; nothing was held", source.name(),
+      throw InputError(fmt::format("{}: id '{}': {}; nothing changed", source.name(),
                                    escape_control(cart.id), cart.error));
     }
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
@@ -168,8 +169,9 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
       from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
   ExitFold fold;
   if (!from_file && carts[0].status == Status::invalid) {
-    print_error(fmt::format("{} {}: {}; nothing was held", kind_name(kind),
-                            escape_control(carts[0].id), carts[0].error));
+    print_error(fmt::format("{} {}: {}; nothing was {}", kind_name(kind),
+                            escape_control(carts[0].id), carts[0].error,
+                            kind == CartKind::hold ? "held" : "ordered"));
     ctx.out().write(cart_json(kind, carts[0]));
     ctx.count(Status::invalid);
     fold.add(Status::invalid);
@@ -222,6 +224,9 @@ ExitCode run_reap(Program& program) {
     holds = count.holds;
     units = count.units;
   } else {
+    // A hold of several lines expires on each of its items, perhaps in different calls: each
+    // call names the ids it gave back, and every id counts once.
+    std::unordered_set<std::string> expired;
     for (bool more = true; more;) {
       Call call{&reap_script(),
                 {holds_index_key(ctx.scheme()), std::to_string(kReapBatch),
@@ -230,13 +235,15 @@ ExitCode run_reap(Program& program) {
                 true};
       call.numkeys = 1;
       Reply r = ctx.redis().call(call);
-      if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 3) {
+      if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 4 ||
+          r.elements[3].type != Reply::Type::array) {
         throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
       }
-      holds += r.elements[0].integer;
       units += r.elements[1].integer;
       more = r.elements[2].integer == 1;
+      for (const Reply& id : r.elements[3].elements) expired.insert(id.str);
     }
+    holds = static_cast<std::int64_t>(expired.size());
   }
   nlohmann::ordered_json j;
   j["op"] = "reap";

@@ -108,8 +108,8 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
                              std::chrono::steady_clock::now() - started)
                              .count()));
   if (printed > kMaxPrinted) {
-    print_error(
-        fmt::format("{}: {} more invalid rows not shown", source.name(), printed - kMaxPrinted));
+    print_error(fmt::format("{}: {} more invalid {} not shown", source.name(),
+                            printed - kMaxPrinted, printed - kMaxPrinted == 1 ? "row" : "rows"));
   }
   if (v.invalid > 0 && !skip_invalid) {
     throw InputError(

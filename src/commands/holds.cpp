@@ -46,11 +46,14 @@ struct SettleOptions {
 void add_hold_command(CLI::App& app, Program& program, CartKind kind, const std::string& about) {
   auto o = std::make_shared<HoldOptions>();
   CLI::App* sub = app.add_subcommand(kind_name(kind), about);
-  sub->add_option("ID", o->id, "the id of the hold or order (an idempotency key)")
+  sub->add_option("ID", o->id,
+                  "the id of the hold or order (an idempotency key; at most 256 bytes, no '=' "
+                  "and no control characters)")
       ->each([o](const std::string&) { o->id_given = true; });
   sub->add_option("LINES", o->lines, "SKU=QTY lines (same SKU twice: merged)");
   if (kind == CartKind::hold) {
     sub->add_option("--expire", o->expire_s, "seconds until the hold expires (default 600)")
+        ->type_name("SECONDS")
         ->check(integer_range(1, kMaxExpireS));
   }
   sub->add_option("--request-ttl", o->request_ttl_s,
@@ -78,6 +81,8 @@ void add_hold_command(CLI::App& app, Program& program, CartKind kind, const std:
       ->check(integer_range(0, 86400000LL))
       ->group(init);
   add_source_options(*sub, o->source, false, false);
+  // A cart is all or nothing: --skip-invalid has no meaning here, so it is not offered.
+  sub->remove_option(sub->get_option("--skip-invalid"));
   add_common_footer(*sub);
   sub->callback([&program, o, kind] {
     program.run = [&program, o, kind] { return run_holds(program, kind, *o); };

@@ -123,9 +123,11 @@ class Idempotency(HoldsTest):
             res = self.sc("hold", "c", *lines)
             self.assertEqual(res.rc, 2, res)
             self.assertEqual(res.one["status"], "conflict")
-            self.assertIn("id 'c' was already used", res.stderr)
+            self.assertIn("id 'c' was already used with other lines or for an order; nothing "
+                          "changed", res.stderr)
         res = self.sc("order", "c", "A=2")
         self.assertEqual(res.one["status"], "conflict")
+        self.assertIn("id 'c' was already used with other lines or for a hold", res.stderr)
         self.assertEqual(self.stock("A"), 8)
 
     def test_a_refused_attempt_is_not_remembered(self):
@@ -249,7 +251,8 @@ class Expiry(HoldsTest):
         self.assertLess(first["expires_at_ms"], server_ms(self.r))
         res = self.sc("reap")
         self.assertEqual(res.rc, 0, res)
-        self.assertEqual(res.one, {"op": "reap", "holds": 4, "units": 7})
+        # Three holds (c1 has two lines) expired: reap counts holds, not their lines.
+        self.assertEqual(res.one, {"op": "reap", "holds": 3, "units": 7})
         self.assertEqual((self.stock("A"), self.stock("B")), (10, 9))
         self.assertEqual(self.held("B"), 1)
         self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
@@ -302,7 +305,8 @@ class BadInput(HoldsTest):
             for op in ("hold", "order"):
                 res = self.assert_refused(op, "c", "A=1", line, text="%s c: %s" % (op, text))
                 self.assertEqual(res.one["status"], "invalid")
-                self.assertIn("nothing was held", res.stderr)
+                self.assertIn("nothing was held" if op == "hold" else "nothing was ordered",
+                              res.stderr)
 
     def test_more_than_a_thousand_lines(self):
         lines = ["S%d=1" % i for i in range(1001)]
@@ -315,6 +319,26 @@ class BadInput(HoldsTest):
         self.assert_refused("hold", "", "A=1", text="an id cannot be empty")
         self.assert_refused("hold", "a\x01b", "A=1", text="id contains a control character")
         self.assert_refused("confirm", "", text="an id cannot be empty")
+
+    def test_an_id_with_an_equals_sign_is_refused(self):
+        # `hold A=1 B=1` forgot the ID: it must not hold B under the id "A=1".
+        for op in ("hold", "order"):
+            res = self.assert_refused(op, "A=1", "B=1",
+                                      text="%s A=1: an id cannot contain '='" % op)
+            self.assertEqual(res.one["status"], "invalid")
+        self.assertEqual(self.r("EXISTS", "stock:{B}"), 0)
+
+    def test_a_corrupt_stored_value_names_its_item(self):
+        self.r("SET", "stock:{K}", "abc")
+        for op in ("hold", "order"):
+            res = self.assert_refused(op, "k-1", "K=1", "A=1", rc=1)
+            self.assertIn("item 'K': stored value 'abc' of stock:{K} is not a stock value",
+                          res.stderr)
+            self.assertNotIn("stockctl:hold", res.stderr)
+            self.assertEqual(res.one["status"], "error")
+            self.assertIn("item 'K'", res.one["error"])
+            self.assertTrue(all(line.get("status") != "ok" for line in res.one["lines"]), res.one)
+            self.assertEqual(self.r("GET", "stock:{K}"), "abc")
 
     def test_bad_expiry(self):
         for value in ("0", "604801", "-1", "x"):
@@ -391,7 +415,13 @@ class Files(HoldsTest):
         res = self.sc("hold", "--file", path)
         self.assertEqual(res.rc, 2, res)
         self.assertIn("bad.csv:3: ", res.stderr)
+        self.assertIn("bad.csv: 1 invalid row; nothing changed", res.stderr)
         self.assertEqual(res.stdout, "")
+        self.assertEqual(self.stock("A"), 10)
+        res = self.sc("order", "--file", self.write("empty.csv", "id,sku,qty\n,A,1\n"))
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("empty.csv:2: column 'id' is empty", res.stderr)
+        self.assertNotIn("request id", res.stderr)
         self.assertEqual(self.stock("A"), 10)
         res = self.sc("hold", "--file", self.write("noid.csv", "sku,qty\nA,1\n"))
         self.assertEqual(res.rc, 2, res)

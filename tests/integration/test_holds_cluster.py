@@ -180,7 +180,23 @@ class Orders(ClusterHoldsTest):
         for args in (("order", "o", *self.lines(1, 1, 2)), ("hold", "o", *self.lines(1, 1, 1))):
             res = self.sc(*args)
             self.assertEqual((res.rc, res.one["status"]), (2, "conflict"), res)
+            self.assertIn("id 'o' was already used with other lines or for %s; nothing changed"
+                          % ("an order" if args[0] == "hold" else "a hold"), res.stderr)
         self.assertEqual([self.stock(s) for s in self.skus], [9, 9, 9])
+
+    def test_a_corrupt_stored_value_names_its_item_and_no_line_claims_ok(self):
+        bad = self.skus[1]
+        self.r("SET", "stock:{%s}" % bad, "abc")
+        for op in ("hold", "order"):
+            res = self.sc(op, "k-1", *self.lines(1, 1, 1))
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn("item '%s': stored value 'abc' of stock:{%s} is not a stock value"
+                          % (bad, bad), res.stderr)
+            self.assertNotIn("cart-group", res.stderr)
+            self.assertTrue(all(line.get("status") != "ok" for line in res.one["lines"]),
+                            res.one)
+            self.assertEqual(self.r("GET", "stock:{%s}" % bad), "abc")
+            self.assertEqual([self.stock(s) for s in (self.skus[0], self.skus[2])], [10, 10])
 
     def test_cancel_gives_an_order_back_exactly_once(self):
         self.sc("order", "o", *self.lines(1, 2, 3))
@@ -224,7 +240,11 @@ class Holds(ClusterHoldsTest):
         self.assertEqual([self.sold(s) for s in self.skus], [1, 2, 3])
         again = self.sc("confirm", "h")
         self.assertEqual((again.rc, again.one.get("replayed")), (0, True))
-        self.assertEqual((self.sc("release", "h").rc), 2)
+        # A replayed or refused answer gives each line's stock now, as on one Redis.
+        self.assertEqual([l["stock"] for l in again.one["lines"]], [9, 8, 7])
+        refused = self.sc("release", "h")
+        self.assertEqual(refused.rc, 2)
+        self.assertEqual([l["stock"] for l in refused.one["lines"]], [9, 8, 7])
         self.assertEqual([self.sold(s) for s in self.skus], [1, 2, 3])
         self.assertEqual(self.sc("cancel", "h").one["status"], "ok")
         self.assertEqual([self.stock(s) for s in self.skus], [10, 10, 10])
@@ -234,7 +254,9 @@ class Holds(ClusterHoldsTest):
         res = self.sc("release", "h")
         self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
         self.assertEqual([l["stock"] for l in res.one["lines"]], [10, 10, 10])
-        self.assertEqual(self.sc("release", "h").one.get("replayed"), True)
+        again = self.sc("release", "h").one
+        self.assertEqual((again.get("replayed"), [l["stock"] for l in again["lines"]]),
+                         (True, [10, 10, 10]))
         self.assertEqual((self.sc("confirm", "h").rc), 3)
         self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(10, 0)] * 3)
 

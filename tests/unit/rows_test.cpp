@@ -86,8 +86,7 @@ TEST_CASE("batch rows need a valid qty") {
 TEST_CASE("batch rows: an empty or NULL request id is invalid, an absent column means no id") {
   auto r = read_string("sku,qty,request_id\nA,1,\nB,1,\" \"\n", Format::csv, op_columns(kNames));
   OpRow row;
-  CHECK(interpret_op_row(r.records[0], kNames, kScheme, row) ==
-        "column 'request_id': a request id cannot be empty");
+  CHECK(interpret_op_row(r.records[0], kNames, kScheme, row) == "column 'request_id' is empty");
   CHECK(interpret_op_row(r.records[1], kNames, kScheme, row).empty());  // " " is an id
   auto tsv = read_string("sku\tqty\trequest_id\nA\t1\tNULL\n", Format::tsv, op_columns(kNames));
   CHECK(interpret_op_row(tsv.records[0], kNames, kScheme, row) == "column 'request_id' is NULL");
