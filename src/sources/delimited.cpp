@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,19 +43,69 @@ std::vector<int> map_columns(const std::vector<std::string>& header, const Wante
   return index;
 }
 
-// Reads one physical line, without its '\n' or a trailing '\r' (`crlf` says whether there was
-// one). False at end of input.
-bool read_line(std::istream& in, std::string& line, bool& crlf) {
-  if (!std::getline(in, line)) return false;
-  crlf = !line.empty() && line.back() == '\r';
-  if (crlf) line.pop_back();
-  return true;
-}
+// Reads physical lines from a stream's buffer in large blocks and hands each out as a view, found
+// with memchr: std::getline's per-character sentry and copy cost more than the rest of a plain
+// row's validation. A view stays valid until the next call.
+class LineReader {
+ public:
+  explicit LineReader(std::istream& in) : in_(in), buf_(kBlock) {}
 
-bool read_line(std::istream& in, std::string& line) {
-  bool crlf = false;
-  return read_line(in, line, crlf);
-}
+  // The next line, without its '\n' or a trailing '\r' (`crlf` says whether there was one).
+  // False at end of input.
+  bool next(std::string_view& line, bool& crlf) {
+    for (;;) {
+      const char* start = buf_.data() + begin_;
+      if (const void* nl = std::memchr(start, '\n', end_ - begin_)) {
+        std::size_t len = static_cast<const char*>(nl) - start;
+        begin_ += len + 1;
+        return finish(line, crlf, start, len);
+      }
+      if (eof_) {
+        if (begin_ == end_) return false;
+        std::size_t len = end_ - begin_;  // a last line without '\n'
+        begin_ = end_;
+        return finish(line, crlf, start, len);
+      }
+      fill();
+    }
+  }
+
+  bool next(std::string_view& line) {
+    bool crlf = false;
+    return next(line, crlf);
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 1 << 16;
+
+  static bool finish(std::string_view& line, bool& crlf, const char* start, std::size_t len) {
+    crlf = len > 0 && start[len - 1] == '\r';
+    line = std::string_view(start, crlf ? len - 1 : len);
+    return true;
+  }
+
+  // Keeps the unfinished line at the front and reads another block behind it.
+  void fill() {
+    std::size_t kept = end_ - begin_;
+    std::memmove(buf_.data(), buf_.data() + begin_, kept);
+    begin_ = 0;
+    end_ = kept;
+    if (buf_.size() - end_ < kBlock) buf_.resize(end_ + kBlock);  // a line longer than a block
+    std::streamsize got =
+        in_.rdbuf()->sgetn(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
+    if (got <= 0) {
+      eof_ = true;
+      in_.setstate(std::ios::eofbit);
+      return;
+    }
+    end_ += static_cast<std::size_t>(got);
+  }
+
+  std::istream& in_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+};
 
 // The next cell of `out` to fill, cleared; cells keep their capacity from row to row, so a
 // steady stream of rows allocates nothing.
@@ -65,35 +116,46 @@ std::string& next_cell(std::vector<std::string>& out, std::size_t& n) {
   return cell;
 }
 
-// Splits a line without quotes: the common case, done with memchr instead of per character.
-void split_plain(const std::string& line, std::vector<std::string>& out, std::size_t& n) {
-  std::size_t start = 0;
+// One record's cells as views: into the line itself when nothing had to be unquoted (the
+// common case, copied only once, into the record's fields), else into `owned`. Valid until the
+// next line is read.
+struct Cells {
+  std::vector<std::string_view> views;
+  std::vector<std::string> owned;
+
+  std::vector<std::string> copy() const { return {views.begin(), views.end()}; }
+};
+
+// Splits `line` at each `sep` into views of it, with memchr instead of per character.
+void split_views(std::string_view line, char sep, std::vector<std::string_view>& out) {
+  out.clear();
   for (;;) {
-    auto comma = line.find(',', start);
-    next_cell(out, n).assign(line, start, comma == std::string::npos ? comma : comma - start);
-    if (comma == std::string::npos) return;
-    start = comma + 1;
+    auto at = line.find(sep);
+    out.push_back(line.substr(0, at));
+    if (at == std::string_view::npos) return;
+    line.remove_prefix(at + 1);
   }
 }
 
 // Splits one CSV record, reading more physical lines while a quoted field stays open.
 // Returns false at end of input; sets `error` on a malformed record.
-bool next_csv_record(std::istream& in, std::size_t& line_no, std::string& line,
-                     std::vector<std::string>& out, std::size_t& start_line, std::string& error) {
+bool next_csv_record(LineReader& in, std::size_t& line_no, Cells& cells, std::size_t& start_line,
+                     std::string& error) {
   bool crlf = false;
+  std::string_view line;
   do {
-    if (!read_line(in, line, crlf)) return false;
+    if (!in.next(line, crlf)) return false;
     ++line_no;
-    if (line_no == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
+    if (line_no == 1 && line.substr(0, kBom.size()) == kBom) line.remove_prefix(kBom.size());
   } while (line.empty());
   start_line = line_no;
   error.clear();
-  std::size_t n = 0;
-  if (line.find('"') == std::string::npos) {
-    split_plain(line, out, n);
-    out.resize(n);
+  if (line.find('"') == std::string_view::npos) {
+    split_views(line, ',', cells.views);
     return true;
   }
+  std::vector<std::string>& out = cells.owned;
+  std::size_t n = 0;
   std::string field;
   bool quoted = false, was_quoted = false;
   std::size_t i = 0;
@@ -102,7 +164,7 @@ bool next_csv_record(std::istream& in, std::size_t& line_no, std::string& line,
       if (!quoted) break;
       // A line break inside quotes belongs to the field, as written; the record goes on.
       field.append(crlf ? "\r\n" : "\n");
-      if (!read_line(in, line, crlf)) {
+      if (!in.next(line, crlf)) {
         error = fmt::format("unterminated quoted field (opened on line {})", start_line);
         break;
       }
@@ -136,6 +198,7 @@ bool next_csv_record(std::istream& in, std::size_t& line_no, std::string& line,
   }
   next_cell(out, n).swap(field);
   out.resize(n);
+  cells.views.assign(out.begin(), out.end());
   return true;
 }
 
@@ -172,17 +235,6 @@ std::string unescape_tsv(std::string_view raw) {
   return out;
 }
 
-void split_tabs(const std::string& line, std::vector<std::string>& out) {
-  out.clear();
-  std::size_t start = 0;
-  for (;;) {
-    auto tab = line.find('\t', start);
-    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-    if (tab == std::string::npos) break;
-    start = tab + 1;
-  }
-}
-
 std::vector<bool> present_columns(const std::vector<int>& index) {
   std::vector<bool> present;
   present.reserve(index.size());
@@ -191,7 +243,7 @@ std::vector<bool> present_columns(const std::vector<int>& index) {
 }
 
 // Fills `record.fields` from split cells; `tsv` turns NULL / \N into null and unescapes.
-void fill_fields(Record& record, const std::vector<std::string>& cells,
+void fill_fields(Record& record, const std::vector<std::string_view>& cells,
                  const std::vector<int>& index, bool tsv) {
   record.fields.resize(index.size());
   for (std::size_t w = 0; w < index.size(); ++w) {
@@ -201,11 +253,15 @@ void fill_fields(Record& record, const std::vector<std::string>& cells,
     if (index[w] < 0) continue;
     if (static_cast<std::size_t>(index[w]) >= cells.size()) continue;  // short row: absent
     f.present = true;
-    const std::string& cell = cells[index[w]];
+    std::string_view cell = cells[index[w]];
     if (tsv && (cell == "NULL" || cell == "\\N")) {
       f.null = true;
     } else {
-      f.text = tsv ? unescape_tsv(cell) : cell;
+      if (tsv) {
+        f.text = unescape_tsv(cell);
+      } else {
+        f.text.assign(cell.data(), cell.size());
+      }
     }
   }
 }
@@ -265,48 +321,51 @@ void report_empty(const RecordHandler& handler) {
 }  // namespace
 
 void read_csv(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+  LineReader lines(in);
   std::size_t line_no = 0, start = 0;
-  std::vector<std::string> cells;
-  std::string line, error;
-  if (!next_csv_record(in, line_no, line, cells, start, error)) return report_empty(handler);
+  Cells cells;
+  std::string error;
+  if (!next_csv_record(lines, line_no, cells, start, error)) return report_empty(handler);
   if (!error.empty()) return report_fatal(handler, start, "header row: " + error);
   std::vector<int> index;
-  if (!start_header(cells, start, wanted, handler, index)) return;
-  const std::size_t columns = cells.size();
+  if (!start_header(cells.copy(), start, wanted, handler, index)) return;
+  const std::size_t columns = cells.views.size();
   Record record;
-  while (next_csv_record(in, line_no, line, cells, start, error)) {
+  while (next_csv_record(lines, line_no, cells, start, error)) {
     record.line = start;
-    record.fatal = error.rfind("unterminated", 0) == 0;
+    record.fatal = !error.empty() && error.rfind("unterminated", 0) == 0;
     record.error = !error.empty() ? error
-                                  : field_count_problem(cells.size(), columns,
+                                  : field_count_problem(cells.views.size(), columns,
                                                         " (quote a value that holds a comma)");
-    fill_fields(record, cells, index, false);
+    fill_fields(record, cells.views, index, false);
     if (!handler.record(record) || record.fatal) return;
   }
 }
 
 void read_tsv(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+  LineReader lines(in);
   std::size_t line_no = 0;
-  std::string line;
-  std::vector<std::string> cells;
-  while (read_line(in, line)) {
+  std::string_view line;
+  Cells cells;
+  while (lines.next(line)) {
     ++line_no;
-    if (line_no == 1 && line.compare(0, kBom.size(), kBom) == 0) line.erase(0, kBom.size());
+    if (line_no == 1 && line.substr(0, kBom.size()) == kBom) line.remove_prefix(kBom.size());
     if (!line.empty()) break;
   }
   if (line_no == 0 || line.empty()) return report_empty(handler);
-  split_tabs(line, cells);
+  split_views(line, '\t', cells.views);
   std::vector<int> index;
-  if (!start_header(cells, line_no, wanted, handler, index)) return;
-  const std::size_t columns = cells.size();
+  if (!start_header(cells.copy(), line_no, wanted, handler, index)) return;
+  const std::size_t columns = cells.views.size();
   Record record;
-  while (read_line(in, line)) {
+  while (lines.next(line)) {
     ++line_no;
     if (line.empty()) continue;
-    split_tabs(line, cells);
+    split_views(line, '\t', cells.views);
     record.line = line_no;
-    record.error = field_count_problem(cells.size(), columns, " (escape a tab in a value as \\t)");
-    fill_fields(record, cells, index, true);
+    record.error =
+        field_count_problem(cells.views.size(), columns, " (escape a tab in a value as \\t)");
+    fill_fields(record, cells.views, index, true);
     if (!handler.record(record)) return;
   }
 }

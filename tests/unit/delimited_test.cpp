@@ -152,3 +152,36 @@ TEST_CASE("tsv: a header naming a column twice makes the source invalid") {
   CHECK(r.records[0].fatal);
   CHECK(r.records[0].error == "the header names column 'sku' twice (columns 1 and 2)");
 }
+
+// The reader takes its input in blocks of 64 KiB: rows, CRLF pairs and quoted fields that
+// straddle a block's end, and a row longer than a block, read as any other.
+TEST_CASE("csv: rows across the reader's block boundaries and longer than a block") {
+  std::string text = "sku,stock\r\n";
+  std::vector<std::string> skus;
+  for (int i = 0; text.size() < 3 * 65536; ++i) {
+    skus.push_back("item-" + std::to_string(i));
+    text += i % 7 == 0 ? "\"" + skus.back() + "\nx\"" : skus.back();
+    if (i % 7 == 0) skus.back() += "\nx";
+    text += "," + std::to_string(i) + "\r\n";
+  }
+  std::string long_sku(200000, 'a');
+  skus.push_back(long_sku);
+  text += long_sku + ",1";  // the last row has no line end
+  auto r = read_string(text, Format::csv);
+  REQUIRE(r.records.size() == skus.size());
+  for (std::size_t i = 0; i < skus.size(); ++i) {
+    CHECK(r.records[i].error.empty());
+    CHECK(r.records[i].fields[0].text == skus[i]);
+  }
+  CHECK(r.records.back().fields[1].text == "1");
+  CHECK(r.records.back().line == skus.size() + skus.size() / 7 + 2);
+}
+
+TEST_CASE("tsv: a row longer than the reader's block") {
+  std::string long_sku(100000, 'b');
+  auto r = read_string("sku\tstock\n" + long_sku + "\t5\nc\t6\n", Format::tsv);
+  REQUIRE(r.records.size() == 2);
+  CHECK(r.records[0].fields[0].text == long_sku);
+  CHECK(r.records[1].fields[1].text == "6");
+  CHECK(r.records[1].line == 3);
+}
