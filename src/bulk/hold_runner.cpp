@@ -257,11 +257,11 @@ std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme
   return {cart};
 }
 
-// --file: columns id, sku, qty; rows with the same id form one cart. The whole source is
-// validated first: one invalid row and nothing is sent.
+// --file: columns id, sku, qty (renamed by --id-column, --sku-column, --qty-column; the id is
+// read as a batch row's request id is); rows with the same id form one cart. The whole source
+// is validated first: one invalid row and nothing is sent.
 std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme) {
-  SourceColumns columns = o.source.columns;
-  columns.request_id = "id";
+  const SourceColumns& columns = o.source.columns;
   Source source(o.source.file,
                 o.source.format.empty() ? std::nullopt : parse_format(o.source.format));
   std::vector<Cart> carts;
@@ -270,13 +270,17 @@ std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme)
   RecordHandler handler{
       [&columns](const std::vector<bool>& present) {
         std::string problem = check_op_header(present, columns);
-        if (problem.empty() && !present[2]) problem = "the header has no 'id' column";
+        if (problem.empty() && !present[2]) {
+          problem = fmt::format("header has no '{}' column", columns.request_id);
+        }
         return problem;
       },
       [&](Record& record) {
         OpRow row;
         std::string problem = interpret_op_row(record, columns, scheme, row);
-        if (problem.empty() && row.request_id.empty()) problem = "column 'id' is empty";
+        if (problem.empty() && row.request_id.empty()) {
+          problem = fmt::format("column '{}' is empty", columns.request_id);
+        }
         if (!problem.empty()) {
           problems.push_back(fmt::format("{}:{}: {}", source.name(), record.line, problem));
           return !record.fatal;

@@ -427,6 +427,30 @@ class Files(HoldsTest):
         self.assertEqual(res.rc, 2, res)
         self.assertIn("'id' column", res.stderr)
 
+    def test_id_column_names_the_id_column_as_the_other_column_options_do(self):
+        self.sc("init", "A", "10")
+        # Names match as --sku-column's and --qty-column's do: without regard to case.
+        path = self.write("renamed.csv", "Cart,Item,N\nc1,A,1\nc2,A,2\nc1,A,1\n")
+        res = self.sc("hold", "--file", path, "--id-column", "cart", "--sku-column", "item",
+                      "--qty-column", "n")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([(l["id"], [(x["sku"], x["qty"]) for x in l["lines"]]) for l in res.lines],
+                         [("c1", [("A", 2)]), ("c2", [("A", 2)])])
+        path = self.write("o.ndjson", '{"order": "o1", "sku": "A", "qty": 3, "id": "x"}\n')
+        res = self.sc("order", "--file", path, "--id-column", "ORDER")
+        self.assertEqual((res.rc, res.one["id"], res.one["lines"][0]["stock"]), (0, "o1", 3), res)
+        self.assertEqual(self.stock("A"), 3)
+        # The messages name the column by the name given.
+        res = self.sc("hold", "--file", self.write("id.csv", "id,sku,qty\nc3,A,1\n"),
+                      "--id-column", "cart")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("id.csv:1: header has no 'cart' column", res.stderr)
+        res = self.sc("order", "--file", self.write("e.csv", "cart,sku,qty\n,A,1\n"),
+                      "--id-column", "cart")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("e.csv:2: column 'cart' is empty", res.stderr)
+        self.assertEqual(self.stock("A"), 3)
+
 
 class WaitReplicas(HoldsTest):
     """--wait-replicas N on a server without replicas: every write of hold, order, confirm,
