@@ -33,9 +33,10 @@ nlohmann::ordered_json cart_json(CartKind kind, const Cart& cart) {
   j["id"] = cart.id;
   j["status"] = status_name(cart.status);
   if (kind == CartKind::hold) {
-    j["expires_at_ms"] = cart.status == Status::ok && cart.expires_at_ms
-                             ? nlohmann::ordered_json(*cart.expires_at_ms)
-                             : nlohmann::ordered_json(nullptr);
+    // Known whenever the hold exists, even when its cart failed afterwards (a write that
+    // fewer replicas than --wait-replicas acknowledged is on the primary all the same).
+    j["expires_at_ms"] = cart.expires_at_ms ? nlohmann::ordered_json(*cart.expires_at_ms)
+                                            : nlohmann::ordered_json(nullptr);
   }
   nlohmann::ordered_json lines = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
@@ -133,6 +134,7 @@ Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& init
 
 void HoldRunner::apply(Cart& cart, const CallResult& result) const {
   cart.error.clear();
+  cart.expires_at_ms.reset();
   if (result.state != CallResult::State::replied) return fail(cart, Status::error, result.error);
   const Reply& r = result.reply;
   if (r.is_error()) return apply_error(cart, r.str);
@@ -142,7 +144,6 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
                 fmt::format("unexpected reply from the hold script: {}", describe_reply(r)));
   }
   cart.replayed = r.elements[0].integer == 1;
-  cart.expires_at_ms = r.elements[1].integer;
   cart.line_status.assign(n, Status::ok);
   cart.stock.assign(n, std::nullopt);
   ExitFold fold;
@@ -162,6 +163,8 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
       break;
     }
   }
+  // A short line means nothing was held: only a hold that exists has an expiry.
+  if (cart.status == Status::ok) cart.expires_at_ms = r.elements[1].integer;
 }
 
 void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {

@@ -482,6 +482,29 @@ class WaitReplicas(HoldsTest):
         res = self.sc("hold", "h1", "A=1")
         self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")), (0, "ok", True), res)
 
+    def test_an_unacknowledged_hold_gives_the_expiry_it_has_on_the_primary(self):
+        self.sc("init", "A", "10")
+
+        def expiry(id_):
+            return int(self.r("ZSCORE", "stock:{A}:holds", id_))
+
+        res = self.sc("hold", "h1", "A=1", *self.WAIT)
+        self.assert_not_durable(res, "hold", "h1")
+        self.assertEqual(res.one["expires_at_ms"], expiry("h1"), res)
+        path = self.write("h.csv", "id,sku,qty\nf1,A,1\nf2,A,1\n")
+        res = self.sc("hold", "--file", path, *self.WAIT)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual([(l["status"], l["expires_at_ms"]) for l in res.lines],
+                         [("error", expiry("f1")), ("error", expiry("f2"))])
+        # A repeat answers the same expiry; a hold that was not made has none.
+        res = self.sc("hold", "h1", "A=1", *self.WAIT)
+        self.assertEqual((res.one["status"], res.one["replayed"], res.one["expires_at_ms"]),
+                         ("error", True, expiry("h1")), res)
+        res = self.sc("hold", "h2", "A=100", *self.WAIT)
+        self.assertEqual((res.rc, res.one["status"], res.one["expires_at_ms"]),
+                         (3, "insufficient", None), res)
+        self.assertEqual((self.stock("A"), self.held("A")), (7, 3))
+
     def test_confirm_release_and_cancel_report_an_unacknowledged_write_as_error(self):
         self.sc("init", "A", "10")
         for id_ in ("h1", "h2"):
