@@ -96,7 +96,7 @@ void PutRunner::complete_oldest_step() {
   window.written = true;
 }
 
-bool PutRunner::reads_holds() const { return mode_.force && !mode_.dry_run; }
+bool PutRunner::reads_holds() const { return mode_.force; }
 
 Call PutRunner::holds_call(const PutItem& item) {
   return Call::read({"EXISTS", companion_key(item.result.key, kHoldsSuffix)});
@@ -176,10 +176,11 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
     // equal to the live value, and init without --force, stay with the GET.
     const bool needs_logical = (mode_.rebuild || mode_.force) && live && !equal;
     // A forced write of the value the key holds changes nothing unless the item has holds:
-    // expired ones must be given back first (the script does), or they would come back on top
-    // of the stock it was meant to set.
-    if (needs_held || needs_logical ||
-        (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0 || may_have_holds))))) {
+    // expired ones must be given back first (the script does; in a dry run it counts them in
+    // the previous value), or they would come back on top of the stock it was meant to set.
+    const bool forced_over_holds = mode_.force && same && may_have_holds;
+    if (needs_held || needs_logical || forced_over_holds ||
+        (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0))))) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
     } else if (same && mode_.force && !mode_.dry_run) {
       // Writing the value the key holds, keeping its expiry, to an item without holds would

@@ -72,7 +72,8 @@ class PutRunner {
   void complete_oldest_step();
   Call call_for(Step step, const PutItem& item) const;
   /// Whether the GET step also asks whether each item has holds (EXISTS of its holds key, sent
-  /// before its GET): a forced write may skip the put script only for an item without any.
+  /// before its GET): a forced write (or its dry run) may skip the put script only for an item
+  /// without any.
   bool reads_holds() const;
   static Call holds_call(const PutItem& item);
   /// Each returns the items that need the next step.

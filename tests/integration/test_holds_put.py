@@ -219,11 +219,11 @@ class ExpiredHoldsViews(HoldsPutTest):
             self.assertEqual((item["status"], item["stock"]), ("exists", 8), options)
         self.assertEqual((self.stock("A"), self.held("A")), (8, 2))  # the real run gave it back
 
-    def forced(self, command, stock):
+    def forced(self, command, stock, *options):
         """`command --file --force` of one row A,stock; its report line."""
         path = self.write("same.csv", "sku,stock\nA,%d\n" % stock)
         report = os.path.join(self.tmp, "forced.jsonl")
-        res = self.sc(command, "--file", path, "--force", "--report", report)
+        res = self.sc(command, "--file", path, "--force", "--report", report, *options)
         self.assertEqual(res.rc, 0, res)
         with open(report) as f:
             return json.loads(f.readline())
@@ -242,6 +242,12 @@ class ExpiredHoldsViews(HoldsPutTest):
 
     def test_a_forced_rebuild_of_the_value_stored_gives_expired_holds_back_first(self):
         self.assert_set_to_the_stored_value("rebuild")
+
+    def test_a_dry_run_of_a_forced_rebuild_of_the_value_stored_agrees_with_the_real_run(self):
+        self.expire_one()
+        item = self.forced("rebuild", 5, "--dry-run")
+        self.assertEqual((item["status"], item["previous"], item["stock"]), ("ok", 8, 5))
+        self.assertEqual((self.stock("A"), self.held("A")), (5, 5))  # nothing written
 
     def test_a_forced_init_of_the_value_stored_gives_expired_holds_back_first(self):
         self.assert_set_to_the_stored_value("init")
