@@ -79,6 +79,15 @@ const std::string& tag_of(int slot) { return slot_tag(slot); }
 // One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
 // a failover that lost a decision after some groups were finished would leave a half order, so
 // an unacknowledged step stops the run (the same command, or reap, carries it on).
+void require_durable(Context& ctx, const Call& call, const CallResult& result) {
+  if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+  if (call.writes && !acknowledged(result, ctx.redis().options()) && !result.reply.is_error()) {
+    throw NotDurableError(
+        fmt::format("{}; stopped before the next step (run the same command again, or reap)",
+                    unacknowledged(result, ctx.redis().options())));
+  }
+}
+
 // Steps of different records (reap) are independent, so they may share one pipeline: the
 // replies come back in order, each checked as durable_call checks one.
 std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
@@ -87,15 +96,8 @@ std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
   std::vector<Reply> replies;
   replies.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {
-    CallResult& result = results[i];
-    if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
-    if (calls[i].writes && !acknowledged(result, ctx.redis().options()) &&
-        !result.reply.is_error()) {
-      throw NotDurableError(
-          fmt::format("{}; stopped before the next step (run the same command again, or reap)",
-                      unacknowledged(result, ctx.redis().options())));
-    }
-    replies.push_back(std::move(result.reply));
+    require_durable(ctx, calls[i], results[i]);
+    replies.push_back(std::move(results[i].reply));
   }
   return replies;
 }
@@ -145,9 +147,19 @@ class Coordinator {
         record_(cart_record_key(ctx.scheme(), id)),
         due_(due_key(ctx.scheme(), key_slot(record_))) {}
 
+  /// The record after `op`; throws NotDurableError as durable_call does, after last() has
+  /// taken the record the primary answered.
   CartRecord op(const std::string& op, std::vector<std::string> args) {
-    return parse(durable_call(ctx_, call(op, std::move(args))));
+    const Call sent = call(op, std::move(args));
+    std::vector<CallResult> results = ctx_.redis().run({sent});
+    if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
+    last_ = parse(results[0].reply);
+    require_durable(ctx_, sent, results[0]);
+    return last_;
   }
+
+  /// The record as the last op answered it (applied on the primary, even when not durable).
+  const CartRecord& last() const { return last_; }
 
   Call call(const std::string& op, std::vector<std::string> args) const {
     args.insert(args.begin(), {op, id_});
@@ -182,7 +194,14 @@ class Coordinator {
   std::string id_;
   std::string record_;
   std::string due_;
+  CartRecord last_;
 };
+
+/// Whether a record in `state` stands for a hold or order that was made (decided, and not
+/// aborted), whatever became of it since.
+bool made(const std::string& state) {
+  return !state.empty() && state != "preparing" && state != "aborted" && state != "missing";
+}
 
 /// What finishing did.
 struct Finish {
@@ -421,6 +440,49 @@ void refuse(Cart& cart, const std::vector<Cart>& groups, const Finish& finish) {
   }
 }
 
+// The attempts of one cart (a new one when reap aborted the last past its deadline).
+void run_attempts(Context& ctx, CartKind kind, const HoldOptions& o, Cart& cart,
+                  Coordinator& coordinator, HoldRunner& groups_runner) {
+  const std::vector<RecordLine> lines = cart_record_lines(cart);
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    CartRecord rec = coordinator.op(
+        "intent",
+        {kind_name(kind), canon_of(kind, cart), lines_text(cart), std::to_string(o.expire_s * 1000),
+         std::to_string(prepare_budget_ms()), std::to_string(o.request_ttl_s)});
+    if (!rec.conflict.empty()) {
+      return fail(
+          cart, Status::conflict,
+          fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                      "changed",
+                      escape_control(cart.id), kind == CartKind::hold ? "an order" : "a hold"));
+    }
+    stop_if_asked("intent");
+    const bool existed = rec.replayed;
+    std::vector<Cart> groups = group_carts(ctx.scheme(), cart, rec.attempt);
+    if (rec.state == "preparing") {
+      const bool all_held = hold_groups(groups_runner, groups, "prepare:");
+      rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
+      stop_if_asked("decide");
+      if (rec.state == "aborted" && !all_held && !any_conflict(groups)) {
+        return refuse(cart, groups, finish_groups(ctx, cart.id, rec, lines, o.request_ttl_s));
+      }
+    } else if (rec.state != "aborted") {
+      // A decided attempt: each group answers its first answer again (a replay changes nothing).
+      hold_groups(groups_runner, groups, "");
+    }
+    finish_groups(ctx, cart.id, rec, lines, o.request_ttl_s);
+    if (rec.state == "aborted") continue;  // reaped past its deadline: a new attempt
+    merge_answers(cart, groups);
+    cart.replayed = existed;
+    if (kind == CartKind::hold) cart.expires_at_ms = rec.exp;
+    return;
+  }
+  fail(cart, Status::error,
+       fmt::format("{} attempts were aborted before every slot group was held (each past its "
+                   "deadline); nothing was {}",
+                   kAttempts, kind == CartKind::hold ? "held" : "ordered"));
+}
+
 }  // namespace
 
 void CartProtocol::run(Cart& cart) {
@@ -431,44 +493,16 @@ void CartProtocol::run(Cart& cart) {
       ctx_, kind_, o_,
       kind_ == CartKind::hold ? kGroupLifeMs : std::max(o_.expire_s * 1000, prepare_budget_ms()));
   groups_runner.require_acks();
-  const std::vector<RecordLine> lines = cart_record_lines(cart);
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    CartRecord rec = coordinator.op(
-        "intent", {kind_name(kind_), canon_of(kind_, cart), lines_text(cart),
-                   std::to_string(o_.expire_s * 1000), std::to_string(prepare_budget_ms()),
-                   std::to_string(o_.request_ttl_s)});
-    if (!rec.conflict.empty()) {
-      return fail(
-          cart, Status::conflict,
-          fmt::format("id '{}' was already used with other lines or for {}; nothing "
-                      "changed",
-                      escape_control(cart.id), kind_ == CartKind::hold ? "an order" : "a hold"));
+  try {
+    run_attempts(ctx_, kind_, o_, cart, coordinator, groups_runner);
+  } catch (const NotDurableError&) {
+    // A step not acknowledged stops the run, but what the primary decided stands: a hold it
+    // made has its expiry, as one Redis answers it.
+    if (kind_ == CartKind::hold && made(coordinator.last().state)) {
+      cart.expires_at_ms = coordinator.last().exp;
     }
-    stop_if_asked("intent");
-    const bool existed = rec.replayed;
-    std::vector<Cart> groups = group_carts(ctx_.scheme(), cart, rec.attempt);
-    if (rec.state == "preparing") {
-      const bool all_held = hold_groups(groups_runner, groups, "prepare:");
-      rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
-      stop_if_asked("decide");
-      if (rec.state == "aborted" && !all_held && !any_conflict(groups)) {
-        return refuse(cart, groups, finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s));
-      }
-    } else if (rec.state != "aborted") {
-      // A decided attempt: each group answers its first answer again (a replay changes nothing).
-      hold_groups(groups_runner, groups, "");
-    }
-    finish_groups(ctx_, cart.id, rec, lines, o_.request_ttl_s);
-    if (rec.state == "aborted") continue;  // reaped past its deadline: a new attempt
-    merge_answers(cart, groups);
-    cart.replayed = existed;
-    if (kind_ == CartKind::hold) cart.expires_at_ms = rec.exp;
-    return;
+    throw;
   }
-  fail(cart, Status::error,
-       fmt::format("{} attempts were aborted before every slot group was held (each past its "
-                   "deadline); nothing was {}",
-                   kAttempts, kind_ == CartKind::hold ? "held" : "ordered"));
 }
 
 namespace {

@@ -33,9 +33,10 @@ nlohmann::ordered_json cart_json(CartKind kind, const Cart& cart) {
   j["id"] = cart.id;
   j["status"] = status_name(cart.status);
   if (kind == CartKind::hold) {
-    j["expires_at_ms"] = cart.status == Status::ok && cart.expires_at_ms
-                             ? nlohmann::ordered_json(*cart.expires_at_ms)
-                             : nlohmann::ordered_json(nullptr);
+    // Known whenever the hold exists, even when its cart failed afterwards (a write that
+    // fewer replicas than --wait-replicas acknowledged is on the primary all the same).
+    j["expires_at_ms"] = cart.expires_at_ms ? nlohmann::ordered_json(*cart.expires_at_ms)
+                                            : nlohmann::ordered_json(nullptr);
   }
   nlohmann::ordered_json lines = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
@@ -133,6 +134,7 @@ Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& init
 
 void HoldRunner::apply(Cart& cart, const CallResult& result) const {
   cart.error.clear();
+  cart.expires_at_ms.reset();
   if (result.state != CallResult::State::replied) return fail(cart, Status::error, result.error);
   const Reply& r = result.reply;
   if (r.is_error()) return apply_error(cart, r.str);
@@ -142,7 +144,6 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
                 fmt::format("unexpected reply from the hold script: {}", describe_reply(r)));
   }
   cart.replayed = r.elements[0].integer == 1;
-  cart.expires_at_ms = r.elements[1].integer;
   cart.line_status.assign(n, Status::ok);
   cart.stock.assign(n, std::nullopt);
   ExitFold fold;
@@ -162,6 +163,8 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
       break;
     }
   }
+  // A short line means nothing was held: only a hold that exists has an expiry.
+  if (cart.status == Status::ok) cart.expires_at_ms = r.elements[1].integer;
 }
 
 void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
@@ -257,11 +260,11 @@ std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme
   return {cart};
 }
 
-// --file: columns id, sku, qty; rows with the same id form one cart. The whole source is
-// validated first: one invalid row and nothing is sent.
+// --file: columns id, sku, qty (renamed by --id-column, --sku-column, --qty-column; the id is
+// read as a batch row's request id is); rows with the same id form one cart. The whole source
+// is validated first: one invalid row and nothing is sent.
 std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme) {
-  SourceColumns columns = o.source.columns;
-  columns.request_id = "id";
+  const SourceColumns& columns = o.source.columns;
   Source source(o.source.file,
                 o.source.format.empty() ? std::nullopt : parse_format(o.source.format));
   std::vector<Cart> carts;
@@ -270,13 +273,17 @@ std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme)
   RecordHandler handler{
       [&columns](const std::vector<bool>& present) {
         std::string problem = check_op_header(present, columns);
-        if (problem.empty() && !present[2]) problem = "the header has no 'id' column";
+        if (problem.empty() && !present[2]) {
+          problem = fmt::format("header has no '{}' column", columns.request_id);
+        }
         return problem;
       },
       [&](Record& record) {
         OpRow row;
         std::string problem = interpret_op_row(record, columns, scheme, row);
-        if (problem.empty() && row.request_id.empty()) problem = "column 'id' is empty";
+        if (problem.empty() && row.request_id.empty()) {
+          problem = fmt::format("column '{}' is empty", columns.request_id);
+        }
         if (!problem.empty()) {
           problems.push_back(fmt::format("{}:{}: {}", source.name(), record.line, problem));
           return !record.fatal;

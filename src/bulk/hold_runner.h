@@ -45,6 +45,8 @@ struct Cart {
   std::vector<Status> line_status;
   std::vector<std::optional<std::int64_t>> stock;
   Status status = Status::ok;
+  /// When the hold expires; set once it is held (and kept when the cart fails afterwards, as
+  /// one not acknowledged by --wait-replicas replicas does), unset while it is not.
   std::optional<std::int64_t> expires_at_ms;
   bool replayed = false;
   std::string error;

@@ -10,9 +10,20 @@
 #include "base/diagnostics.h"
 #include "base/interrupt.h"
 #include "bulk/replica_ack.h"
+#include "core/sku.h"
 #include "redis/scripts/put.h"
 
 namespace stockctl {
+
+namespace {
+
+// True when an EXISTS answered 0 (a call that failed says nothing, so it is not).
+bool is_zero(const CallResult& result) {
+  return result.state == CallResult::State::replied && result.reply.type == Reply::Type::integer &&
+         result.reply.integer == 0;
+}
+
+}  // namespace
 
 void PutRunner::start(std::vector<PutItem>& items) {
   Window& added = windows_.open();
@@ -49,8 +60,11 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
                                        [](const PutItem* item) { return item->counts_held; });
   if (step == Step::set && (log_.enabled || mode_.force || counts_held)) step = Step::script;
   std::vector<Call> calls;
-  calls.reserve(items.size());
-  for (const PutItem* item : items) calls.push_back(call_for(step, *item));
+  calls.reserve(items.size() * 2);
+  for (const PutItem* item : items) {
+    if (step == Step::get && reads_holds()) calls.push_back(holds_call(*item));
+    calls.push_back(call_for(step, *item));
+  }
   client_.start(std::move(calls));
   window.step = step;
   window.sent = std::move(items);
@@ -80,6 +94,12 @@ void PutRunner::complete_oldest_step() {
   }
   if (!locked.empty()) wait_for_lock_holders(locked);
   window.written = true;
+}
+
+bool PutRunner::reads_holds() const { return mode_.force; }
+
+Call PutRunner::holds_call(const PutItem& item) {
+  return Call::read({"EXISTS", companion_key(item.result.key, kHoldsSuffix)});
 }
 
 Call PutRunner::call_for(Step step, const PutItem& item) const {
@@ -125,9 +145,12 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
 std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
                                            const std::vector<CallResult>& results) const {
   std::vector<PutItem*> to_write;
+  const std::size_t stride = reads_holds() ? 2 : 1;
   for (std::size_t i = 0; i < sent.size(); ++i) {
     PutItem& item = *sent[i];
-    const CallResult& result = results[i];
+    const CallResult& result = results[stride * i + stride - 1];
+    // Unless an EXISTS said the item has no holds, it may have expired ones to give back.
+    const bool may_have_holds = stride == 1 || !is_zero(results[stride * i]);
     if (result.state != CallResult::State::replied) {
       set_error(item.result, Status::error, result.error);
       continue;
@@ -152,12 +175,16 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
     // rebuild's drift and a forced write's previous value are the item's logical stock. Rows
     // equal to the live value, and init without --force, stay with the GET.
     const bool needs_logical = (mode_.rebuild || mode_.force) && live && !equal;
-    if (needs_held || needs_logical ||
+    // A forced write of the value the key holds changes nothing unless the item has holds:
+    // expired ones must be given back first (the script does; in a dry run it counts them in
+    // the previous value), or they would come back on top of the stock it was meant to set.
+    const bool forced_over_holds = mode_.force && same && may_have_holds;
+    if (needs_held || needs_logical || forced_over_holds ||
         (!mode_.dry_run && (!live || (mode_.force && (!same || ttl_s_ > 0))))) {
       to_write.push_back(&item);  // the script decides atomically, under the item's init lock
     } else if (same && mode_.force && !mode_.dry_run) {
-      // Writing the value the key holds, keeping its expiry, would change nothing: the forced
-      // write is this GET's moment, and it is reported as one.
+      // Writing the value the key holds, keeping its expiry, to an item without holds would
+      // change nothing: the forced write is this GET's moment, and it is reported as one.
       apply_put_verdict(item.result, "replaced", live, item.value, mode_);
     } else {
       apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);

@@ -26,9 +26,10 @@ struct PutItem {
 /// pipelined, and only the items that need it go on to the next step:
 ///   init:    SET NX -> GET for the keys that existed; with --force, a change log or values
 ///            that count held units (total - issued), the put script alone
-///   rebuild: GET -> put script for missing keys (and, with --force, differing ones, or every
-///            live one when --ttl is given; for values that count held units, every one that
-///            differs, as the script compares without the held units)
+///   rebuild: GET -> put script for missing keys (and, with --force, differing ones, those
+///            with holds, whose expired ones it gives back first, or every live one when --ttl
+///            is given; for values that count held units, every one that differs, as the
+///            script compares without the held units)
 /// The put script (about ten times the server's cost of a plain SET or GET) runs only where an
 /// atomic create-if-missing under the init lock is needed; items whose init lock is held are
 /// retried until `lock.wait_ms` passes. A window's next step is sent as soon as its previous
@@ -70,6 +71,11 @@ class PutRunner {
   /// Reads the oldest step on the wire and starts the window's next step.
   void complete_oldest_step();
   Call call_for(Step step, const PutItem& item) const;
+  /// Whether the GET step also asks whether each item has holds (EXISTS of its holds key, sent
+  /// before its GET): a forced write (or its dry run) may skip the put script only for an item
+  /// without any.
+  bool reads_holds() const;
+  static Call holds_call(const PutItem& item);
   /// Each returns the items that need the next step.
   std::vector<PutItem*> apply_set(const std::vector<PutItem*>& sent,
                                   std::vector<CallResult>& results) const;

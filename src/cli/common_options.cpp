@@ -214,6 +214,7 @@ void name_option_values(CLI::App& app) {
       {"--total-column", "NAME"},
       {"--issued-column", "NAME"},
       {"--qty-column", "NAME"},
+      {"--id-column", "NAME"},
       {"--report", "FILE"},
       {"--init-value", "N"},
       {"--init-from", "FILE"},

@@ -81,6 +81,11 @@ void add_hold_command(CLI::App& app, Program& program, CartKind kind, const std:
       ->check(integer_range(0, 86400000LL))
       ->group(init);
   add_source_options(*sub, o->source, false, false);
+  // A cart's id is read where a batch row's request id is (bulk/hold_runner: carts_from_file).
+  o->source.columns.request_id = "id";
+  sub->add_option("--id-column", o->source.columns.request_id,
+                  "column holding the id of the hold or order (default id)")
+      ->group("Source");
   // A cart is all or nothing: --skip-invalid has no meaning here, so it is not offered.
   sub->remove_option(sub->get_option("--skip-invalid"));
   add_common_footer(*sub);

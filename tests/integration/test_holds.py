@@ -427,6 +427,30 @@ class Files(HoldsTest):
         self.assertEqual(res.rc, 2, res)
         self.assertIn("'id' column", res.stderr)
 
+    def test_id_column_names_the_id_column_as_the_other_column_options_do(self):
+        self.sc("init", "A", "10")
+        # Names match as --sku-column's and --qty-column's do: without regard to case.
+        path = self.write("renamed.csv", "Cart,Item,N\nc1,A,1\nc2,A,2\nc1,A,1\n")
+        res = self.sc("hold", "--file", path, "--id-column", "cart", "--sku-column", "item",
+                      "--qty-column", "n")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([(l["id"], [(x["sku"], x["qty"]) for x in l["lines"]]) for l in res.lines],
+                         [("c1", [("A", 2)]), ("c2", [("A", 2)])])
+        path = self.write("o.ndjson", '{"order": "o1", "sku": "A", "qty": 3, "id": "x"}\n')
+        res = self.sc("order", "--file", path, "--id-column", "ORDER")
+        self.assertEqual((res.rc, res.one["id"], res.one["lines"][0]["stock"]), (0, "o1", 3), res)
+        self.assertEqual(self.stock("A"), 3)
+        # The messages name the column by the name given.
+        res = self.sc("hold", "--file", self.write("id.csv", "id,sku,qty\nc3,A,1\n"),
+                      "--id-column", "cart")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("id.csv:1: header has no 'cart' column", res.stderr)
+        res = self.sc("order", "--file", self.write("e.csv", "cart,sku,qty\n,A,1\n"),
+                      "--id-column", "cart")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("e.csv:2: column 'cart' is empty", res.stderr)
+        self.assertEqual(self.stock("A"), 3)
+
 
 class WaitReplicas(HoldsTest):
     """--wait-replicas N on a server without replicas: every write of hold, order, confirm,
@@ -457,6 +481,29 @@ class WaitReplicas(HoldsTest):
         # Without --wait-replicas the same id answers its first answer again: it was applied.
         res = self.sc("hold", "h1", "A=1")
         self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")), (0, "ok", True), res)
+
+    def test_an_unacknowledged_hold_gives_the_expiry_it_has_on_the_primary(self):
+        self.sc("init", "A", "10")
+
+        def expiry(id_):
+            return int(self.r("ZSCORE", "stock:{A}:holds", id_))
+
+        res = self.sc("hold", "h1", "A=1", *self.WAIT)
+        self.assert_not_durable(res, "hold", "h1")
+        self.assertEqual(res.one["expires_at_ms"], expiry("h1"), res)
+        path = self.write("h.csv", "id,sku,qty\nf1,A,1\nf2,A,1\n")
+        res = self.sc("hold", "--file", path, *self.WAIT)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual([(l["status"], l["expires_at_ms"]) for l in res.lines],
+                         [("error", expiry("f1")), ("error", expiry("f2"))])
+        # A repeat answers the same expiry; a hold that was not made has none.
+        res = self.sc("hold", "h1", "A=1", *self.WAIT)
+        self.assertEqual((res.one["status"], res.one["replayed"], res.one["expires_at_ms"]),
+                         ("error", True, expiry("h1")), res)
+        res = self.sc("hold", "h2", "A=100", *self.WAIT)
+        self.assertEqual((res.rc, res.one["status"], res.one["expires_at_ms"]),
+                         (3, "insufficient", None), res)
+        self.assertEqual((self.stock("A"), self.held("A")), (7, 3))
 
     def test_confirm_release_and_cancel_report_an_unacknowledged_write_as_error(self):
         self.sc("init", "A", "10")

@@ -101,6 +101,7 @@ class Orders(ClusterHoldsTest):
             "acknowledged within 100 ms; stopped before the next step"), res)
         self.assertIn("hold w1: applied on the primary", res.stderr)
         self.assertNotIn("stockctl:", res.one["error"], "names the id, not an internal key")
+        self.assertIsNone(res.one["expires_at_ms"], "stopped at its intent: no hold was made")
         path = self.write("w.csv", "id,sku,qty\nf1,%s,1\nf2,%s,1\n" % (self.skus[0], self.skus[1]))
         res = self.sc("order", "--file", path, *wait)
         self.assertEqual(res.rc, 1, res)
@@ -108,6 +109,21 @@ class Orders(ClusterHoldsTest):
         self.assertEqual(res.lines[1]["error"], "not applied: stopped after order f1")
         res = self.sc("confirm", "w1", *wait)
         self.assertEqual((res.rc, res.one["id"], res.one["status"]), (1, "w1", "error"), res)
+
+    def test_an_unacknowledged_step_of_a_hold_already_made_gives_its_expiry(self):
+        wait = ("--wait-replicas", "2", "--wait-timeout", "100")
+        made = self.sc("hold", "w2", *self.lines(1, 1, 1))
+        self.assertEqual(made.rc, 0, made)
+        res = self.sc("hold", "w2", *self.lines(1, 1, 1), *wait)
+        self.assertEqual((res.rc, res.one["status"], res.one["expires_at_ms"]),
+                         (1, "error", made.one["expires_at_ms"]), res)
+        # Cut off once its record decided: the hold stands on the primaries, with the record's
+        # expiry.
+        self.stopped("decide", "hold", "w3", *self.lines(1, 1, 1))
+        res = self.sc("hold", "w3", *self.lines(1, 1, 1), *wait)
+        self.assertEqual((res.rc, res.one["status"], res.one["expires_at_ms"]),
+                         (1, "error", int(self.record_field("w3", "exp"))), res)
+        self.assertEqual([self.held(s) for s in self.skus], [2, 2, 2])
 
     def test_an_order_over_three_slots_deducts_every_line_once(self):
         res = self.sc("order", "o1", *self.lines(1, 2, 3))

@@ -27,7 +27,8 @@ Reply value_or_nil(const std::map<std::string, std::string>& data, const std::st
   return it == data.end() ? nil() : text(Reply::Type::string, it->second);
 }
 
-// An in-memory stand-in for a server: SET (NX, GET, EX), GET, and the put script as
+// An in-memory stand-in for a server: SET (NX, GET, EX), GET, EXISTS of an item's holds key
+// (1 when `held` has the item), and the put script as
 // lua/put-2.lua defines it (an item's holds are all live, none expired). It records every
 // command it is sent, which is what these tests check.
 class FakeRedis : public Client {
@@ -56,6 +57,12 @@ class FakeRedis : public Client {
     const std::string& key = argv[1];
     sent.push_back(argv[0] + " " + key);
     commands.push_back(argv);
+    if (argv[0] == "EXISTS") {
+      Reply n;
+      n.type = Reply::Type::integer;
+      n.integer = held.count(key.substr(0, key.size() - std::string(":holds").size())) ? 1 : 0;
+      return n;
+    }
     Reply previous = value_or_nil(data, key);
     if (argv[0] == "GET") return previous;
     bool nx = false, get = false;
@@ -250,7 +257,10 @@ TEST_CASE("rebuild --force writes differing and missing keys, and reports every 
   redis.data["stock:{b}"] = "9";
   std::vector<PutItem> items{item("a", 5), item("b", 5), item("c", 5)};
   PutRunner(redis, PutMode::for_rebuild().with_force(true), 0, LockTiming{}).run(items);
-  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "GET stock:{b}", "GET stock:{c}",
+  // Before each GET, an EXISTS says whether the item has holds (none has here).
+  CHECK(redis.sent == std::vector<std::string>{"EXISTS stock:{a}:holds", "GET stock:{a}",
+                                               "EXISTS stock:{b}:holds", "GET stock:{b}",
+                                               "EXISTS stock:{c}:holds", "GET stock:{c}",
                                                "PUT stock:{b}", "PUT stock:{c}"});
   for (const PutItem& p : items) CHECK(p.result.status == Status::ok);
   CHECK(items[0].result.previous == std::optional<std::string>("5"));  // same value: not sent
@@ -260,11 +270,35 @@ TEST_CASE("rebuild --force writes differing and missing keys, and reports every 
   CHECK(redis.data["stock:{b}"] == "5");
 }
 
+TEST_CASE("rebuild --force of the value stored runs the put script for an item with holds") {
+  FakeRedis redis;
+  redis.data["stock:{a}"] = "5";
+  redis.data["stock:{b}"] = "5";
+  redis.held["stock:{b}"] = "3";  // expired or not, the script gives back what expired first
+  std::vector<PutItem> items{item("a", 5), item("b", 5)};
+  PutRunner(redis, PutMode::for_rebuild().with_force(true), 0, LockTiming{}).run(items);
+  CHECK(redis.sent == std::vector<std::string>{"EXISTS stock:{a}:holds", "GET stock:{a}",
+                                               "EXISTS stock:{b}:holds", "GET stock:{b}",
+                                               "PUT stock:{b}"});
+  for (const PutItem& p : items) CHECK(p.result.status == Status::ok);
+  CHECK(items[1].result.previous == std::optional<std::string>("5"));
+
+  // A dry run asks the script too, which counts the expired units in the previous value.
+  redis.sent.clear();
+  std::vector<PutItem> dry{item("a", 5), item("b", 5)};
+  PutRunner(redis, PutMode::for_rebuild().with_force(true).with_dry_run(true), 0, LockTiming{})
+      .run(dry);
+  CHECK(redis.sent == std::vector<std::string>{"EXISTS stock:{a}:holds", "GET stock:{a}",
+                                               "EXISTS stock:{b}:holds", "GET stock:{b}",
+                                               "PUT stock:{b}"});
+}
+
 TEST_CASE("rebuild --force --ttl writes every live key, to set its expiry") {
   FakeRedis redis;
   redis.data["stock:{a}"] = "5";
   std::vector<PutItem> items{item("a", 5)};
   PutRunner(redis, PutMode::for_rebuild().with_force(true), 60, LockTiming{}).run(items);
-  CHECK(redis.sent == std::vector<std::string>{"GET stock:{a}", "PUT stock:{a}"});
+  CHECK(redis.sent ==
+        std::vector<std::string>{"EXISTS stock:{a}:holds", "GET stock:{a}", "PUT stock:{a}"});
   CHECK(items[0].result.previous == std::optional<std::string>("5"));
 }
