@@ -241,6 +241,25 @@ class Expiry(HoldsTest):
         self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
         self.assertEqual(self.stock("A"), 10)
 
+    def test_every_script_that_touches_an_item_gives_expired_holds_back_alike(self):
+        # deduct (stock-2.lua), hold (hold-4002.lua), init --force (put-2.lua), reap (reap-1.lua).
+        touches = {"D": ("deduct", "D", "1"), "H": ("hold", "h", "H=1"),
+                   "P": ("init", "P", "10", "--force"), "R": ("reap",)}
+        for sku in touches:
+            self.sc("init", sku, "10")
+            gone = self.sc("hold", "gone-" + sku, sku + "=3", "--expire", "1").one
+            self.sc("hold", "live-" + sku, sku + "=2")
+        self.wait_past(gone["expires_at_ms"])
+        for sku, args in touches.items():
+            self.assertEqual(self.sc(*args, "--actor", "who", "--reason", "why").rc, 0, args)
+            expired = [(e["qty"], e["before"], e["after"], e["hold_id"], e["actor"], e["reason"])
+                       for e in self.sc("log", sku).lines if e["change"] == "expire"]
+            self.assertEqual(expired, [(3, 5, 8, "gone-" + sku, "who", "why")], sku)
+            live = sorted(self.r("ZRANGE", "stock:{%s}:holds" % sku, 0, -1))
+            self.assertEqual(live, ["h", "live-H"] if sku == "H" else ["live-" + sku])
+        self.assertEqual([(self.stock(s), self.held(s)) for s in touches],
+                         [(7, 2), (7, 3), (10, 2), (8, 2)])
+
     def test_reap_returns_holds_of_items_nobody_touches(self):
         self.sc("init", "A", "10")
         self.sc("init", "B", "10")

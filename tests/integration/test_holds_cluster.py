@@ -11,8 +11,8 @@ import threading
 import time
 import unittest
 
-from harness import (TARGET, RedisCluster, ServerTest, calls_on, clean_env, keyslot, run,
-                     spawn_to_file)
+from harness import (TARGET, RedisCluster, ServerTest, calls_on, clean_env, keyslot, lua_script,
+                     run, spawn_to_file)
 
 CLUSTER = TARGET in ("cluster", "tls-cluster")
 # An item's stock and held units read at one moment (one script on the item's node).
@@ -480,8 +480,7 @@ class CrashPoints(ClusterHoldsTest):
         record = [k for p in self.r.primaries() for k in self.r._conn(p)("KEYS", "stockctl:cart-group:*")
                   if k.endswith(":" + gid)]
         self.assertEqual(len(record), 1)
-        with open(os.path.join(os.path.dirname(__file__), "..", "..", "lua", "hold-4002.lua")) as f:
-            body = f.read()
+        body = lua_script("hold-4002.lua")
         index = record[0].split("}")[0].replace("cart-group", "cart-groups") + "}"
         stock = "stock:{%s}" % sku
         with self.assertRaisesRegex(Exception, "STOCKCTL_CONFLICT"):
