@@ -571,6 +571,13 @@ class Items(HoldsTest):
         self.assertEqual(res.one["status"], "ok")
         self.assertEqual(sorted(k for k in self.r("KEYS", "*") if "{A}" in k and k.startswith("stock:")), [])
 
+    def test_delete_does_not_count_a_hold_that_expired(self):
+        self.sc("init", "A", "10")
+        self.wait_past(self.sc("hold", "c", "A=1", "--expire", "1").one["expires_at_ms"])
+        res = self.sc("delete", "A")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual(self.r("KEYS", "*{A}*"), [])
+
     def test_export_shows_held(self):
         self.sc("init", "A", "10")
         self.sc("hold", "c", "A=3")
