@@ -198,6 +198,26 @@ class Settle(HoldsTest):
         self.assertEqual(self.sc("release", "o").rc, 2)
         self.assertEqual(self.stock("A"), 9)
 
+    def test_a_corrupt_stored_value_names_its_item(self):
+        self.sc("init", "K", "10")
+        self.sc("hold", "h", "A=1", "K=2")
+        self.sc("order", "o", "A=1", "K=1")
+        self.r("SET", "stock:{K}", "abc")
+        for action, id_ in (("confirm", "h"), ("release", "h"), ("cancel", "o")):
+            res = self.sc(action, id_)
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn("stockctl: error: %s %s: item 'K': stored value 'abc' of stock:{K} is not "
+                          "a stock value" % (action, id_), res.stderr)
+            self.assertNotIn("stockctl:hold", res.stderr)
+            self.assertIn("item 'K'", res.one["error"])
+        self.assertEqual((self.stock("A"), self.held("A"), self.held("K")), (8, 1, 2))
+        self.assertEqual(self.r("GET", "stock:{K}"), "abc")
+        # Repaired, the hold is released as it would have been.
+        self.r("SET", "stock:{K}", "7")
+        self.assertEqual(self.sc("release", "h").one["status"], "ok")
+        self.assertEqual((self.stock("A"), self.held("A"), self.stock("K"), self.held("K")),
+                         (9, 0, 9, 0))
+
     def test_unknown_ids_are_missing_and_several_ids_fold_the_exit_status(self):
         res = self.sc("confirm", "nope")
         self.assertEqual((res.rc, res.one), (4, {"op": "confirm", "id": "nope", "status": "missing", "lines": []}))

@@ -214,6 +214,27 @@ class Orders(ClusterHoldsTest):
             self.assertEqual(self.r("GET", "stock:{%s}" % bad), "abc")
             self.assertEqual([self.stock(s) for s in (self.skus[0], self.skus[2])], [10, 10])
 
+    def test_a_corrupt_stored_value_met_by_a_settle_names_its_item(self):
+        bad = self.skus[1]
+        self.sc("hold", "h", *self.lines(1, 1, 1))
+        self.sc("order", "o", *self.lines(1, 1, 1))
+        self.r("SET", "stock:{%s}" % bad, "abc")
+        for action, id_ in (("confirm", "h"), ("cancel", "o")):
+            res = self.sc(action, id_)
+            self.assertEqual(res.rc, 1, res)
+            self.assertIn("item '%s': stored value 'abc' of stock:{%s} is not a stock value"
+                          % (bad, bad), res.stderr)
+            self.assertNotIn("cart-group", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{%s}" % bad), "abc")
+        self.assertEqual(self.held(bad), 1)
+        # The decisions are kept: once the value is repaired, the same commands finish them.
+        self.r("SET", "stock:{%s}" % bad, "8")
+        for action, id_ in (("confirm", "h"), ("cancel", "o")):
+            res = self.sc(action, id_)
+            self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual([self.stock(s) for s in self.skus], [9, 9, 9])
+        self.assertEqual([self.held(s) for s in self.skus], [0, 0, 0])
+
     def test_cancel_gives_an_order_back_exactly_once(self):
         self.sc("order", "o", *self.lines(1, 2, 3))
         res = self.sc("cancel", "o")
