@@ -4,18 +4,74 @@
 # header, with the SHA1 Redis will give the body, so EVALSHA needs no SCRIPT LOAD round trip
 # first. Rewrites the header only when its content changes, so an unchanged script does not
 # rebuild the tool.
-
+#
+# Scripts sent by EVALSHA cannot share code at run time, so steps that several scripts take
+# are shared at build time: a line "-- @include NAME" (alone on its line, indented or not) is
+# replaced by the text of lua/include/NAME.lua, indented as the line was. That text is spliced
+# as it is, not wrapped in a function (a script's own functions are closures built again on
+# every call); its header says which locals it reads and which it defines. The SHA1, the body
+# sent and the Functions library are all made of the spliced text. lua/include/ is not
+# scanned for scripts, and an included file includes nothing.
 #
 # The same scripts also make one Redis Functions library (FUNCTION LOAD once, then FCALL).
 # Its name and its functions' names carry a tag made of the SHA1 of every script, so that
 # libraries of different stockctl versions live side by side on one server and each version
 # calls only its own.
 
+cmake_minimum_required(VERSION 3.16)
+
+# The script at `path` with each "-- @include NAME" line replaced by lua/include/NAME.lua.
+function(read_script path out)
+  file(READ "${path}" rest)
+  set(text "")
+  while(TRUE)
+    string(FIND "${rest}" "-- @include" at)
+    if(at EQUAL -1)
+      break()
+    endif()
+    string(SUBSTRING "${rest}" 0 ${at} before)
+    string(SUBSTRING "${rest}" ${at} -1 rest)
+    string(FIND "${rest}" "\n" eol)
+    if(eol EQUAL -1)
+      set(line "${rest}")
+      set(rest "")
+    else()
+      string(SUBSTRING "${rest}" 0 ${eol} line)
+      string(SUBSTRING "${rest}" ${eol} -1 rest)
+    endif()
+    # The directive's indentation: what `before` has after its last newline.
+    string(FIND "${before}" "\n" last REVERSE)
+    math(EXPR line_start "${last} + 1")
+    string(SUBSTRING "${before}" ${line_start} -1 indent)
+    if(NOT indent MATCHES "^[ ]*$")
+      string(APPEND text "${before}${line}")  # the words in the middle of a line: not a directive
+      continue()
+    endif()
+    if(NOT line MATCHES "^-- @include ([a-z_]+)$")
+      message(FATAL_ERROR "${path}: '${line}' is not '-- @include NAME' (NAME: a-z and _)")
+    endif()
+    set(include "${LUA_DIR}/include/${CMAKE_MATCH_1}.lua")
+    if(NOT EXISTS "${include}")
+      message(FATAL_ERROR "${path}: ${include} does not exist")
+    endif()
+    file(READ "${include}" body)
+    if(body MATCHES "-- @include")
+      message(FATAL_ERROR "${include}: an included file cannot include another")
+    endif()
+    string(REGEX REPLACE "\n$" "" body "${body}")
+    # Every line that is not empty takes the directive's indentation.
+    string(REGEX REPLACE "\n([^\n])" "\n${indent}\\1" body "${body}")
+    string(SUBSTRING "${before}" 0 ${line_start} before)
+    string(APPEND text "${before}${indent}${body}")
+  endwhile()
+  set(${out} "${text}${rest}" PARENT_SCOPE)
+endfunction()
+
 file(GLOB scripts "${LUA_DIR}/*.lua")
 list(SORT scripts)
 set(all_sources "")
 foreach(path IN LISTS scripts)
-  file(READ "${path}" source)
+  read_script("${path}" source)
   get_filename_component(file "${path}" NAME)
   string(APPEND all_sources "${file}\n${source}")
 endforeach()
@@ -32,7 +88,7 @@ foreach(path IN LISTS scripts)
   endif()
   set(name "${CMAKE_MATCH_1}")
   set(numkeys "${CMAKE_MATCH_2}")
-  file(READ "${path}" source)
+  read_script("${path}" source)
   if(source MATCHES "\\)LUA\"")
     message(FATAL_ERROR "${path}: contains the raw string delimiter )LUA\"")
   endif()

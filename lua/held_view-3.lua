@@ -1,17 +1,17 @@
--- held_view: one item's held units as get and export show them, with the stock read in the same
--- moment when an expired hold is not yet given back (read only: it writes nothing, so it runs
--- on replicas and for users without write rights).
+-- held_view: one item's held units as get and export show them (and as delete checks them),
+-- with the stock read in the same moment when an expired hold is not yet given back (read only:
+-- it writes nothing, so it runs on replicas and for users without write rights).
 --
 -- KEYS[1]  the item's holds (a sorted set: hold id -> expiry ms)
 -- KEYS[2]  the item's held units (a hash: hold id -> qty, "" -> their sum)
 -- KEYS[3]  the item's stock key (same hash slot)
 --
--- Returns the units in holds whose expiry is still ahead (an integer, as held-2.lua) while no
+-- Returns the units in holds whose expiry is still ahead (an integer) while no
 -- hold has expired unreturned; otherwise {held, expired, value}: the units in unexpired holds,
 -- the units of holds that expired and were not yet given back (the next touch or reap puts them
 -- onto the stock), and the stock key's value read in the same moment (nil when missing; left
 -- out when it cannot be read as a string, and the caller's own GET tells why). The logical
--- stock is value + expired. An item without holds costs one HGET, as held-2.lua.
+-- stock is value + expired. An item without holds costs one HGET.
 
 local total = tonumber(redis.call('HGET', KEYS[2], '') or '0')
 if total <= 0 then return 0 end

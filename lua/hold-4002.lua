@@ -47,8 +47,9 @@
 -- its size for up to 3 lines: a table that grows costs a reallocation each time it doubles), no
 -- number turned back into text, the log code only runs with a log, and one EXISTS asks for the
 -- id's record and the holds of every line. Items with holds take the same steps per line as
--- every script that touches an item (the expired ones first). The record is written once every
--- line is checked, before any line changes, so that nothing is changed when Redis refuses it.
+-- every script that touches an item (the expired ones give their units back first:
+-- lua/include/give_back_expired.lua). The record is written once every line is checked, before
+-- any line changes, so that nothing is changed when Redis refuses it.
 
 local MAX = 9007199254740991
 -- Stock and qty are canonical decimals: "-1", "0", or a digit 1-9 and at most 15 more digits
@@ -155,8 +156,7 @@ for i = 1, n do
   local k = 2 + G * (i - 1)
   local stock_key, qty = KEYS[k + 1], ARGV[8 + 3 * i]
   if held > 0 then
-    -- Gives back the units of the item's holds that expired by now (the same steps in every
-    -- script that touches an item). A corrupt stock value keeps its holds until it is repaired.
+    -- The item's holds that expired by now give their units back first.
     if not now then
       local time = call('TIME')
       now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -164,32 +164,8 @@ for i = 1, n do
     local holds_key, held_key = KEYS[k + 2], KEYS[k + 3]
     local ids = call('ZRANGEBYSCORE', holds_key, '-inf', now)
     if #ids > 0 then
-      local held_raw = call('GET', stock_key)
-      local stock
-      if held_raw == '-1' or held_raw == '0' then
-        stock = tonumber(held_raw)
-      elseif held_raw and #held_raw <= 16 and find(held_raw, POSITIVE)
-          and tonumber(held_raw) <= MAX then
-        stock = tonumber(held_raw)
-      end
-      if not (held_raw and not stock) then
-        local units = 0
-        for j = 1, #ids do
-          local hid = ids[j]
-          local hqty = tonumber(call('HGET', held_key, hid) or '0')
-          units = units + hqty
-          call('HDEL', held_key, hid)
-          if logging and stock and stock >= 0 then
-            call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                 'qty', hqty, 'before', stock + units - hqty, 'after', stock + units,
-                 'request_id', '', 'actor', ARGV[7], 'reason', ARGV[8], 'hold_id', hid)
-          end
-        end
-        call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
-        if call('HINCRBY', held_key, '', -units) <= 0 then call('DEL', held_key) end
-        -- A missing key (it expired, or was deleted) takes its holds with it; unlimited stays.
-        if stock and stock >= 0 then call('INCRBY', stock_key, units) end
-      end
+      local log_key, actor, reason = logging and KEYS[k + 4], ARGV[7], ARGV[8]
+      -- @include give_back_expired
     end
   end
   local raw = call('GET', stock_key)

@@ -28,8 +28,8 @@
 -- process initializing the item from its own source is not raced.
 --
 -- Holds. Before anything else, expired holds give their units back, as in every script that
--- touches the item (stock-2.lua's holds hook, the same code; a dry run gives nothing back); on
--- a missing key they go with it. Held units are in the item's `:held` hash, not in its stock;
+-- touches the item (lua/include/give_back_expired.lua, as in stock-2.lua's holds hook; a dry
+-- run gives nothing back); on a missing key they go with it. Held units are in the item's `:held` hash, not in its stock;
 -- a database's total - issued counts them as not sold, so storing it as it is would count them
 -- twice once the holds are released or expire: with ARGV[5] = "1" they are left out. A
 -- cluster's holds (slot groups) never expire here (their expiry is ten years away; `reap` ends
@@ -63,34 +63,11 @@ if redis.pcall('EXISTS', holds_key) == 1 then
       expired = expired + tonumber(redis.call('HGET', held_key, hid) or '0')
     end
   elseif #ids > 0 then
-    -- The holds hook of stock-2.lua.
-    local held_raw = redis.call('GET', key)
-    local stock
-    if held_raw == '-1' or held_raw == '0' then
-      stock = tonumber(held_raw)
-    elseif held_raw and #held_raw <= 16 and find(held_raw, POSITIVE)
-        and tonumber(held_raw) <= MAX then
-      stock = tonumber(held_raw)
-    end
     -- A corrupt value keeps its holds until it is repaired (a forced write counts them as held
     -- below; the next touch then gives them back onto the new value); a missing key takes them
     -- with it.
-    if not (held_raw and not stock) then
-      local units = 0
-      for _, hid in ipairs(ids) do
-        local hqty = tonumber(redis.call('HGET', held_key, hid) or '0')
-        units = units + hqty
-        redis.call('HDEL', held_key, hid)
-        if logging and stock and stock >= 0 then
-          redis.call('XADD', KEYS[3], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                     'qty', hqty, 'before', stock + units - hqty, 'after', stock + units,
-                     'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9], 'hold_id', hid)
-        end
-      end
-      redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
-      if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
-      if stock and stock >= 0 then redis.call('INCRBY', key, units) end
-    end
+    local stock_key, log_key, actor, reason = key, logging and KEYS[3], ARGV[8], ARGV[9]
+    -- @include give_back_expired
   end
   if ARGV[5] == '1' then
     held = tonumber(redis.call('HGET', held_key, '') or '0') - expired

@@ -15,18 +15,8 @@
 -- holds, each once (a hold of several lines expires on each of its items; the caller counts
 -- the ids of every call once).
 
-local MAX = 9007199254740991
 local log_max = ARGV[2]
 local logging = log_max ~= nil and log_max ~= ''
-
-local function parse_stock(s)
-  if s == '-1' then return -1 end
-  if type(s) ~= 'string' or #s > 16 or not string.match(s, '^%d+$') then return nil end
-  if #s > 1 and string.sub(s, 1, 1) == '0' then return nil end
-  local n = tonumber(s)
-  if n > MAX then return nil end
-  return n
-end
 
 -- As companion_key in the tool: keep the key's own hash tag, else wrap the key in one.
 local function companion(key, suffix)
@@ -38,33 +28,21 @@ local function companion(key, suffix)
   return '{' .. key .. '}' .. suffix
 end
 
--- The same steps as in hold-4002.lua; returns the units given back, and adds the ids of the
--- holds given back to `seen` and `expired`.
-local function expire_holds(stock_key, holds_key, held_key, log_key, now, seen, expired)
+-- Gives back the item's expired holds as every script that touches an item does; returns the
+-- units given back, and adds the ids of the holds given back to `seen` and `expired`.
+local function expire_holds(stock_key, holds_key, held_key, now, seen, expired)
   local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
   if #ids == 0 then return 0 end
-  local raw = redis.call('GET', stock_key)
-  local stock = raw and parse_stock(raw)
-  if raw and not stock then return 0 end
-  local units = 0
+  local log_key, actor, reason = logging and companion(stock_key, ':log'), ARGV[3], ARGV[4]
+  -- @include give_back_expired
+  if not given_back then return 0 end  -- a corrupt value keeps its holds
   for _, hid in ipairs(ids) do
     if not seen[hid] then
       seen[hid] = true
       expired[#expired + 1] = hid
     end
-    local qty = tonumber(redis.call('HGET', held_key, hid) or '0')
-    units = units + qty
-    redis.call('HDEL', held_key, hid)
-    if logging and stock and stock >= 0 then
-      redis.call('XADD', log_key, 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                 'qty', qty, 'before', stock + units - qty, 'after', stock + units,
-                 'request_id', '', 'actor', ARGV[3], 'reason', ARGV[4], 'hold_id', hid)
-    end
   end
-  redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
-  if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
-  if stock and stock >= 0 then redis.call('INCRBY', stock_key, units) end
-  return units
+  return given_back
 end
 
 local time = redis.call('TIME')
@@ -74,8 +52,8 @@ local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
 local units, seen, expired = 0, {}, {}
 for _, stock_key in ipairs(due) do
   local holds_key = companion(stock_key, ':holds')
-  units = units + expire_holds(stock_key, holds_key, companion(stock_key, ':held'),
-                               companion(stock_key, ':log'), now, seen, expired)
+  units = units + expire_holds(stock_key, holds_key, companion(stock_key, ':held'), now, seen,
+                               expired)
   -- The item's next expiry becomes its score; an item without holds leaves the index. A
   -- corrupt item keeps its expired holds and waits a minute before it is looked at again.
   local next_one = redis.call('ZRANGE', holds_key, 0, 0, 'WITHSCORES')

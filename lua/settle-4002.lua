@@ -22,8 +22,10 @@
 --   released:  confirm -> expired; release, cancel -> ok replayed
 --   ordered:   cancel -> cancelled; confirm, release -> conflict
 --   cancelled: cancel -> ok replayed; confirm, release -> conflict
--- Error replies: STOCKCTL_INVALID <what> (the keys do not match the record), STOCKCTL_CORRUPT
--- <value> (a stock value to give units back to is corrupt), after which nothing changed.
+-- Error replies, after which nothing changed:
+--   STOCKCTL_INVALID <what>       the keys do not match the record
+--   STOCKCTL_CORRUPT <i> <value>  line i's stored value is not -1 or a canonical integer
+--                                 0 .. 2^53-1
 --
 -- Written flat, as hold-4002.lua is: no closures, one table for the lines' keys, quantities
 -- and stocks before, the reply's table holding the stocks, and the clock read only for a hold
@@ -98,7 +100,7 @@ for i = 1, n do
     elseif len <= 16 and find(raw, POSITIVE) and (len < 16 or tonumber(raw) <= MAX) then
       stock = tonumber(raw)
     else
-      return redis.error_reply('STOCKCTL_CORRUPT ' .. raw)
+      return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw)
     end
   end
   out[i + 2] = stock

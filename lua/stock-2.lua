@@ -86,7 +86,8 @@ if qty_len == 0 or qty_len > 16 or not find(qty, POSITIVE)
 end
 
 -- Holds hook: the item's expired holds give their units back before anything reads the stock
--- (see hold-4002.lua, which writes them). An item without holds costs one EXISTS. The holds
+-- (see hold-4002.lua, which writes them; the steps are lua/include/give_back_expired.lua, the
+-- same in every script that touches an item). An item without holds costs one EXISTS. The holds
 -- keys are companions of KEYS[1] (same hash slot) and deliberately not declared: a call without
 -- id and log must stay a single-key command (see KEYS[2]). While the slot migrates, a node
 -- that runs this call after ASK refuses an undeclared key it does not hold yet: pcall turns
@@ -98,34 +99,13 @@ do
   if not (close and close > open + 1) then holds_base = '{' .. key .. '}' end
 end
 if redis.pcall('EXISTS', holds_base .. ':holds') == 1 then
-  local holds_key, held_key = holds_base .. ':holds', holds_base .. ':held'
+  local stock_key, holds_key, held_key = key, holds_base .. ':holds', holds_base .. ':held'
   local time = redis.call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
-  local held_raw = #ids > 0 and redis.call('GET', key)
-  local stock
-  if held_raw == '-1' or held_raw == '0' then
-    stock = tonumber(held_raw)
-  elseif held_raw and #held_raw <= 16 and find(held_raw, POSITIVE)
-      and tonumber(held_raw) <= MAX then
-    stock = tonumber(held_raw)
-  end
-  -- A corrupt value keeps its holds until it is repaired; a missing key takes them with it.
-  if #ids > 0 and not (held_raw and not stock) then
-    local units = 0
-    for _, hid in ipairs(ids) do
-      local hqty = tonumber(redis.call('HGET', held_key, hid) or '0')
-      units = units + hqty
-      redis.call('HDEL', held_key, hid)
-      if logging and stock and stock >= 0 then
-        redis.call('XADD', KEYS[#KEYS], 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                   'qty', hqty, 'before', stock + units - hqty, 'after', stock + units,
-                   'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9], 'hold_id', hid)
-      end
-    end
-    redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)
-    if redis.call('HINCRBY', held_key, '', -units) <= 0 then redis.call('DEL', held_key) end
-    if stock and stock >= 0 then redis.call('INCRBY', key, units) end
+  if #ids > 0 then
+    local log_key, actor, reason = logging and KEYS[#KEYS], ARGV[8], ARGV[9]
+    -- @include give_back_expired
   end
 end
 -- End of the holds hook.

@@ -15,7 +15,9 @@
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "core/cart_plan.h"
+#include "core/error_reply.h"
 #include "core/hash_slot.h"
+#include "core/outcome.h"
 #include "core/quantity.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
@@ -281,6 +283,18 @@ std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& i
 // back now (`back`: the settle returns units; applied by this call, not a replay).
 void read_settle(const GroupStep& step, bool back, const Reply& r,
                  std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back) {
+  // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
+  if (std::optional<CorruptLine> bad = r.is_error() ? corrupt_line(r.str) : std::nullopt;
+      bad && bad->index < step.group_lines.size()) {
+    const RecordLine& line = step.group_lines[bad->index];
+    ItemResult item;
+    item.key = line.key;
+    apply_error_reply(item, bad->reply);
+    throw StockctlError(
+        fmt::format("item '{}': {} (the decision is kept: once the value is "
+                    "repaired, run the same command again, or reap)",
+                    escape_control(line.sku), item.error));
+  }
   if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
     throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,
                                     describe_reply(r)));

@@ -16,6 +16,7 @@
 #include "base/text.h"
 #include "bulk/cart_protocol.h"
 #include "bulk/replica_ack.h"
+#include "core/error_reply.h"
 #include "core/exit_fold.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
@@ -126,8 +127,18 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
   if (r.is_error()) {
     ItemResult item;
     item.key = record;
-    apply_error_reply(item, r.str);
-    return report(item.status, *lines, {}, false, item.error);
+    std::string reply = r.str;
+    // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
+    if (std::optional<CorruptLine> bad = corrupt_line(r.str); bad && bad->index < lines->size()) {
+      item.key = (*lines)[bad->index].key;
+      item.sku = (*lines)[bad->index].sku;
+      reply = bad->reply;
+    }
+    apply_error_reply(item, reply);
+    return report(item.status, *lines, {}, false,
+                  item.sku.empty()
+                      ? item.error
+                      : fmt::format("item '{}': {}", escape_control(item.sku), item.error));
   }
   if (r.type != Reply::Type::array || r.elements.size() != 2 + lines->size()) {
     return report(Status::error, *lines, {}, false,

@@ -1,40 +1,32 @@
 // `hold`, `order`, `confirm`, `release`, `cancel`, `reap`: their options and entry points (the
-// engine is bulk/holds_engine); and the read of an item's held units that get and export use.
+// engine is bulk/holds_engine); and the read of an item's held units that delete uses.
 
 #include "commands/holds.h"
 
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "bulk/holds_engine.h"
 #include "commands/program.h"
 #include "core/sku.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/held.h"
 
 namespace stockctl {
 
-Call held_call(const std::string& stock_key) {
-  return Call{&held_script(),
-              {companion_key(stock_key, kHoldsSuffix), companion_key(stock_key, kHeldSuffix)},
-              true};
-}
-
-std::optional<std::int64_t> held_from(const CallResult& result) {
-  if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::integer) {
-    return std::nullopt;
-  }
-  return result.reply.integer;
-}
-
 std::int64_t held_units(Client& client, const std::string& stock_key) {
-  Reply reply = client.call(held_call(stock_key));
-  if (reply.type != Reply::Type::integer) {
-    throw ConnectionError(fmt::format("{}: cannot read its holds: {}", stock_key,
-                                      reply.is_error() ? reply.str : describe_reply(reply)));
+  CallResult result;
+  result.state = CallResult::State::replied;
+  result.reply = client.call(held_view_call(stock_key));
+  const std::optional<HeldView> view = held_view_from(result);
+  if (!view) {
+    throw ConnectionError(
+        fmt::format("{}: cannot read its holds: {}", stock_key,
+                    result.reply.is_error() ? result.reply.str : describe_reply(result.reply)));
   }
-  return reply.integer;
+  return view->held;
 }
 
 namespace {

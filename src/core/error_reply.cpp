@@ -1,6 +1,7 @@
 #include "core/error_reply.h"
 
 #include <array>
+#include <charconv>
 #include <utility>
 
 namespace stockctl {
@@ -31,6 +32,19 @@ ErrorReply classify_error_reply(std::string_view text) {
     return ErrorReply::cluster_disabled;
   }
   return ErrorReply::other;
+}
+
+std::optional<CorruptLine> corrupt_line(std::string_view text) {
+  if (classify_error_reply(text) != ErrorReply::stockctl_corrupt) return std::nullopt;
+  const std::size_t start = text.find(' ') + 1;
+  const std::size_t end = text.find(' ', start);
+  if (end == std::string_view::npos) return std::nullopt;
+  std::size_t line = 0;
+  const char* first = text.data() + start;
+  const char* last = text.data() + end;
+  const auto [ptr, ec] = std::from_chars(first, last, line);
+  if (ec != std::errc() || ptr != last || line == 0 || *first == '0') return std::nullopt;
+  return CorruptLine{line - 1, "STOCKCTL_CORRUPT " + std::string(text.substr(end + 1))};
 }
 
 bool not_executed(ErrorReply kind) {

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace stockctl {
@@ -28,6 +31,16 @@ enum class ErrorReply {
 
 /// The kind of the error reply whose text is `text` ("CODE message...").
 ErrorReply classify_error_reply(std::string_view text);
+
+/// A script's STOCKCTL_CORRUPT reply that names its line: "STOCKCTL_CORRUPT <i> <value>" (lines
+/// counted from 1, as hold-4002.lua and settle-4002.lua send it).
+struct CorruptLine {
+  std::size_t index = 0;  ///< the line, counted from 0
+  std::string reply;      ///< "STOCKCTL_CORRUPT <value>", the reply as if no line were named
+};
+
+/// The line that the error reply `text` names; nullopt when it is not such a reply.
+std::optional<CorruptLine> corrupt_line(std::string_view text);
 
 /// True for the kinds that say the command was not executed (the cluster is reconfiguring, the
 /// server is loading, the node is no longer a primary), so sending it again is safe.

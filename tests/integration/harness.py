@@ -7,6 +7,7 @@ nothing here relies on a service running on the machine.
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -23,6 +24,21 @@ TARGET = os.environ.get("STOCKCTL_TARGET", "standalone")
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def lua_script(name):
+    """The text of lua/NAME as stockctl sends it: each line "-- @include X" replaced by
+    lua/include/X.lua, indented as the line was (what lua/embed.cmake does at build time)."""
+    with open(os.path.join(ROOT, "lua", name)) as f:
+        text = f.read()
+
+    def splice(directive):
+        indent, include = directive.group(1), directive.group(2)
+        with open(os.path.join(ROOT, "lua", "include", include + ".lua")) as f:
+            lines = f.read().removesuffix("\n").split("\n")
+        return "\n".join(indent + line if line or i == 0 else line for i, line in enumerate(lines))
+
+    return re.sub(r"^( *)-- @include ([a-z_]+)$", splice, text, flags=re.M)
 
 
 def free_port():

@@ -2,10 +2,9 @@
 a server has no Functions for it (before Redis 7, an ACL, a proxy) it calls them with EVALSHA."""
 
 import hashlib
-import os
 import unittest
 
-from harness import ROOT, TARGET, RedisServer, ServerTest, clean_env, run, standalone_only
+from harness import TARGET, RedisServer, ServerTest, clean_env, lua_script, run, standalone_only
 from test_compat import OldServerProxy
 
 
@@ -19,8 +18,7 @@ def libraries(r):
 
 
 def stock_sha():
-    with open(os.path.join(ROOT, "lua", "stock-2.lua"), "rb") as f:
-        return hashlib.sha1(f.read()).hexdigest()
+    return hashlib.sha1(lua_script("stock-2.lua").encode()).hexdigest()
 
 
 class Functions(ServerTest):

@@ -198,6 +198,26 @@ class Settle(HoldsTest):
         self.assertEqual(self.sc("release", "o").rc, 2)
         self.assertEqual(self.stock("A"), 9)
 
+    def test_a_corrupt_stored_value_names_its_item(self):
+        self.sc("init", "K", "10")
+        self.sc("hold", "h", "A=1", "K=2")
+        self.sc("order", "o", "A=1", "K=1")
+        self.r("SET", "stock:{K}", "abc")
+        for action, id_ in (("confirm", "h"), ("release", "h"), ("cancel", "o")):
+            res = self.sc(action, id_)
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn("stockctl: error: %s %s: item 'K': stored value 'abc' of stock:{K} is not "
+                          "a stock value" % (action, id_), res.stderr)
+            self.assertNotIn("stockctl:hold", res.stderr)
+            self.assertIn("item 'K'", res.one["error"])
+        self.assertEqual((self.stock("A"), self.held("A"), self.held("K")), (8, 1, 2))
+        self.assertEqual(self.r("GET", "stock:{K}"), "abc")
+        # Repaired, the hold is released as it would have been.
+        self.r("SET", "stock:{K}", "7")
+        self.assertEqual(self.sc("release", "h").one["status"], "ok")
+        self.assertEqual((self.stock("A"), self.held("A"), self.stock("K"), self.held("K")),
+                         (9, 0, 9, 0))
+
     def test_unknown_ids_are_missing_and_several_ids_fold_the_exit_status(self):
         res = self.sc("confirm", "nope")
         self.assertEqual((res.rc, res.one), (4, {"op": "confirm", "id": "nope", "status": "missing", "lines": []}))
@@ -240,6 +260,25 @@ class Expiry(HoldsTest):
         self.assertEqual(self.stock("A"), 10)
         self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
         self.assertEqual(self.stock("A"), 10)
+
+    def test_every_script_that_touches_an_item_gives_expired_holds_back_alike(self):
+        # deduct (stock-2.lua), hold (hold-4002.lua), init --force (put-2.lua), reap (reap-1.lua).
+        touches = {"D": ("deduct", "D", "1"), "H": ("hold", "h", "H=1"),
+                   "P": ("init", "P", "10", "--force"), "R": ("reap",)}
+        for sku in touches:
+            self.sc("init", sku, "10")
+            gone = self.sc("hold", "gone-" + sku, sku + "=3", "--expire", "1").one
+            self.sc("hold", "live-" + sku, sku + "=2")
+        self.wait_past(gone["expires_at_ms"])
+        for sku, args in touches.items():
+            self.assertEqual(self.sc(*args, "--actor", "who", "--reason", "why").rc, 0, args)
+            expired = [(e["qty"], e["before"], e["after"], e["hold_id"], e["actor"], e["reason"])
+                       for e in self.sc("log", sku).lines if e["change"] == "expire"]
+            self.assertEqual(expired, [(3, 5, 8, "gone-" + sku, "who", "why")], sku)
+            live = sorted(self.r("ZRANGE", "stock:{%s}:holds" % sku, 0, -1))
+            self.assertEqual(live, ["h", "live-H"] if sku == "H" else ["live-" + sku])
+        self.assertEqual([(self.stock(s), self.held(s)) for s in touches],
+                         [(7, 2), (7, 3), (10, 2), (8, 2)])
 
     def test_reap_returns_holds_of_items_nobody_touches(self):
         self.sc("init", "A", "10")
@@ -551,6 +590,13 @@ class Items(HoldsTest):
         res = self.sc("delete", "A", "--force")
         self.assertEqual(res.one["status"], "ok")
         self.assertEqual(sorted(k for k in self.r("KEYS", "*") if "{A}" in k and k.startswith("stock:")), [])
+
+    def test_delete_does_not_count_a_hold_that_expired(self):
+        self.sc("init", "A", "10")
+        self.wait_past(self.sc("hold", "c", "A=1", "--expire", "1").one["expires_at_ms"])
+        res = self.sc("delete", "A")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual(self.r("KEYS", "*{A}*"), [])
 
     def test_export_shows_held(self):
         self.sc("init", "A", "10")

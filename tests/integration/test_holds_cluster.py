@@ -11,8 +11,8 @@ import threading
 import time
 import unittest
 
-from harness import (TARGET, RedisCluster, ServerTest, calls_on, clean_env, keyslot, run,
-                     spawn_to_file)
+from harness import (TARGET, RedisCluster, ServerTest, calls_on, clean_env, keyslot, lua_script,
+                     run, spawn_to_file)
 
 CLUSTER = TARGET in ("cluster", "tls-cluster")
 # An item's stock and held units read at one moment (one script on the item's node).
@@ -213,6 +213,27 @@ class Orders(ClusterHoldsTest):
                             res.one)
             self.assertEqual(self.r("GET", "stock:{%s}" % bad), "abc")
             self.assertEqual([self.stock(s) for s in (self.skus[0], self.skus[2])], [10, 10])
+
+    def test_a_corrupt_stored_value_met_by_a_settle_names_its_item(self):
+        bad = self.skus[1]
+        self.sc("hold", "h", *self.lines(1, 1, 1))
+        self.sc("order", "o", *self.lines(1, 1, 1))
+        self.r("SET", "stock:{%s}" % bad, "abc")
+        for action, id_ in (("confirm", "h"), ("cancel", "o")):
+            res = self.sc(action, id_)
+            self.assertEqual(res.rc, 1, res)
+            self.assertIn("item '%s': stored value 'abc' of stock:{%s} is not a stock value"
+                          % (bad, bad), res.stderr)
+            self.assertNotIn("cart-group", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{%s}" % bad), "abc")
+        self.assertEqual(self.held(bad), 1)
+        # The decisions are kept: once the value is repaired, the same commands finish them.
+        self.r("SET", "stock:{%s}" % bad, "8")
+        for action, id_ in (("confirm", "h"), ("cancel", "o")):
+            res = self.sc(action, id_)
+            self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual([self.stock(s) for s in self.skus], [9, 9, 9])
+        self.assertEqual([self.held(s) for s in self.skus], [0, 0, 0])
 
     def test_cancel_gives_an_order_back_exactly_once(self):
         self.sc("order", "o", *self.lines(1, 2, 3))
@@ -480,8 +501,7 @@ class CrashPoints(ClusterHoldsTest):
         record = [k for p in self.r.primaries() for k in self.r._conn(p)("KEYS", "stockctl:cart-group:*")
                   if k.endswith(":" + gid)]
         self.assertEqual(len(record), 1)
-        with open(os.path.join(os.path.dirname(__file__), "..", "..", "lua", "hold-4002.lua")) as f:
-            body = f.read()
+        body = lua_script("hold-4002.lua")
         index = record[0].split("}")[0].replace("cart-group", "cart-groups") + "}"
         stock = "stock:{%s}" % sku
         with self.assertRaisesRegex(Exception, "STOCKCTL_CONFLICT"):

@@ -1,20 +1,14 @@
 """The init lock: foreign tokens are never deleted, waits are bounded and re-check the key."""
 
 import hashlib
-import os
 import time
 import unittest
 
-from harness import ROOT, Resp, RespError, ServerTest, spawn
-
-
-def script_source(name):
-    with open(os.path.join(ROOT, "lua", name)) as f:
-        return f.read()
+from harness import Resp, RespError, ServerTest, lua_script, spawn
 
 
 def script_sha(name):
-    return hashlib.sha1(script_source(name).encode()).hexdigest()
+    return hashlib.sha1(lua_script(name).encode()).hexdigest()
 
 
 class InitLock(ServerTest):
@@ -59,7 +53,7 @@ class InitLock(ServerTest):
         self.assertEqual(self.r("GET", "stock:{x}:lock"), "foreign-token")
 
     def test_unlock_script_deletes_only_its_own_token(self):
-        self.r("SCRIPT", "LOAD", script_source("unlock-1.lua"))
+        self.r("SCRIPT", "LOAD", lua_script("unlock-1.lua"))
         self.r("SET", "l", "theirs")
         self.assertEqual(self.r("EVALSHA", script_sha("unlock-1.lua"), 1, "l", "mine"), 0)
         self.assertEqual(self.r("GET", "l"), "theirs")
@@ -90,7 +84,7 @@ class Scripts(ServerTest):
     def test_script_rejects_bad_arguments_from_any_caller(self):
         # The keys share a hash tag, so the same calls run on a cluster.
         self.r("SET", "{k}", "5")
-        src = script_source("stock-2.lua")
+        src = lua_script("stock-2.lua")
         for qty in ("0", "-1", "1.5", "abc", "007"):
             with self.assertRaises(RespError) as e:
                 self.r("EVAL", src, 2, "{k}", "{k}:req:", "deduct", qty, "", "0", "", "60")

@@ -6,8 +6,8 @@ import signal
 import time
 import unittest
 
-from harness import TARGET, RedisServer, RespError, ServerTest, free_port, run, spawn, standalone_only
-from test_lock import script_source
+from harness import (TARGET, RedisServer, RespError, ServerTest, free_port, lua_script, run, spawn,
+                     standalone_only)
 
 
 class RequestIds(ServerTest):
@@ -94,7 +94,7 @@ class RequestIds(ServerTest):
 
     def test_the_script_finds_an_id_one_generation_later_and_forgets_it_two_later(self):
         # The caller names the ledger of the current generation, the previous and the next one.
-        src = script_source("stock-2.lua")
+        src = lua_script("stock-2.lua")
         self.r("SET", "{g}s", "10")
 
         def deduct(generation, qty="1"):
@@ -116,7 +116,7 @@ class RequestIds(ServerTest):
 
     def test_the_script_finds_an_id_recorded_by_a_caller_whose_clock_runs_ahead(self):
         # Two machines repeat each other's ids; one's clock is already in the next generation.
-        src = script_source("stock-2.lua")
+        src = lua_script("stock-2.lua")
         self.r("SET", "{k}s", "10")
 
         def deduct(generation, qty="1"):

@@ -43,3 +43,21 @@ TEST_CASE("only replies that say the command did not run may be resent") {
   CHECK_FALSE(not_executed(ErrorReply::noscript));
   CHECK_FALSE(not_executed(ErrorReply::other));
 }
+
+TEST_CASE("a corrupt value's reply that names its line gives the line and the value") {
+  const std::optional<CorruptLine> second = corrupt_line("STOCKCTL_CORRUPT 2 abc");
+  REQUIRE(second);
+  CHECK(second->index == 1);
+  CHECK(second->reply == "STOCKCTL_CORRUPT abc");
+  const std::optional<CorruptLine> spaced = corrupt_line("STOCKCTL_CORRUPT 12 a b");
+  REQUIRE(spaced);
+  CHECK(spaced->index == 11);
+  CHECK(spaced->reply == "STOCKCTL_CORRUPT a b");
+  CHECK(corrupt_line("STOCKCTL_CORRUPT 1 ")->reply == "STOCKCTL_CORRUPT ");
+  CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT abc"));
+  CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT 0 abc"));
+  CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT 01 abc"));
+  CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT x1 abc"));
+  CHECK_FALSE(corrupt_line("STOCKCTL_CONFLICT 1 abc"));
+  CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT"));
+}

@@ -11,15 +11,14 @@ const Script& extend_script() { return lua::extend; }
 const Script& hold_script() { return lua::hold; }
 const Script& settle_script() { return lua::settle; }
 const Script& reap_script() { return lua::reap; }
-const Script& held_script() { return lua::held; }
 const Script& held_view_script() { return lua::held_view; }
 const Script& cart_script() { return lua::cart; }
 const Script& carts_due_script() { return lua::carts_due; }
 const Script& tombstone_script() { return lua::tombstone; }
 
 std::vector<const Script*> all_scripts() {
-  return {&lua::stock, &lua::put,  &lua::unlock,    &lua::extend, &lua::hold,     &lua::settle,
-          &lua::reap,  &lua::held, &lua::held_view, &lua::cart,   &lua::carts_due};
+  return {&lua::stock, &lua::put,       &lua::unlock, &lua::extend,    &lua::hold,     &lua::settle,
+          &lua::reap,  &lua::held_view, &lua::cart,   &lua::carts_due, &lua::tombstone};
 }
 
 const Library& script_library() { return lua::library; }

@@ -14,8 +14,8 @@ const Script& extend_script();
 const Script& hold_script();
 const Script& settle_script();
 const Script& reap_script();
-const Script& held_script();
-/// get's and export's view of an item's holds (expired ones not yet given back included).
+/// get's, export's and delete's view of an item's holds (expired ones not yet given back
+/// included).
 const Script& held_view_script();
 /// The record of a cluster hold or order (the protocol's coordinator) and reap's due list.
 const Script& cart_script();
