@@ -184,16 +184,10 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   item.key = cart.record_key;
   std::string reply = text;
   // hold-4002.lua names the line whose stored value is corrupt: "STOCKCTL_CORRUPT <i> <value>".
-  if (classify_error_reply(text) == ErrorReply::stockctl_corrupt) {
-    const std::size_t start = text.find(' ') + 1;
-    const std::size_t end = text.find(' ', start);
-    ParsedNumber line = parse_qty(text.substr(start, end - start));
-    const auto i = static_cast<std::size_t>(line.value - 1);
-    if (end != std::string::npos && line.ok() && i < cart.keys.size()) {
-      item.key = cart.keys[i];
-      item.sku = cart.lines[i].sku;
-      reply = "STOCKCTL_CORRUPT " + text.substr(end + 1);
-    }
+  if (auto corrupt = corrupt_line(text); corrupt && corrupt->index < cart.keys.size()) {
+    item.key = cart.keys[corrupt->index];
+    item.sku = cart.lines[corrupt->index].sku;
+    reply = std::move(corrupt->reply);
   }
   apply_error_reply(item, reply);
   const std::string what = item.sku.empty()

@@ -84,15 +84,24 @@ class LineReader {
     return true;
   }
 
-  // Keeps the unfinished line at the front and reads another block behind it.
+  // Keeps the unfinished line at the front and reads another block behind it. A read error ends
+  // the input with the stream's badbit set, as std::getline would leave it, so that the caller
+  // reports it with the source's name.
   void fill() {
-    std::size_t kept = end_ - begin_;
-    std::memmove(buf_.data(), buf_.data() + begin_, kept);
-    begin_ = 0;
-    end_ = kept;
+    if (begin_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
     if (buf_.size() - end_ < kBlock) buf_.resize(end_ + kBlock);  // a line longer than a block
-    std::streamsize got =
-        in_.rdbuf()->sgetn(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
+    std::streamsize got = 0;
+    try {
+      got =
+          in_.rdbuf()->sgetn(buf_.data() + end_, static_cast<std::streamsize>(buf_.size() - end_));
+    } catch (const std::ios_base::failure&) {
+      in_.setstate(std::ios::badbit);
+      got = 0;
+    }
     if (got <= 0) {
       eof_ = true;
       in_.setstate(std::ios::eofbit);

@@ -156,25 +156,41 @@ TEST_CASE("tsv: a header naming a column twice makes the source invalid") {
 // The reader takes its input in blocks of 64 KiB: rows, CRLF pairs and quoted fields that
 // straddle a block's end, and a row longer than a block, read as any other.
 TEST_CASE("csv: rows across the reader's block boundaries and longer than a block") {
+  constexpr std::size_t kBlock = 65536;
   std::string text = "sku,stock\r\n";
+  std::size_t line = 1;
   std::vector<std::string> skus;
-  for (int i = 0; text.size() < 3 * 65536; ++i) {
-    skus.push_back("item-" + std::to_string(i));
-    text += i % 7 == 0 ? "\"" + skus.back() + "\nx\"" : skus.back();
-    if (i % 7 == 0) skus.back() += "\nx";
-    text += "," + std::to_string(i) + "\r\n";
+  std::vector<std::size_t> lines;
+  auto add = [&](const std::string& sku, const std::string& written, std::size_t breaks) {
+    skus.push_back(sku);
+    lines.push_back(++line);
+    text += written + ",1\r\n";
+    line += breaks;
+  };
+  // Padding puts the '\r' of a CRLF pair as the first block's last byte.
+  std::string pad(kBlock - text.size() - std::string(",1\r").size(), 'p');
+  add(pad, pad, 0);
+  REQUIRE(text[kBlock - 1] == '\r');
+  for (int i = 0; text.size() < 3 * kBlock; ++i) {
+    std::string sku = "item-" + std::to_string(i);
+    if (i % 7 == 0) {
+      add(sku + "\nx", "\"" + sku + "\nx\"", 1);  // a quoted field with a line break
+    } else {
+      add(sku, sku, 0);
+    }
   }
   std::string long_sku(200000, 'a');
   skus.push_back(long_sku);
+  lines.push_back(++line);
   text += long_sku + ",1";  // the last row has no line end
   auto r = read_string(text, Format::csv);
   REQUIRE(r.records.size() == skus.size());
   for (std::size_t i = 0; i < skus.size(); ++i) {
     CHECK(r.records[i].error.empty());
     CHECK(r.records[i].fields[0].text == skus[i]);
+    CHECK(r.records[i].fields[1].text == "1");
+    CHECK(r.records[i].line == lines[i]);
   }
-  CHECK(r.records.back().fields[1].text == "1");
-  CHECK(r.records.back().line == skus.size() + skus.size() / 7 + 2);
 }
 
 TEST_CASE("tsv: a row longer than the reader's block") {
