@@ -29,9 +29,10 @@
 --
 -- Holds. Before anything else, expired holds give their units back, as in every script that
 -- touches the item (lua/include/give_back_expired.lua, as in stock-2.lua's holds hook; a dry
--- run gives nothing back); on a missing key they go with it. Held units are in the item's `:held` hash, not in its stock;
--- a database's total - issued counts them as not sold, so storing it as it is would count them
--- twice once the holds are released or expire: with ARGV[5] = "1" they are left out. A
+-- run gives nothing back); on a missing key they go with it. Held units are in the item's
+-- `:held` hash, not in its stock; a database's total - issued counts them as not sold, so
+-- storing it as it is would count them twice once the holds are released or expire: with
+-- ARGV[5] = "1" they are left out. A
 -- cluster's holds (slot groups) never expire here (their expiry is ten years away; `reap` ends
 -- them), so all of their units count as held until reap or release puts them back onto the
 -- stored value. The holds keys are companions of KEYS[1] (same hash slot) and not declared, as
