@@ -215,6 +215,7 @@ void name_option_values(CLI::App& app) {
       {"--issued-column", "NAME"},
       {"--qty-column", "NAME"},
       {"--id-column", "NAME"},
+      {"--request-id-column", "NAME"},
       {"--report", "FILE"},
       {"--init-value", "N"},
       {"--init-from", "FILE"},

@@ -115,6 +115,12 @@ void setup_op_command(CLI::App& app, Program& program, OpRunner::Op op, const st
   sub->add_option("QTY", o->qty, "quantity, 1 to 9007199254740991");
   add_op_options(*sub, o->op);
   add_source_options(*sub, o->source, false, false);
+  sub->add_option("--request-id-column", o->source.columns.request_id,
+                  "column holding each row's request id (default request_id; when named, the "
+                  "source must have it)")
+      ->each([o](const std::string&) { o->source.columns.request_id_required = true; })
+      ->needs(sub->get_option("--file"))
+      ->group("Source");
   add_common_footer(*sub);
   sub->callback([&program, o, op, name] {
     program.run = [&program, o, op, name] { return run_op_command(program, *o, op, name); };

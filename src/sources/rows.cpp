@@ -52,6 +52,9 @@ std::string check_stock_header(const std::vector<bool>& present, const SourceCol
 std::string check_op_header(const std::vector<bool>& present, const SourceColumns& n) {
   if (!present[kOpSku]) return fmt::format("header has no '{}' column", n.sku);
   if (!present[kOpQty]) return fmt::format("header has no '{}' column", n.qty);
+  if (n.request_id_required && !present[kOpRequestId]) {
+    return fmt::format("header has no '{}' column", n.request_id);
+  }
   return {};
 }
 

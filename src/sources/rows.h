@@ -17,6 +17,9 @@ struct SourceColumns {
   std::string issued = "issued";
   std::string qty = "qty";
   std::string request_id = "request_id";
+  /// The request id column was named on the command line: a source without it is invalid,
+  /// rather than applied without ids (a re-run would then apply every row again).
+  bool request_id_required = false;
 };
 
 /// A row that sets an item's stock (init, rebuild, --init-from).

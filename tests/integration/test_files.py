@@ -247,6 +247,25 @@ class BatchOps(ServerTest):
                          [(8, True), (5, True)])
         self.assertEqual(self.r("GET", "stock:{1}"), "5")
 
+    def test_request_id_column_can_be_renamed_and_is_then_required(self):
+        self.r("SET", "stock:{1}", "10")
+        path = self.write("refs.csv", "sku,qty,order_ref\n1,2,order-1\n1,3,order-2\n")
+        first = self.sc("deduct", "--file", path, "--request-id-column", "ORDER_REF")
+        self.assertEqual([l["stock"] for l in first.lines], [8, 5])
+        again = self.sc("deduct", "--file", path, "--request-id-column", "order_ref")
+        self.assertEqual([(l["stock"], l.get("replayed", False)) for l in again.lines],
+                         [(8, True), (5, True)])
+        # A named column the source lacks is invalid input: applied without ids, a re-run of
+        # the same file would apply every row again.
+        plain = self.write("plain.csv", "sku,qty\n1,1\n")
+        res = self.sc("add", "--file", plain, "--request-id-column", "order_ref")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("header has no 'order_ref' column", res.stderr)
+        res = self.sc("deduct", "1", "1", "--request-id-column", "order_ref")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("--request-id-column requires --file", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{1}"), "5")
+
     def test_big_batch_keeps_order_across_windows(self):
         self.r("SET", "stock:{hot}", "3000")
         path = self.write("many.csv", "sku,qty\n" + "hot,1\n" * 2500)

@@ -61,6 +61,12 @@ TEST_CASE("headers must have the columns the command needs") {
         "header has neither a 'stock' column nor 'total' and 'issued' columns");
   CHECK(check_stock_header({false, true, false, false}, kNames) == "header has no 'sku' column");
   CHECK(check_op_header({true, false, false}, kNames) == "header has no 'qty' column");
+  CHECK(check_op_header({true, true, false}, kNames).empty());  // request ids are optional
+  SourceColumns named = kNames;
+  named.request_id = "order_ref";
+  named.request_id_required = true;  // --request-id-column
+  CHECK(check_op_header({true, true, false}, named) == "header has no 'order_ref' column");
+  CHECK(check_op_header({true, true, true}, named).empty());
 }
 
 TEST_CASE("renamed columns are used") {
