@@ -114,9 +114,13 @@ ExitCode run_log(Program& program, const LogOptions& o) {
       o.limit > 0 ? print_newest(ctx, o, key, log, start) : print_all(ctx, o, key, log, start);
   if (printed > 0) return ExitCode::ok;
   // Nothing to show: say so only when the item itself does not exist either.
-  Reply exists = read_call(ctx.redis(), {"EXISTS", key, log});
-  if (exists.is_error()) throw StockctlError(fmt::format("{}: {}", key, exists.str));
-  if (exists.integer > 0) return ExitCode::ok;
+  // One EXISTS per key: each follows ASK at once while the item's slot migrates, where one
+  // EXISTS of both would be refused with TRYAGAIN until the migration ends.
+  for (const std::string& k : {key, log}) {
+    Reply exists = read_call(ctx.redis(), {"EXISTS", k});
+    if (exists.is_error()) throw StockctlError(fmt::format("{}: {}", k, exists.str));
+    if (exists.integer > 0) return ExitCode::ok;
+  }
   nlohmann::ordered_json j;
   j["op"] = "log";
   j["sku"] = o.sku;

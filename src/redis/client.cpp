@@ -51,6 +51,8 @@ bool retryable(const Call& call, const CallResult& result) {
       break;
   }
   if (!result.reply.is_error()) return false;
+  // A read with a split form is answered by it at once (Client::split_refused_reads).
+  if (call.split != nullptr && result.reply.error_kind() == ErrorReply::tryagain) return false;
   // These replies mean the command was not executed: the cluster is reconfiguring, the server
   // is loading its data, or we reached a primary that has just become a replica.
   return not_executed(result.reply.error_kind());
@@ -76,6 +78,33 @@ Reply Client::call_on(const std::string& /*node*/, const Call& c) { return call(
 void Client::start(std::vector<Call> calls) { queued_.open().calls = std::move(calls); }
 
 std::vector<CallResult> Client::finish() { return run(queued_.take_oldest().calls); }
+
+void Client::split_refused_reads(const std::vector<Call>& calls, std::vector<CallResult>& results) {
+  std::vector<std::size_t> refused;
+  std::vector<Call> reads;
+  std::vector<std::size_t> first_read;  // per refused call: where its reads start in `reads`
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const CallResult& r = results[i];
+    if (calls[i].split == nullptr || r.state != CallResult::State::replied ||
+        r.reply.error_kind() != ErrorReply::tryagain) {
+      continue;
+    }
+    refused.push_back(i);
+    first_read.push_back(reads.size());
+    std::vector<Call> own = calls[i].split->reads(calls[i]);
+    reads.insert(reads.end(), std::make_move_iterator(own.begin()),
+                 std::make_move_iterator(own.end()));
+  }
+  if (refused.empty()) return;
+  std::vector<CallResult> answers = run(reads);
+  first_read.push_back(reads.size());
+  for (std::size_t k = 0; k < refused.size(); ++k) {
+    const Call& call = calls[refused[k]];
+    std::vector<CallResult> own(std::make_move_iterator(answers.begin() + first_read[k]),
+                                std::make_move_iterator(answers.begin() + first_read[k + 1]));
+    results[refused[k]] = call.split->combine(call, std::move(own));
+  }
+}
 
 std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
                                        std::vector<CallResult> results, Clock::time_point started) {
@@ -114,6 +143,7 @@ std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
       earlier = std::move(later);
     }
   }
+  split_refused_reads(calls, results);
   const std::string tried = tries_note(tries, started);
   for (std::size_t i = 0; i < calls.size(); ++i) describe(calls[i], results[i], tried);
   return results;

@@ -14,6 +14,18 @@
 namespace stockctl {
 
 class Connection;
+struct Call;
+struct CallResult;
+
+/// How a multi-key read is answered while its keys are split between two nodes by a slot
+/// migration (the call's TRYAGAIN): by single-key reads, which follow ASK at once, combined into
+/// a reply of the call's own shape. The reads are not one atomic moment, which a read may allow.
+struct SplitRead {
+  std::vector<Call> (*reads)(const Call& call);
+  /// The reply the call would have given, from the reads' results (in order); an error result
+  /// of a read is returned as it is.
+  CallResult (*combine)(const Call& call, std::vector<CallResult> results);
+};
 
 /// One command for the server: a script call (EVALSHA with `args` = keys, then arguments) or,
 /// when `script` is null, a plain command whose argv is `args`.
@@ -25,6 +37,8 @@ struct Call {
   /// For a script: how many of `args` are keys when the call sends fewer than the script can
   /// take (a deduction without request id sends its stock key alone); unset: all of them.
   std::optional<int> numkeys = std::nullopt;
+  /// For a multi-key read: its single-key form, used at once on TRYAGAIN instead of waiting.
+  const SplitRead* split = nullptr;
 
   /// Reads and other calls that change nothing can always be sent again, and never report an
   /// unknown outcome.
@@ -126,6 +140,9 @@ class Client {
   /// `started`), within --retry-timeout of `started`, then says what became of each.
   std::vector<CallResult> settle(const std::vector<Call>& calls, std::vector<CallResult> results,
                                  std::chrono::steady_clock::time_point started);
+  /// Answers the reads in `results` that a slot migration refused with TRYAGAIN and that have
+  /// a split form (Call::split), by their single-key reads, all in one run.
+  void split_refused_reads(const std::vector<Call>& calls, std::vector<CallResult>& results);
   /// Runs `connect` (which throws ConnectionError) until it succeeds, for up to
   /// --retry-timeout: nothing was sent yet, so trying again cannot apply anything twice.
   /// FatalConnectionError (credentials refused, ...) is thrown at once.

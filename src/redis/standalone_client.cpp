@@ -142,6 +142,20 @@ void StandaloneClient::lose_connection(const std::string& why) {
   }
 }
 
+bool StandaloneClient::not_sent_for_load(const std::vector<std::size_t>& where,
+                                         std::vector<CallResult>& results, const std::string& why) {
+  // The load got no answer (a stall past --timeout, a lost connection): none of the calls that
+  // missed their script ran, and whether the server has it now is unknown. They are reported
+  // as never sent, so that they are retried like any call that certainly did not run, within
+  // --retry-timeout, and the next try finds the script or loads it again. Their answer is then
+  // their own, or this reason; never the server's NOSCRIPT.
+  for (std::size_t i : where) {
+    results[i] = CallResult{};
+    results[i].error = why;
+  }
+  return true;
+}
+
 bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
                                               std::vector<CallResult>& results) {
   std::vector<Call> again;
@@ -163,11 +177,16 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
   // error.
   if (library && refused.empty()) {
     const Script& script = *again.front().script;
-    const CallResult loaded = send_raw({Call{nullptr, load_library_argv(script), true}})[0];
-    if (loaded.state == CallResult::State::replied && library_loaded(loaded.reply)) {
+    const CallResult loaded = send_raw({Call::read(load_library_argv(script))})[0];
+    if (loaded.state != CallResult::State::replied) {
+      return not_sent_for_load(
+          where, results,
+          fmt::format("loading the Functions library {}: {}", script.library->name, loaded.error));
+    }
+    if (library_loaded(loaded.reply)) {
       print_info(fmt::format("loaded the Functions library {}", script.library->name));
     } else {
-      refused = loaded.state == CallResult::State::replied ? loaded.reply.str : loaded.error;
+      refused = loaded.reply.str;
     }
   }
   if (!refused.empty()) {
@@ -185,7 +204,14 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
                                     [&](const Call& l) { return l.args[2] == c.script->body; });
       if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
     }
-    const std::size_t scripts = send_raw(loads).size();
+    const std::vector<CallResult> loaded = send_raw(loads);
+    for (const CallResult& load : loaded) {
+      if (load.state != CallResult::State::replied) {
+        return not_sent_for_load(where, results,
+                                 fmt::format("loading the scripts: {}", load.error));
+      }
+    }
+    const std::size_t scripts = loaded.size();
     if (noscript) {
       print_info(
           fmt::format("the server had no copy of the scripts (NOSCRIPT); loaded {}", scripts));

@@ -52,6 +52,10 @@ class StandaloneClient : public Client {
   /// switches to EVALSHA where the server refuses Functions and loads the scripts, then sends
   /// them again. Returns whether there were any.
   bool reload_missing_scripts(const std::vector<Call>& calls, std::vector<CallResult>& results);
+  /// Marks the calls at `where` as never sent, for `why`: their script's load got no answer.
+  /// Returns true.
+  static bool not_sent_for_load(const std::vector<std::size_t>& where,
+                                std::vector<CallResult>& results, const std::string& why);
   /// Opens the connection, calling scripts the way this server is known to take them.
   void connect();
   /// With --verbose, says once how scripts are called.

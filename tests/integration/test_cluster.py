@@ -225,6 +225,56 @@ class HalfMigratedSlot(ServerTest):
 
 
 @unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class ReadsDuringMigration(ServerTest):
+    def test_reads_follow_ask_per_key_and_answer_at_once_and_complete(self):
+        slot, (held_sku, plain_sku) = skus_in_one_slot(2)
+        key = "stock:{%s}" % held_sku
+        self.assertEqual(self.sc("init", held_sku, "10").rc, 0)
+        self.assertEqual(self.sc("init", plain_sku, "5", "--no-log").rc, 0)
+        res = self.sc("hold", "h-mig", "%s=3" % held_sku)
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        primaries = self.server.primaries()
+        src = primaries[self.r.node_port(key)]
+        dst = [n for p, n in primaries.items() if p != src.port][0]
+        s, d = src.client(), dst.client()
+        try:
+            # Half moved: both stock keys are on the importing node, the holds and the log of
+            # the held item are still on the migrating one. A read of several keys at once
+            # (the holds' view) is refused with TRYAGAIN until the migration ends.
+            d("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(src))
+            s("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(dst))
+            s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", key, "stock:{%s}" % plain_sku)
+            window = "20000"
+            started = time.monotonic()
+            res = self.sc("get", held_sku, plain_sku, "--retry-timeout", window)
+            got = [(l["status"], l["stock"], l["held"]) for l in res.lines]
+            self.assertEqual((res.rc, got), (0, [("ok", 7, 3), ("ok", 5, 0)]), res)
+            res = self.sc("export", "--retry-timeout", window)
+            self.assertEqual(res.rc, 0, res)
+            rows = {l["sku"]: (l["stock"], l["held"]) for l in res.lines}
+            self.assertEqual((rows[held_sku], rows[plain_sku]), ((7, 3), (5, 0)), res)
+            res = self.sc("log", plain_sku, "--retry-timeout", window)  # logged nothing
+            self.assertEqual((res.rc, res.stdout), (0, ""), res)
+            res = self.sc("log", held_sku, "--retry-timeout", window)
+            self.assertEqual([l["change"] for l in res.lines], ["init", "hold"], res)
+            # None of them waited for the migration to end.
+            self.assertLess(time.monotonic() - started, 10, "the reads waited for TRYAGAIN")
+        finally:
+            while True:
+                keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
+                if not keys:
+                    break
+                s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
+            for node in primaries.values():
+                c = node.client()
+                c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
+                c.close()
+            s.close()
+            d.close()
+            self.r.refresh()
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
 class Failover(unittest.TestCase):
     def test_kill_a_primary_during_a_batch_with_request_ids(self):
         cluster = RedisCluster()

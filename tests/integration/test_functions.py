@@ -2,6 +2,8 @@
 a server has no Functions for it (before Redis 7, an ACL, a proxy) it calls them with EVALSHA."""
 
 import hashlib
+import signal
+import threading
 import unittest
 
 from harness import TARGET, RedisServer, ServerTest, clean_env, lua_script, run, standalone_only
@@ -156,3 +158,36 @@ class ClusterFunctions(ServerTest):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@standalone_only
+class StallDuringTheLoad(unittest.TestCase):
+    """The server stalls (SIGSTOP, past --timeout) right as stockctl loads its library after
+    `Function not found`: the deduction, which certainly did not run, is retried within
+    --retry-timeout and answers for real, once; never with the internal NOSCRIPT."""
+
+    def test_a_load_that_times_out_is_retried_like_a_call_that_did_not_run(self):
+        server = RedisServer()
+        self.addCleanup(server.stop)
+        r = server.client()
+        self.addCleanup(r.close)
+        r("FUNCTION", "FLUSH")
+        r("SET", "stock:{a}", "10")
+        stalled = threading.Event()
+
+        def stall_at_the_load(words):
+            # Called by the proxy before it passes each command on.
+            if words[:2] == [b"FUNCTION", b"LOAD"] and not stalled.is_set():
+                stalled.set()
+                server.kill(signal.SIGSTOP)
+                threading.Timer(1.5, server.kill, args=(signal.SIGCONT,)).start()
+            return False
+
+        proxy = OldServerProxy(server.port, stall_at_the_load)
+        self.addCleanup(proxy.close)
+        res = run("deduct", "a", "1", "--url", "redis://127.0.0.1:%d" % proxy.port,
+                  "--timeout", "500", "--retry-timeout", "10000")
+        self.assertTrue(stalled.is_set(), "the load never went through the proxy")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 9), res)
+        self.assertNotIn("NOSCRIPT", res.stdout + res.stderr)
+        self.assertEqual(r("GET", "stock:{a}"), "9", "deducted exactly once")
