@@ -7,6 +7,8 @@
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "base/diagnostics.h"
@@ -62,47 +64,114 @@ std::string version_text() {
   return fmt::format("stockctl {} ({})", stockctl::kVersion, stockctl::kGitRevision);
 }
 
+// One setup function and the subcommands it declares.
+struct CommandSetup {
+  std::vector<std::string_view> names;
+  void (*setup)(CLI::App&, stockctl::Program&);
+};
+
+const std::vector<CommandSetup>& command_setups() {
+  using namespace stockctl;
+  static const std::vector<CommandSetup> setups{
+      {{"get"}, setup_get},
+      {{"deduct"}, setup_deduct},
+      {{"add"}, setup_add},
+      {{"init"}, setup_init},
+      {{"rebuild"}, setup_rebuild},
+      {{"delete"}, setup_delete},
+      {{"export"}, setup_export},
+      {{"log"}, setup_log},
+      {{"hold", "confirm", "release", "order", "cancel", "reap"}, setup_holds},
+      {{"bench"}, setup_bench},
+      {{"doctor"}, setup_doctor},
+  };
+  return setups;
+}
+
+// The setup of the subcommand that the command line names (the first word that is a
+// subcommand's name), or null. Declaring every subcommand's options costs a one-item command
+// more instructions than its whole talk with Redis (docs/benchmarks.md, "One short process"), so
+// a command line is parsed first with that subcommand alone. help and __complete need all.
+const CommandSetup* named_setup(const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    for (const CommandSetup& setup : command_setups()) {
+      for (std::string_view name : setup.names) {
+        if (word == name) return &setup;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The command line's app, with the common options and `only`'s subcommands, or every
+// subcommand when `only` is null.
+std::unique_ptr<CLI::App> make_app(stockctl::Program& program, const CommandSetup* only) {
+  using namespace stockctl;
+  auto app = std::make_unique<CLI::App>(
+      "stockctl: deduct, read, give back, load and rebuild inventory kept in Redis", "stockctl");
+  app->require_subcommand(1);
+  app->fallthrough();  // subcommands created below inherit it
+  app->set_version_flag("--version", version_text());
+  add_common_options(*app, program.common);
+  if (only) {
+    only->setup(*app, program);
+  } else {
+    for (const CommandSetup& setup : command_setups()) setup.setup(*app, program);
+    setup_help(*app, program);
+    setup_complete(*app, program);
+  }
+  name_option_values(*app);
+  return app;
+}
+
+// Parses with the named subcommand alone; true when that succeeded. Anything else (an error,
+// --help, --version) is left to the whole app, whose messages know every subcommand: a word that
+// another subcommand would take is refused here, never read otherwise, since the one subcommand
+// declared is the one the whole app would choose.
+bool parsed_alone(const stockctl::SplitCommandLine& words,
+                  std::unique_ptr<stockctl::Program>& program, std::unique_ptr<CLI::App>& app) {
+  const CommandSetup* only = named_setup(words.options);
+  if (only == nullptr) return false;
+  program = std::make_unique<stockctl::Program>();
+  app = make_app(*program, only);
+  try {
+    parse_command_line(*app, words);
+    return true;
+  } catch (const CLI::Error&) {
+  } catch (const stockctl::InputError&) {
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace stockctl;
-  CLI::App app{"stockctl: deduct, read, give back, load and rebuild inventory kept in Redis",
-               "stockctl"};
-  app.require_subcommand(1);
-  app.fallthrough();  // subcommands created below inherit it
-  app.set_version_flag("--version", version_text());
-  Program program;
-  add_common_options(app, program.common);
-  setup_get(app, program);
-  setup_deduct(app, program);
-  setup_add(app, program);
-  setup_init(app, program);
-  setup_rebuild(app, program);
-  setup_delete(app, program);
-  setup_export(app, program);
-  setup_log(app, program);
-  setup_holds(app, program);
-  setup_bench(app, program);
-  setup_doctor(app, program);
-  setup_help(app, program);
-  setup_complete(app, program);
-  name_option_values(app);
   SplitCommandLine words = split_at_double_dash(argc, argv);
-  try {
-    parse_command_line(app, words);
-  } catch (const CLI::Success& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // CLI11's own codes start at 100; the contract says usage errors exit 2.
-    std::string explained = explain_usage_error(app, words.options);
-    return usage_error(explained.empty() ? usage_message(e.what()) : explained);
-  } catch (const InputError& e) {
-    return usage_error(e.what());
+  std::unique_ptr<Program> owned;
+  std::unique_ptr<CLI::App> app;
+  if (!parsed_alone(words, owned, app)) {
+    // The app is destroyed before the program its options point into.
+    app.reset();
+    owned = std::make_unique<Program>();
+    app = make_app(*owned, nullptr);
+    try {
+      parse_command_line(*app, words);
+    } catch (const CLI::Success& e) {
+      return app->exit(e);
+    } catch (const CLI::ParseError& e) {
+      // CLI11's own codes start at 100; the contract says usage errors exit 2.
+      std::string explained = explain_usage_error(*app, words.options);
+      return usage_error(explained.empty() ? usage_message(e.what()) : explained);
+    } catch (const InputError& e) {
+      return usage_error(e.what());
+    }
   }
+  Program& program = *owned;
   set_verbosity(program.common.quiet     ? Verbosity::quiet
                 : program.common.verbose ? Verbosity::verbose
                                          : Verbosity::normal);
-  for (const CLI::App* sub : app.get_subcommands()) program.op = sub->get_name();
+  for (const CLI::App* sub : app->get_subcommands()) program.op = sub->get_name();
   const auto started = std::chrono::steady_clock::now();
   install_interrupt_handlers();
   ExitCode code = run_guarded(program);
