@@ -288,9 +288,14 @@ class Workload:
         if len(self.batches) < goal:
             raise AssertionError("the workload stopped early: %r" % self.errors)
 
-    def stop(self):
+    def halt(self):
+        """Stops the batches (a cleanup: also when the test failed half-way)."""
         self._stop.set()
-        self._thread.join(timeout=300)
+        if self._thread.is_alive():
+            self._thread.join(timeout=300)
+
+    def stop(self):
+        self.halt()
         if self.errors:
             raise self.errors[0]
 
@@ -308,6 +313,7 @@ class Scenario:
         if wait:
             args += ["--wait-timeout", "500"]
         self.workload = Workload(self.tmp, target, args, ids)
+        self.addCleanup(self.workload.halt)
         self.workload.seed(client_for)
         self.workload.start()
         self.workload.wait_batches(3)
