@@ -346,6 +346,7 @@ std::vector<Finding> check_sentinels(const std::string& master_name,
                                      const std::vector<SentinelView>& views) {
   const std::string agreed = agreed_master(views);
   std::vector<Finding> out;
+  out.reserve(views.size());
   for (const SentinelView& v : views) out.push_back(sentinel_finding(master_name, agreed, v));
   return out;
 }
