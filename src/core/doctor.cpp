@@ -172,6 +172,25 @@ Finding check_persistence(const NodeFacts& f) {
   return finding("persistence", f.node, CheckStatus::ok, join(kinds, ", "));
 }
 
+namespace {
+
+bool has_persistence(const NodeFacts& f) {
+  return get(f.config, "appendonly") == "yes" || !get(f.config, "save").empty();
+}
+
+// A replica is the primary after the next failover: one without persistence then loses every
+// item at its first restart.
+Finding bare_replica(const std::string& node, const std::string& primary) {
+  return finding("replication", node, CheckStatus::warn,
+                 fmt::format("replica of {} with neither AOF nor RDB snapshots: once a failover "
+                             "makes it the primary, its first restart loses every item",
+                             primary),
+                 "CONFIG SET appendonly yes on the replica (and in its redis.conf): a replica "
+                 "is a primary after the next failover");
+}
+
+}  // namespace
+
 Finding check_replication(const NodeFacts& f) {
   const std::string role = get(f.info, "role");
   if (role == "slave") {
@@ -183,6 +202,7 @@ Finding check_replication(const NodeFacts& f) {
                      fmt::format("replica of {} with its link {}", primary, link),
                      "check the replica's log and its network path to the primary");
     }
+    if (f.config.count("appendonly") && !has_persistence(f)) return bare_replica(f.node, primary);
     return finding("replication", f.node, CheckStatus::ok,
                    fmt::format("replica of {}, link up", primary));
   }
@@ -271,7 +291,7 @@ std::vector<std::string> replica_addresses(const NodeFacts& primary) {
 
 Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica) {
   if (replica.unreachable) {
-    return finding("persistence", replica.node, CheckStatus::ok,
+    return finding("replication", replica.node, CheckStatus::ok,
                    fmt::format("replica of {}: not reachable from here ({}), its persistence "
                                "not checked",
                                primary, *replica.unreachable));
@@ -279,17 +299,9 @@ Finding check_replica_persistence(const std::string& primary, const ReplicaFacts
   NodeFacts facts;
   facts.node = replica.node;
   facts.config = replica.config;
-  Finding own = check_persistence(facts);
-  if (own.status == CheckStatus::ok) {
-    own.detail = fmt::format("replica of {}: {}", primary, own.detail);
-    return own;
-  }
-  return finding("persistence", replica.node, CheckStatus::warn,
-                 fmt::format("replica of {} with neither AOF nor RDB snapshots: once a failover "
-                             "makes it the primary, its first restart loses every item",
-                             primary),
-                 "CONFIG SET appendonly yes on the replica (and in its redis.conf): a replica "
-                 "is a primary after the next failover");
+  if (!has_persistence(facts)) return bare_replica(replica.node, primary);
+  return finding("replication", replica.node, CheckStatus::ok,
+                 fmt::format("replica of {}; {}", primary, check_persistence(facts).detail));
 }
 
 namespace {

@@ -48,7 +48,8 @@ Finding check_eviction(const NodeFacts& facts);
 Finding check_persistence(const NodeFacts& facts);
 /// replication: a primary without replicas, or a replica whose link is down, warns; so does a
 /// primary with replicas and min-replicas-to-write 0 (it acknowledges writes no replica has, so
-/// a failover loses a window of them that nothing bounds).
+/// a failover loses a window of them that nothing bounds), and a replica whose CONFIG was read
+/// that has neither AOF nor RDB.
 Finding check_replication(const NodeFacts& facts);
 /// memory: used_memory (less what Redis does not count for eviction) at or past maxmemory fails
 /// (writes are refused with OOM now, or keys evicted), above 90% of it warns; no maxmemory is
@@ -64,8 +65,9 @@ struct ReplicaFacts {
   std::optional<std::string> unreachable;     ///< why it could not be asked
   std::map<std::string, std::string> config;  ///< appendonly, appendfsync, save
 };
-/// persistence of a replica: neither AOF nor RDB warns (a failover makes it the primary, and its
-/// first restart then loses every item); one that cannot be reached from here is ok, not checked.
+/// replication, on a primary's replica: neither AOF nor RDB warns (a failover makes it the
+/// primary, and its first restart then loses every item); one that cannot be reached from here
+/// is ok, not checked.
 Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica);
 
 /// What one sentinel of a redis+sentinel:// URL answered.

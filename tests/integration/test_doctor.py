@@ -58,10 +58,12 @@ class Standalone(DoctorTest):
         got = findings(res)
         self.assertEqual(sorted(got), ["clock", "cluster", "eviction", "holds", "locks", "memory",
                                        "persistence", "replication", "version"])
-        self.assertEqual([f["node"] for f in got["persistence"]],
+        self.assertEqual([f["node"] for f in got["replication"]],
                          ["127.0.0.1:%d" % primary.port, "127.0.0.1:%d" % replica.port])
         self.assertEqual(got["replication"][0]["detail"],
                          "1 replicas online; min-replicas-to-write 1, min-replicas-max-lag 10")
+        self.assertEqual(got["replication"][1]["detail"],
+                         "replica of 127.0.0.1:%d; AOF (appendfsync always)" % primary.port)
         self.assertTrue(all(f["status"] == "ok" and f["hint"] is None for fs in got.values() for f in fs), res)
         self.assertEqual(got["cluster"][0]["detail"], "not a cluster")
         self.assertIn("holds", got["holds"][0]["detail"])
@@ -85,12 +87,14 @@ class Standalone(DoctorTest):
         primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"),
                                                      replica_persists=False)
         res = self.doctor(primary)
-        by_node = {f["node"]: f for f in findings(res)["persistence"]}
+        by_node = {f["node"]: f for f in findings(res)["replication"]}
         self.assertEqual(by_node["127.0.0.1:%d" % primary.port]["status"], "ok", res)
         bare = by_node["127.0.0.1:%d" % replica.port]
         self.assertEqual(bare["status"], "warn", res)
         self.assertIn("replica of 127.0.0.1:%d with neither AOF nor RDB" % primary.port, bare["detail"])
         self.assertIn("appendonly yes on the replica", bare["hint"])
+        own = findings(self.doctor(replica))["replication"][0]  # asked directly: the same
+        self.assertEqual(own["status"], "warn", own)
 
     def test_memory_full_fails_and_little_headroom_warns(self):
         server = self.server()

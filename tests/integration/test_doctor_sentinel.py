@@ -28,8 +28,9 @@ class SentinelCheck(unittest.TestCase):
             self.assertTrue(f["detail"].startswith("master %s; OK 3 usable Sentinels" % master), f)
         # The replica is asked too: it has no persistence here.
         replica = "127.0.0.1:%d" % self.set.servers[1].port
-        persistence = {f["node"]: f for f in res.lines if f["check"] == "persistence"}
-        self.assertEqual(persistence[replica]["status"], "warn", res)
+        replication = {f["node"]: f for f in res.lines if f["check"] == "replication"}
+        self.assertEqual(replication[replica]["status"], "warn", res)
+        self.assertIn("neither AOF nor RDB", replication[replica]["detail"])
 
     def test_a_sentinel_that_is_down_warns(self):
         down = free_port()

@@ -226,7 +226,7 @@ TEST_CASE("memory: full fails, above 90% warns, no maxmemory is ok and says so")
             .status == CheckStatus::ok);
 }
 
-TEST_CASE("replicas: their addresses from INFO, and one without persistence warns") {
+TEST_CASE("replication: replicas from INFO; one without persistence warns") {
   auto primary = facts({{"role", "master"},
                         {"connected_slaves", "2"},
                         {"slave0", "ip=10.0.0.2,port=6380,state=online,offset=1,lag=0"},
@@ -235,7 +235,7 @@ TEST_CASE("replicas: their addresses from INFO, and one without persistence warn
   ReplicaFacts bare{"10.0.0.2:6380", std::nullopt, {{"appendonly", "no"}, {"save", ""}}};
   Finding f = check_replica_persistence("10.0.0.1:6379", bare);
   CHECK(f.status == CheckStatus::warn);
-  CHECK(f.check == "persistence");
+  CHECK(f.check == "replication");
   CHECK(f.node == "10.0.0.2:6380");
   CHECK(f.detail.find("replica of 10.0.0.1:6379") != std::string::npos);
   CHECK(f.hint.find("appendonly yes on the replica") != std::string::npos);
@@ -243,6 +243,15 @@ TEST_CASE("replicas: their addresses from INFO, and one without persistence warn
   CHECK(check_replica_persistence("10.0.0.1:6379", aof).status == CheckStatus::ok);
   ReplicaFacts away{"10.0.0.2:6380", std::string("connection refused"), {}};
   CHECK(check_replica_persistence("10.0.0.1:6379", away).status == CheckStatus::ok);
+  // doctor pointed at the replica itself (or at a cluster's replica) says the same.
+  auto replica = facts({{"role", "slave"},
+                        {"master_host", "10.0.0.1"},
+                        {"master_port", "6379"},
+                        {"master_link_status", "up"}},
+                       {{"appendonly", "no"}, {"save", ""}});
+  CHECK(check_replication(replica).status == CheckStatus::warn);
+  replica.config["appendonly"] = "yes";
+  CHECK(check_replication(replica).status == CheckStatus::ok);
 }
 
 TEST_CASE("sentinel: unreachable warns; disagreeing, not monitoring or no quorum fails") {
