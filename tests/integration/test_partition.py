@@ -303,6 +303,19 @@ class Workload:
         return [line for _, lines in self.batches for line in lines]
 
 
+def kinds(rows):
+    """': 12 not confirmed, 3 outcome unknown' for the rows that are not ok, by what they say."""
+    counts = {}
+    for r in rows:
+        text = r.get("error") or r["status"]
+        kind = next((k for k in ("not confirmed", "unknown", "not applied") if k in text),
+                    r["status"])
+        counts[kind] = counts.get(kind, 0) + 1
+    if not counts:
+        return ""
+    return ": " + ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items()))
+
+
 class Scenario:
     """What the tests share: run the workload through a fault, count what the new master kept."""
 
@@ -332,10 +345,10 @@ class Scenario:
         self.assertEqual(twice, [], "no row applied twice")
         ok = [r["sku"] for r in rows if r["status"] == "ok"]
         lost = [sku for sku in ok if stock[sku] == INITIAL]
-        doubt = sum(1 for r in rows if r["status"] != "ok")
-        print("partition: %s, %s, %s: %d of %d ok rows lost (%d rows, %d not ok)"
+        doubt = [r for r in rows if r["status"] != "ok"]
+        print("partition: %s, %s, %s: %d of %d ok rows lost (%d rows, %d not ok%s)"
               % (name, "wait 1" if wait else "no wait", "request ids" if ids else "no ids",
-                 len(lost), len(ok), len(rows), doubt), file=sys.stderr)
+                 len(lost), len(ok), len(rows), len(doubt), kinds(doubt)), file=sys.stderr)
         if wait:
             self.assertEqual(lost, [], "with --wait-replicas 1 no ok row is lost")
         if ids:
