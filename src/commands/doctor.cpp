@@ -109,11 +109,17 @@ class Doctor {
       // Behind sentinels the findings (and their redis-cli hints) name the master they found.
       if (options.url.kind == RedisUrl::Kind::sentinel) node = conn->where();
       NodeFacts facts = gather(*conn, node);
-      for (auto check :
-           {check_eviction, check_persistence, check_replication, check_cluster, check_version}) {
+      for (auto check : {check_eviction, check_persistence, check_replication, check_memory,
+                         check_cluster, check_version}) {
         report(check(facts));
       }
       bool primary = facts.info["role"] != "slave";
+      // A cluster's replicas are nodes of their own here; one server's replicas are not.
+      if (primary && facts.info["cluster_enabled"] != "1") {
+        for (const std::string& replica : replica_addresses(facts)) {
+          report(check_replica_persistence(node, ask_replica(options, replica)));
+        }
+      }
       if (primary) report(check_locks(node, find_locks(*conn)));
       if (primary && facts.info["cluster_enabled"] == "1") {
         report(check_cluster_holds(node, items_with_expired_holds(*conn),
@@ -131,6 +137,16 @@ class Doctor {
 
   void finish() {
     for (const Finding& f : check_clocks(clocks_)) report(f);
+  }
+
+  /// sentinel: asks each sentinel of the URL which master it names and whether its quorum can be
+  /// reached.
+  void check_sentinels_of(const ConnectOptions& seed) {
+    std::vector<SentinelView> views;
+    for (const SentinelAddress& address : seed.url.sentinels) {
+      views.push_back(ask_sentinel(seed, address));
+    }
+    for (const Finding& f : check_sentinels(seed.url.master, views)) report(f);
   }
 
   const std::vector<Finding>& findings() const { return findings_; }
@@ -167,6 +183,50 @@ class Doctor {
     return count;
   }
 
+  static SentinelView ask_sentinel(const ConnectOptions& seed, const SentinelAddress& address) {
+    SentinelView view;
+    view.node = fmt::format("{}:{}", address.host, address.port);
+    // The sentinels' own credentials, as connecting through them uses.
+    ConnectOptions options = options_for(seed, view.node);
+    options.url.user.reset();
+    options.url.password.reset();
+    options.url.db = 0;
+    options.user = seed.sentinel_user;
+    options.password = seed.sentinel_password;
+    try {
+      NodeConnection conn(options);
+      Reply master = conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", seed.url.master});
+      if (master.type == Reply::Type::array && master.elements.size() == 2) {
+        view.master = master.elements[0].str + ":" + master.elements[1].str;
+      }
+      Reply quorum = conn.command({"SENTINEL", "CKQUORUM", seed.url.master});
+      view.quorum_ok = !quorum.is_error();
+      view.quorum = quorum.str;
+    } catch (const StockctlError& e) {
+      if (interrupted()) throw;
+      view.unreachable = e.what();
+    }
+    return view;
+  }
+
+  static ReplicaFacts ask_replica(const ConnectOptions& primary, const std::string& address) {
+    ReplicaFacts replica;
+    replica.node = address;
+    try {
+      NodeConnection conn(options_for(primary, address));
+      static const char* const kConfig[] = {"appendonly", "appendfsync", "save"};
+      for (const char* name : kConfig) conn.append({"CONFIG", "GET", name});
+      for (const char* name : kConfig) {
+        Reply r = conn.read();
+        if (r.elements.size() == 2) replica.config[name] = r.elements[1].str;
+      }
+    } catch (const StockctlError& e) {
+      if (interrupted()) throw;
+      replica.unreachable = e.what();
+    }
+    return replica;
+  }
+
   static std::string server_now_ms(NodeConnection& conn) {
     Reply time = conn.command({"TIME"});
     if (time.type != Reply::Type::array || time.elements.size() != 2) return "";
@@ -178,8 +238,9 @@ class Doctor {
     NodeFacts facts;
     facts.node = node;
     facts.info = parse_info(conn.command({"INFO"}).str);
-    static const char* const kConfig[] = {"maxmemory-policy", "maxmemory", "appendonly",
-                                          "appendfsync",      "save",      "min-replicas-to-write"};
+    static const char* const kConfig[] = {
+        "maxmemory-policy",      "maxmemory",           "appendonly", "appendfsync", "save",
+        "min-replicas-to-write", "min-replicas-max-lag"};
     for (const char* name : kConfig) conn.append({"CONFIG", "GET", name});
     for (const char* name : kConfig) {
       Reply r = conn.read();
@@ -291,6 +352,7 @@ ExitCode run_doctor(Program& program, const DoctorOptions& options) {
     }
     nodes = cluster_addresses(r.str);
   }
+  if (seed.url.kind == RedisUrl::Kind::sentinel) doctor.check_sentinels_of(seed);
   if (nodes.empty()) {
     doctor.check_node(seed, describe_endpoint(seed.url));
   } else {

@@ -172,6 +172,25 @@ Finding check_persistence(const NodeFacts& f) {
   return finding("persistence", f.node, CheckStatus::ok, join(kinds, ", "));
 }
 
+namespace {
+
+bool has_persistence(const NodeFacts& f) {
+  return get(f.config, "appendonly") == "yes" || !get(f.config, "save").empty();
+}
+
+// A replica is the primary after the next failover: one without persistence then loses every
+// item at its first restart.
+Finding bare_replica(const std::string& node, const std::string& primary) {
+  return finding("replication", node, CheckStatus::warn,
+                 fmt::format("replica of {} with neither AOF nor RDB snapshots: once a failover "
+                             "makes it the primary, its first restart loses every item",
+                             primary),
+                 "CONFIG SET appendonly yes on the replica (and in its redis.conf): a replica "
+                 "is a primary after the next failover");
+}
+
+}  // namespace
+
 Finding check_replication(const NodeFacts& f) {
   const std::string role = get(f.info, "role");
   if (role == "slave") {
@@ -183,6 +202,7 @@ Finding check_replication(const NodeFacts& f) {
                      fmt::format("replica of {} with its link {}", primary, link),
                      "check the replica's log and its network path to the primary");
     }
+    if (f.config.count("appendonly") && !has_persistence(f)) return bare_replica(f.node, primary);
     return finding("replication", f.node, CheckStatus::ok,
                    fmt::format("replica of {}, link up", primary));
   }
@@ -205,9 +225,142 @@ Finding check_replication(const NodeFacts& f) {
         fmt::format("{} of {} replicas not online: {}", down.size(), replicas, join(down, "; ")),
         "check the replicas' logs and their network path to this primary");
   }
+  if (to_number(min_replicas) <= 0) {
+    return finding(
+        "replication", f.node, CheckStatus::warn,
+        fmt::format("{} replicas online; min-replicas-to-write 0: replication is asynchronous "
+                    "and this primary acknowledges writes no replica has, so a failover loses "
+                    "the writes of its last moments, a window nothing bounds",
+                    replicas),
+        "CONFIG SET min-replicas-to-write 1 and min-replicas-max-lag 10 (and in redis.conf): "
+        "the primary then refuses writes while no replica is within the lag, which bounds the "
+        "window; run stockctl with --wait-replicas 1 so that an ok is a write a replica has");
+  }
   return finding("replication", f.node, CheckStatus::ok,
-                 fmt::format("{} replicas online; min-replicas-to-write {}", replicas,
-                             min_replicas.empty() ? "0" : min_replicas));
+                 fmt::format("{} replicas online; min-replicas-to-write {}, "
+                             "min-replicas-max-lag {}",
+                             replicas, min_replicas, get(f.config, "min-replicas-max-lag")));
+}
+
+Finding check_memory(const NodeFacts& f) {
+  const long long maxmemory = to_number(get(f.config, "maxmemory"));
+  const long long used = to_number(get(f.info, "used_memory"));
+  if (maxmemory <= 0) {
+    return finding(
+        "memory", f.node, CheckStatus::ok,
+        fmt::format("used_memory {}; no maxmemory: the host's memory is the limit", used));
+  }
+  // What Redis compares with maxmemory before it refuses a write (or evicts).
+  const long long counted = used - to_number(get(f.info, "mem_not_counted_for_evict"));
+  const long long percent = counted * 100 / maxmemory;
+  if (counted >= maxmemory) {
+    return finding("memory", f.node, CheckStatus::fail,
+                   fmt::format("used_memory {} of maxmemory {}: the server is full and refuses "
+                               "writes with OOM now (with noeviction; other policies evict)",
+                               used, maxmemory),
+                   "raise maxmemory (CONFIG SET maxmemory, and in redis.conf) or free memory: "
+                   "until then every deduction and init is refused");
+  }
+  if (percent > 90) {
+    return finding("memory", f.node, CheckStatus::warn,
+                   fmt::format("used_memory {} is {}% of maxmemory {}: little headroom", used,
+                               percent, maxmemory),
+                   "raise maxmemory (CONFIG SET maxmemory, and in redis.conf) before it fills: "
+                   "at maxmemory with noeviction every write is refused with OOM");
+  }
+  return finding("memory", f.node, CheckStatus::ok,
+                 fmt::format("used_memory {} is {}% of maxmemory {}", used, percent, maxmemory));
+}
+
+std::vector<std::string> replica_addresses(const NodeFacts& primary) {
+  std::vector<std::string> out;
+  const long long replicas = to_number(get(primary.info, "connected_slaves"));
+  for (long long i = 0; i < replicas; ++i) {
+    std::map<std::string, std::string> fields;
+    std::istringstream parts(get(primary.info, fmt::format("slave{}", i)));
+    for (std::string part; std::getline(parts, part, ',');) {
+      std::size_t eq = part.find('=');
+      if (eq != std::string::npos) fields[part.substr(0, eq)] = part.substr(eq + 1);
+    }
+    if (!fields["ip"].empty() && !fields["port"].empty()) {
+      out.push_back(fields["ip"] + ":" + fields["port"]);
+    }
+  }
+  return out;
+}
+
+Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica) {
+  if (replica.unreachable) {
+    return finding("replication", replica.node, CheckStatus::ok,
+                   fmt::format("replica of {}: not reachable from here ({}), its persistence "
+                               "not checked",
+                               primary, *replica.unreachable));
+  }
+  NodeFacts facts;
+  facts.node = replica.node;
+  facts.config = replica.config;
+  if (!has_persistence(facts)) return bare_replica(replica.node, primary);
+  return finding("replication", replica.node, CheckStatus::ok,
+                 fmt::format("replica of {}; {}", primary, check_persistence(facts).detail));
+}
+
+namespace {
+
+// The master most sentinels name (on a tie, the one named first); "" when none names one.
+std::string agreed_master(const std::vector<SentinelView>& views) {
+  std::map<std::string, int> votes;
+  std::string best;
+  for (const SentinelView& v : views) {
+    if (v.unreachable || v.master.empty()) continue;
+    int n = ++votes[v.master];
+    if (best.empty() || n > votes[best]) best = v.master;
+  }
+  return best;
+}
+
+Finding sentinel_finding(const std::string& name, const std::string& agreed,
+                         const SentinelView& v) {
+  if (v.unreachable) {
+    return finding("sentinel", v.node, CheckStatus::warn,
+                   fmt::format("not reachable: {}", *v.unreachable),
+                   "start the sentinel or mend the path to it: each one down is one vote fewer "
+                   "for a failover, and below the quorum none happens");
+  }
+  if (v.master.empty()) {
+    return finding("sentinel", v.node, CheckStatus::fail,
+                   fmt::format("does not monitor a master named '{}'", name),
+                   fmt::format("SENTINEL MONITOR {} HOST PORT QUORUM on this sentinel, or take "
+                               "it out of the URL",
+                               name));
+  }
+  if (v.master != agreed) {
+    return finding("sentinel", v.node, CheckStatus::fail,
+                   fmt::format("names {} as the master of '{}' where the others name {}: a "
+                               "client asking it writes to a server the others do not follow",
+                               v.master, name, agreed),
+                   fmt::format("if no failover is under way, SENTINEL RESET {} on this sentinel "
+                               "(and check its view of the network)",
+                               name));
+  }
+  if (!v.quorum_ok) {
+    return finding("sentinel", v.node, CheckStatus::fail,
+                   fmt::format("master {}; SENTINEL CKQUORUM {}: {}", v.master, name, v.quorum),
+                   "start enough sentinels, reachable from one another, for the quorum and a "
+                   "majority: without them the master's loss is never failed over");
+  }
+  return finding("sentinel", v.node, CheckStatus::ok,
+                 fmt::format("master {}; {}", v.master, v.quorum));
+}
+
+}  // namespace
+
+std::vector<Finding> check_sentinels(const std::string& master_name,
+                                     const std::vector<SentinelView>& views) {
+  const std::string agreed = agreed_master(views);
+  std::vector<Finding> out;
+  out.reserve(views.size());
+  for (const SentinelView& v : views) out.push_back(sentinel_finding(master_name, agreed, v));
+  return out;
 }
 
 Finding check_cluster(const NodeFacts& f) {

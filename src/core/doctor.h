@@ -19,8 +19,8 @@ const char* check_status_name(CheckStatus status);
 
 /// One line of doctor's report.
 struct Finding {
-  std::string check;  ///< eviction, persistence, replication, cluster, version, locks, holds,
-                      ///< clock, values, connect
+  std::string check;  ///< eviction, persistence, replication, memory, sentinel, cluster,
+                      ///< version, locks, holds, clock, values, connect
   std::string node;   ///< "host:port"
   CheckStatus status = CheckStatus::ok;
   std::string detail;
@@ -36,7 +36,7 @@ struct NodeFacts {
   std::string node;
   std::map<std::string, std::string> info;
   std::map<std::string, std::string> config;  ///< maxmemory-policy, maxmemory, appendonly, save,
-                                              ///< min-replicas-to-write
+                                              ///< min-replicas-to-write, min-replicas-max-lag
   std::optional<std::string> cluster_info;    ///< absent when not a cluster
   std::optional<std::string> cluster_nodes;
 };
@@ -46,8 +46,43 @@ struct NodeFacts {
 Finding check_eviction(const NodeFacts& facts);
 /// persistence: neither AOF nor RDB snapshots warns (a restart loses every item).
 Finding check_persistence(const NodeFacts& facts);
-/// replication: a primary without replicas, or a replica whose link is down, warns.
+/// replication: a primary without replicas, or a replica whose link is down, warns; so does a
+/// primary with replicas and min-replicas-to-write 0 (it acknowledges writes no replica has, so
+/// a failover loses a window of them that nothing bounds), and a replica whose CONFIG was read
+/// that has neither AOF nor RDB.
 Finding check_replication(const NodeFacts& facts);
+/// memory: used_memory (less what Redis does not count for eviction) at or past maxmemory fails
+/// (writes are refused with OOM now, or keys evicted), above 90% of it warns; no maxmemory is
+/// ok and says so.
+Finding check_memory(const NodeFacts& facts);
+
+/// "host:port" of each replica a primary's INFO replication lists (slaveN: ip=...,port=...).
+std::vector<std::string> replica_addresses(const NodeFacts& primary);
+/// What doctor learned from one replica of a primary it checked: its persistence settings, or
+/// why it could not be asked.
+struct ReplicaFacts {
+  std::string node;                           ///< "host:port" as the primary names it
+  std::optional<std::string> unreachable;     ///< why it could not be asked
+  std::map<std::string, std::string> config;  ///< appendonly, appendfsync, save
+};
+/// replication, on a primary's replica: neither AOF nor RDB warns (a failover makes it the
+/// primary, and its first restart then loses every item); one that cannot be reached from here
+/// is ok, not checked.
+Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica);
+
+/// What one sentinel of a redis+sentinel:// URL answered.
+struct SentinelView {
+  std::string node;                        ///< "host:port" of the sentinel
+  std::optional<std::string> unreachable;  ///< why it could not be asked
+  std::string master;                      ///< "host:port" it names; "" when it knows none
+  std::string quorum;                      ///< its SENTINEL CKQUORUM reply (or error)
+  bool quorum_ok = false;                  ///< CKQUORUM answered OK
+};
+/// sentinel: one finding per sentinel. Unreachable warns (one fewer vote for a failover); not
+/// knowing the master, naming another master than the others do (most of them, or the first to
+/// answer on a tie), or CKQUORUM failing (no failover can be authorized) fails.
+std::vector<Finding> check_sentinels(const std::string& master_name,
+                                     const std::vector<SentinelView>& views);
 /// cluster: a state other than ok, uncovered slots, or slots this node has left migrating or
 /// importing fail, with the redis-cli --cluster fix hint. Not a cluster: ok.
 Finding check_cluster(const NodeFacts& facts);

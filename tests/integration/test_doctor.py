@@ -40,20 +40,30 @@ class DoctorTest(unittest.TestCase):
 
 
 class Standalone(DoctorTest):
-    def test_a_persistent_primary_with_a_replica_passes_strict(self):
-        primary = self.server(persist=True)
-        replica = self.server("--replicaof", "127.0.0.1", str(primary.port), persist=True)
+    def primary_with_replica(self, primary_args=(), replica_persists=True):
+        primary = self.server(*primary_args, persist=True)
+        replica = self.server("--replicaof", "127.0.0.1", str(primary.port), persist=replica_persists)
         deadline = time.monotonic() + 30
         c = primary.client()
         while "slave0:" not in c("INFO", "replication") or "state=online" not in c("INFO", "replication"):
             self.assertLess(time.monotonic(), deadline, "the replica never came online")
             time.sleep(0.05)  # waiting for the replica's sync, bounded by the deadline
         c.close()
+        return primary, replica
+
+    def test_a_persistent_primary_with_a_replica_passes_strict(self):
+        primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"))
         res = self.doctor(primary, "--strict")
         self.assertEqual(res.rc, 0, res)
         got = findings(res)
-        self.assertEqual(sorted(got), ["clock", "cluster", "eviction", "holds", "locks", "persistence",
-                                       "replication", "version"])
+        self.assertEqual(sorted(got), ["clock", "cluster", "eviction", "holds", "locks", "memory",
+                                       "persistence", "replication", "version"])
+        self.assertEqual([f["node"] for f in got["replication"]],
+                         ["127.0.0.1:%d" % primary.port, "127.0.0.1:%d" % replica.port])
+        self.assertEqual(got["replication"][0]["detail"],
+                         "1 replicas online; min-replicas-to-write 1, min-replicas-max-lag 10")
+        self.assertEqual(got["replication"][1]["detail"],
+                         "replica of 127.0.0.1:%d; AOF (appendfsync always)" % primary.port)
         self.assertTrue(all(f["status"] == "ok" and f["hint"] is None for fs in got.values() for f in fs), res)
         self.assertEqual(got["cluster"][0]["detail"], "not a cluster")
         self.assertIn("holds", got["holds"][0]["detail"])
@@ -61,6 +71,57 @@ class Standalone(DoctorTest):
         replica_res = self.doctor(replica)
         self.assertEqual(findings(replica_res)["replication"][0]["detail"],
                          "replica of 127.0.0.1:%d, link up" % primary.port)
+
+    def test_replicas_without_min_replicas_to_write_warn(self):
+        primary, _ = self.primary_with_replica()
+        res = self.doctor(primary)
+        self.assertEqual(res.rc, 0, res)
+        replication = findings(res)["replication"][0]
+        self.assertEqual(replication["status"], "warn", res)
+        self.assertIn("min-replicas-to-write 0", replication["detail"])
+        for setting in ("min-replicas-to-write 1", "min-replicas-max-lag", "--wait-replicas 1"):
+            self.assertIn(setting, replication["hint"])
+        self.assertEqual(self.doctor(primary, "--strict").rc, 1)
+
+    def test_a_replica_without_persistence_warns_on_the_replica(self):
+        primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"),
+                                                     replica_persists=False)
+        res = self.doctor(primary)
+        by_node = {f["node"]: f for f in findings(res)["replication"]}
+        self.assertEqual(by_node["127.0.0.1:%d" % primary.port]["status"], "ok", res)
+        bare = by_node["127.0.0.1:%d" % replica.port]
+        self.assertEqual(bare["status"], "warn", res)
+        self.assertIn("replica of 127.0.0.1:%d with neither AOF nor RDB" % primary.port, bare["detail"])
+        self.assertIn("appendonly yes on the replica", bare["hint"])
+        own = findings(self.doctor(replica))["replication"][0]  # asked directly: the same
+        self.assertEqual(own["status"], "warn", own)
+
+    def test_memory_full_fails_and_little_headroom_warns(self):
+        server = self.server()
+        memory = findings(self.doctor(server))["memory"][0]
+        self.assertEqual(memory["status"], "ok")
+        self.assertIn("no maxmemory", memory["detail"])
+        c = server.client()
+        try:
+            c("SET", "stock:{a}", "5")
+            c("CONFIG", "SET", "maxmemory", "1")
+            refused = run("deduct", "a", "1", "--url", server.url)
+            self.assertIn("OOM", refused.stdout + refused.stderr)  # the server really refuses
+            res = self.doctor(server)
+            self.assertEqual(res.rc, 1, res)
+            memory = findings(res)["memory"][0]
+            self.assertEqual(memory["status"], "fail", res)
+            self.assertIn("refuses writes with OOM now", memory["detail"])
+            self.assertIn("raise maxmemory", memory["hint"])
+            info = dict(l.split(":", 1) for l in c("INFO", "memory").splitlines() if ":" in l)
+            used = int(info["used_memory"]) - int(info["mem_not_counted_for_evict"])
+            c("CONFIG", "SET", "maxmemory", str(used * 100 // 93))
+            memory = findings(self.doctor(server))["memory"][0]
+            self.assertEqual(memory["status"], "warn", memory)
+            self.assertIn("little headroom", memory["detail"])
+        finally:
+            c("CONFIG", "SET", "maxmemory", "0")
+            c.close()
 
     def test_no_persistence_warns_and_strict_fails(self):
         server = self.server()

@@ -63,7 +63,8 @@ TEST_CASE("replication: no replica or a replica not online warns") {
         CheckStatus::warn);
   CHECK(check_replication(facts({{"role", "master"},
                                  {"connected_slaves", "1"},
-                                 {"slave0", "ip=10.0.0.2,port=6379,state=online,offset=1,lag=0"}}))
+                                 {"slave0", "ip=10.0.0.2,port=6379,state=online,offset=1,lag=0"}},
+                                {{"min-replicas-to-write", "1"}, {"min-replicas-max-lag", "10"}}))
             .status == CheckStatus::ok);
   CHECK(check_replication(facts({{"role", "master"},
                                  {"connected_slaves", "1"},
@@ -188,4 +189,92 @@ TEST_CASE("holds: expired holds not yet given back warn and say to run reap") {
   CHECK(warn.status == CheckStatus::warn);
   CHECK(warn.detail == "3 items have expired holds whose units were not given back yet");
   CHECK(warn.hint == "run stockctl reap (a cron line or systemd timer every minute)");
+}
+
+TEST_CASE("replication: replicas with min-replicas-to-write 0 warn, naming what bounds the loss") {
+  auto online = std::map<std::string, std::string>{
+      {"role", "master"},
+      {"connected_slaves", "1"},
+      {"slave0", "ip=10.0.0.2,port=6379,state=online,offset=1,lag=0"}};
+  Finding unbounded = check_replication(facts(online, {{"min-replicas-to-write", "0"}}));
+  CHECK(unbounded.status == CheckStatus::warn);
+  CHECK(unbounded.detail.find("min-replicas-to-write 0") != std::string::npos);
+  CHECK(unbounded.hint.find("min-replicas-to-write 1") != std::string::npos);
+  CHECK(unbounded.hint.find("min-replicas-max-lag") != std::string::npos);
+  CHECK(unbounded.hint.find("--wait-replicas 1") != std::string::npos);
+  CHECK(check_replication(facts(online)).status == CheckStatus::warn);  // not set: 0
+  Finding bounded = check_replication(
+      facts(online, {{"min-replicas-to-write", "1"}, {"min-replicas-max-lag", "10"}}));
+  CHECK(bounded.status == CheckStatus::ok);
+  CHECK(bounded.detail == "1 replicas online; min-replicas-to-write 1, min-replicas-max-lag 10");
+}
+
+TEST_CASE("memory: full fails, above 90% warns, no maxmemory is ok and says so") {
+  CHECK(check_memory(facts({{"used_memory", "1000"}}, {{"maxmemory", "0"}})).detail ==
+        "used_memory 1000; no maxmemory: the host's memory is the limit");
+  Finding full = check_memory(facts({{"used_memory", "2000"}}, {{"maxmemory", "1000"}}));
+  CHECK(full.status == CheckStatus::fail);
+  CHECK(full.detail.find("refuses writes with OOM now") != std::string::npos);
+  CHECK(full.hint.find("raise maxmemory") != std::string::npos);
+  CHECK(check_memory(facts({{"used_memory", "950"}}, {{"maxmemory", "1000"}})).status ==
+        CheckStatus::warn);
+  CHECK(check_memory(facts({{"used_memory", "900"}}, {{"maxmemory", "1000"}})).status ==
+        CheckStatus::ok);
+  // Replication and AOF buffers are not counted against maxmemory by Redis either.
+  CHECK(check_memory(facts({{"used_memory", "1200"}, {"mem_not_counted_for_evict", "400"}},
+                           {{"maxmemory", "1000"}}))
+            .status == CheckStatus::ok);
+}
+
+TEST_CASE("replication: replicas from INFO; one without persistence warns") {
+  auto primary = facts({{"role", "master"},
+                        {"connected_slaves", "2"},
+                        {"slave0", "ip=10.0.0.2,port=6380,state=online,offset=1,lag=0"},
+                        {"slave1", "ip=10.0.0.3,port=6381,state=online,offset=1,lag=1"}});
+  CHECK(replica_addresses(primary) == std::vector<std::string>{"10.0.0.2:6380", "10.0.0.3:6381"});
+  ReplicaFacts bare{"10.0.0.2:6380", std::nullopt, {{"appendonly", "no"}, {"save", ""}}};
+  Finding f = check_replica_persistence("10.0.0.1:6379", bare);
+  CHECK(f.status == CheckStatus::warn);
+  CHECK(f.check == "replication");
+  CHECK(f.node == "10.0.0.2:6380");
+  CHECK(f.detail.find("replica of 10.0.0.1:6379") != std::string::npos);
+  CHECK(f.hint.find("appendonly yes on the replica") != std::string::npos);
+  ReplicaFacts aof{"10.0.0.2:6380", std::nullopt, {{"appendonly", "yes"}, {"save", ""}}};
+  CHECK(check_replica_persistence("10.0.0.1:6379", aof).status == CheckStatus::ok);
+  ReplicaFacts away{"10.0.0.2:6380", std::string("connection refused"), {}};
+  CHECK(check_replica_persistence("10.0.0.1:6379", away).status == CheckStatus::ok);
+  // doctor pointed at the replica itself (or at a cluster's replica) says the same.
+  auto replica = facts({{"role", "slave"},
+                        {"master_host", "10.0.0.1"},
+                        {"master_port", "6379"},
+                        {"master_link_status", "up"}},
+                       {{"appendonly", "no"}, {"save", ""}});
+  CHECK(check_replication(replica).status == CheckStatus::warn);
+  replica.config["appendonly"] = "yes";
+  CHECK(check_replication(replica).status == CheckStatus::ok);
+}
+
+TEST_CASE("sentinel: unreachable warns; disagreeing, not monitoring or no quorum fails") {
+  const std::string ok = "OK 3 usable Sentinels. Quorum and failover authorization can be reached";
+  std::vector<SentinelView> views{
+      {"10.0.0.9:26379", std::nullopt, "10.0.0.1:6379", ok, true},
+      {"10.0.0.8:26379", std::string("connection refused"), "", "", false},
+      {"10.0.0.7:26379", std::nullopt, "10.0.0.2:6379", ok, true},
+      {"10.0.0.6:26379", std::nullopt, "10.0.0.1:6379", ok, true},
+      {"10.0.0.5:26379", std::nullopt, "", "", false},
+      {"10.0.0.4:26379", std::nullopt, "10.0.0.1:6379", "NOQUORUM 1 usable Sentinels", false}};
+  auto found = check_sentinels("stock", views);
+  REQUIRE(found.size() == 6);
+  CHECK(found[0].status == CheckStatus::ok);
+  CHECK(found[0].detail == "master 10.0.0.1:6379; " + ok);
+  CHECK(found[1].status == CheckStatus::warn);
+  CHECK(found[2].status == CheckStatus::fail);
+  CHECK(found[2].detail.find("where the others name 10.0.0.1:6379") != std::string::npos);
+  CHECK(found[2].hint.find("SENTINEL RESET stock") != std::string::npos);
+  CHECK(found[3].status == CheckStatus::ok);
+  CHECK(found[4].status == CheckStatus::fail);
+  CHECK(found[4].detail == "does not monitor a master named 'stock'");
+  CHECK(found[5].status == CheckStatus::fail);
+  CHECK(found[5].detail.find("NOQUORUM") != std::string::npos);
+  for (const Finding& f : found) CHECK(f.check == "sentinel");
 }
