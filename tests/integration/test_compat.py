@@ -36,6 +36,8 @@ def read_exact(conn, buf, n):
 def read_command(conn, buf):
     """One RESP command (an array of bulk strings): its raw bytes, its words, the rest."""
     header, buf = read_line(conn, buf)
+    if not header.startswith(b"*"):  # an inline command ("PING"), as a real server takes it
+        return header + b"\r\n", header.split(), buf
     raw, words = [header + b"\r\n"], []
     for _ in range(int(header[1:])):
         length, buf = read_line(conn, buf)
