@@ -221,37 +221,10 @@ void JsonWriter::write(const nlohmann::ordered_json& value) {
        << '\n';
 }
 
-ReportFile::ReportFile(const std::string& path)
-    : path_(path), temp_(fmt::format("{}.tmp.{}", path, getpid())) {
-  file_ = std::fopen(temp_.c_str(), "w");
-  if (!file_) {
-    throw IoError(fmt::format("cannot write report {}: {}", temp_, std::strerror(errno)));
-  }
-}
-
-ReportFile::~ReportFile() {
-  if (file_) {
-    std::fclose(file_);
-    std::remove(temp_.c_str());
-  }
-}
-
 void ReportFile::write(const ItemResult& item) {
   line_.clear();
   append_item_line(line_, item);
-  std::fwrite(line_.data(), 1, line_.size(), file_);
-}
-
-void ReportFile::commit() {
-  bool ok = std::fflush(file_) == 0 && !std::ferror(file_) && fsync(fileno(file_)) == 0;
-  int err = errno;
-  ok = (std::fclose(file_) == 0) && ok;
-  file_ = nullptr;
-  if (!ok || std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    if (ok) err = errno;
-    std::remove(temp_.c_str());
-    throw IoError(fmt::format("cannot write report {}: {}", path_, std::strerror(err)));
-  }
+  file_.write(line_);
 }
 
 }  // namespace stockctl
