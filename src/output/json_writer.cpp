@@ -35,6 +35,7 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   }
   if (item.replayed) j["replayed"] = true;
   if (!item.error.empty()) j["error"] = item.error;
+  if (!item.note.empty()) j["note"] = item.note;
   return j;
 }
 
@@ -186,6 +187,10 @@ void append_item_line(std::string& out, const ItemResult& item) {
   if (!item.error.empty()) {
     out += ",\"error\":";
     append_string(out, item.error);
+  }
+  if (!item.note.empty()) {
+    out += ",\"note\":";
+    append_string(out, item.note);
   }
   out += "}\n";
 }
