@@ -227,9 +227,19 @@ void JsonWriter::write(const nlohmann::ordered_json& value) {
 }
 
 void ReportFile::write(const ItemResult& item) {
+  if (!error_.empty()) return;
   line_.clear();
   append_item_line(line_, item);
-  file_.write(line_);
+  try {
+    file_.write(line_);
+  } catch (const IoError& e) {
+    error_ = e.what();  // the temporary file is already gone
+  }
+}
+
+void ReportFile::commit() {
+  if (!error_.empty()) throw IoError(error_);
+  file_.commit();
 }
 
 }  // namespace stockctl

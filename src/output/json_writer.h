@@ -61,14 +61,16 @@ class ReportFile {
  public:
   /// Opens the file; throws IoError.
   explicit ReportFile(const std::string& path) : file_(path, "report ") {}
-  /// Throws IoError when a write fails.
+  /// Never throws: a failed write (a full disk) stops the report and is thrown by commit(), so
+  /// that the run goes on and its summary says what was written to Redis.
   void write(const ItemResult& item);
   /// Writes the rest and, for a regular file, renames it into place; throws IoError.
-  void commit() { file_.commit(); }
+  void commit();
 
  private:
   AtomicFile file_;
   std::string line_;
+  std::string error_;  ///< the first failed write, for commit()
 };
 
 }  // namespace stockctl
