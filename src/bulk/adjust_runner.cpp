@@ -215,7 +215,7 @@ void OpRunner::finish(std::vector<ItemResult>& items) {
   }
   // Locks are taken only where a key is actually missing, and not once a stop was asked for.
   for (ItemResult& item : items) {
-    if (!item.qty || item.status != Status::uninitialized || !can_initialize()) continue;
+    if (!item.qty || !key_missing(item) || !can_initialize()) continue;
     if (interrupted()) {
       set_not_applied(item, interrupt_reason());
     } else {
@@ -240,7 +240,7 @@ void OpRunner::initialize(ItemResult& item) {
     // Between tries, run the operation again: another process may have created the key.
     LockWait wait = acquire_lock(client_, lock_key, token, options_.lock, [&] {
       apply_once(item, "");
-      return item.status != Status::uninitialized;
+      return !key_missing(item);
     });
     if (wait == LockWait::resolved) return;
     if (wait == LockWait::timed_out && interrupted()) {
@@ -268,9 +268,8 @@ void OpRunner::initialize_locked(ItemResult& item,
                                  std::chrono::steady_clock::time_point lock_expiry) {
   // Double check under the lock: the key may have appeared between our miss and the lock.
   apply_once(item, "");
-  if (item.status != Status::uninitialized) return;
-  ParsedNumber init{0, {}};
-  if (options_.init.given()) init = initial_stock(item.sku, lock_expiry - kLockMargin);
+  if (!key_missing(item)) return;
+  ParsedNumber init = initial_stock(item.sku, lock_expiry - kLockMargin);
   if (!init.ok()) {
     if (interrupted()) return set_not_applied(item, init.error);
     set_error(item, Status::error, fmt::format("{}; nothing was created", init.error));

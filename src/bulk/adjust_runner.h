@@ -98,7 +98,13 @@ class OpRunner {
   void initialize_locked(ItemResult& item, std::chrono::steady_clock::time_point lock_expiry);
   ParsedNumber initial_stock(const std::string& sku,
                              std::chrono::steady_clock::time_point deadline) const;
-  bool can_initialize() const { return op_ == Op::add || options_.init.given(); }
+  // Only an init source creates a key: add without one answers missing, as deduct answers
+  // uninitialized.
+  bool can_initialize() const { return options_.init.given(); }
+  // What the script's "not initialized" answer became for this op (missing for add).
+  bool key_missing(const ItemResult& item) const {
+    return item.status == (op_ == Op::add ? Status::missing : Status::uninitialized);
+  }
 
   Client& client_;
   Op op_;

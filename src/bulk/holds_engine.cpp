@@ -159,6 +159,28 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
   return report(status, *lines, stocks, r.elements[1].integer == 1, error);
 }
 
+// Checks every id before anything is written, as delete does: one invalid id and the list was
+// not what the user meant, so nothing is settled (exit 2). Each invalid id gets its line; returns
+// whether there was one.
+bool report_invalid_ids(Context& ctx, const std::string& action,
+                        const std::vector<std::string>& ids, ExitFold& fold) {
+  bool invalid = false;
+  const char* done = action == "confirm"   ? "confirmed"
+                     : action == "release" ? "released"
+                                           : "cancelled";
+  for (const std::string& id : ids) {
+    std::string problem = validate_hold_id(id);
+    if (problem.empty()) continue;
+    invalid = true;
+    print_error(
+        fmt::format("{} {}: {}; nothing was {}", action, escape_control(id), problem, done));
+    ctx.out().write(settle_json(action, id, Status::invalid, {}, {}, false, problem));
+    ctx.count(Status::invalid);
+    fold.add(Status::invalid);
+  }
+  return invalid;
+}
+
 }  // namespace
 
 ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
@@ -210,6 +232,7 @@ ExitCode run_settles(Program& program, const std::string& action,
   Context ctx(program);
   if (ids.empty()) throw InputError(fmt::format("{} needs ID...", action));
   ExitFold fold;
+  if (report_invalid_ids(ctx, action, ids, fold)) return fold.code();
   for (const std::string& id : ids) {
     if (program.common.cluster) {
       try {

@@ -49,11 +49,22 @@ class FileRunLog {
     ctx_.count(item);
     fold_.add(item.status);
     if (report_) report_->write(item);
+    if (!item.note.empty()) ++maybe_own_;
     // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
     if (echo && item.status == Status::error) errors_.add(item.sku, item.error);
   }
-  // Commits the report; throws IoError.
+  // Says how many items may have been found as this run's own write; commits the report.
+  // Throws IoError.
   void finish() {
+    if (maybe_own_ > 0) {
+      // The summary counts them as exists (or drift): without this line an operator would take
+      // them all for stale keys that were kept.
+      print_warning(
+          fmt::format("{} items were found on a retry after a try whose outcome was "
+                      "unknown: each key may be this run's own write (see \"note\" "
+                      "in --report)",
+                      maybe_own_));
+    }
     if (report_) report_->commit();
   }
   ExitFold& fold() { return fold_; }
@@ -61,6 +72,7 @@ class FileRunLog {
  private:
   Context& ctx_;
   std::unique_ptr<ReportFile> report_;
+  std::size_t maybe_own_ = 0;  ///< items with the note kMaybeOwnWrite
   ItemErrorEcho errors_;
   ExitFold fold_;
 };

@@ -133,6 +133,7 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
     } else if (result.reply.is_error()) {
       apply_error_reply(r, result.reply.str);
     } else if (result.reply.is_nil()) {
+      sent[i]->after_unknown = result.after_unknown;
       next.push_back(sent[i]);  // the key exists: NX stored nothing
     } else {
       apply_put_verdict(r, "created", std::nullopt, sent[i]->value, mode_);
@@ -188,6 +189,7 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       apply_put_verdict(item.result, "replaced", live, item.value, mode_);
     } else {
       apply_put_verdict(item.result, live ? "kept" : "absent", live, item.value, mode_);
+      if (live && item.after_unknown) item.result.note = kMaybeOwnWrite;
     }
   }
   return to_write;
@@ -206,6 +208,8 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
   }
   apply_put_verdict(r, answer->verdict, answer->previous, stock_less_held(item.value, answer->held),
                     mode_);
+  // A key the script found (kept, or replaced by --force) may be the lost try's own write.
+  if (result.after_unknown && answer->previous) r.note = kMaybeOwnWrite;
   if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 

@@ -18,8 +18,9 @@ namespace stockctl {
 struct PutItem {
   ItemResult result;
   std::int64_t value = 0;
-  bool counts_held = false;  ///< `value` is total - issued: held units are left out of it
-  bool pending = true;       ///< false when already decided (an invalid row)
+  bool counts_held = false;    ///< `value` is total - issued: held units are left out of it
+  bool pending = true;         ///< false when already decided (an invalid row)
+  bool after_unknown = false;  ///< SET NX found the key on a retry after an unknown outcome
 };
 
 /// Writes windows of items for init and rebuild. Each window goes through steps, each one

@@ -140,7 +140,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->group(log);
   app.add_option("--reason", o.reason, "why, for the log")->group(log);
   app.add_option("--metrics-file", o.metrics_file,
-                 "write the run's figures in Prometheus text format (node_exporter textfile)")
+                 "write the run's figures in Prometheus text format (node_exporter textfile; - "
+                 "for standard output)")
       ->group(output);
 }
 
@@ -175,7 +176,9 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
                "write the valid rows and report the invalid ones, instead of writing nothing")
       ->group(src);
   if (report) {
-    app.add_option("--report", o.report, "write one JSON line per item to this file")->group(src);
+    app.add_option("--report", o.report,
+                   "write one JSON line per item to this file (- for standard output)")
+        ->group(src);
   }
 }
 

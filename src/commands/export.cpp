@@ -31,7 +31,8 @@ struct ExportOptions {
   long long count = 1000;  ///< SCAN COUNT: keys looked at per round trip
 };
 
-// Where the export goes: standard output, or --output written atomically.
+// Where the export goes: standard output, or --output (a regular file written atomically, a
+// device or FIFO in place).
 class ExportSink {
  public:
   explicit ExportSink(const std::string& path) {
@@ -120,7 +121,9 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
         "(see --no-hashtag)",
         o.match));
   }
-  ExportSink sink(o.output);
+  // `--output -` is standard output, with no summary object in the middle of the data.
+  const std::string output = o.output == "-" ? "" : o.output;
+  ExportSink sink(output);
   ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0};
   append_export_head(run.buffer, run.format);
   scan_items(ctx, o.match, o.count, [&run](std::vector<ScannedItem>& batch) {
@@ -130,7 +133,7 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   append_export_tail(run.buffer, run.format, run.items == 0);
   sink.write(run.buffer);
   sink.commit();
-  if (!o.output.empty()) {
+  if (!output.empty()) {
     nlohmann::ordered_json summary;
     summary["op"] = "export";
     summary["items"] = run.items;
@@ -152,8 +155,10 @@ void setup_export(CLI::App& app, Program& program) {
   sub->add_option("--match", o->match, "only items whose SKU matches this glob (Redis SCAN rules)");
   sub->add_option("--format", o->format, "ndjson (default), csv, tsv or json")
       ->check(CLI::IsMember({"ndjson", "jsonl", "csv", "tsv", "json"}).description(""));
-  sub->add_option("-o,--output", o->output,
-                  "write to FILE (atomically) and print a summary object on standard output");
+  sub->add_option(
+      "-o,--output", o->output,
+      "write to FILE (a file atomically, a device or FIFO in place; - for standard output) and "
+      "print a summary object on standard output");
   sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
       ->check(CLI::Range(1LL, 1000000LL).description(""));
   add_common_footer(*sub);

@@ -90,7 +90,7 @@ void add_settle_command(CLI::App& app, Program& program, const std::string& acti
                         const std::string& about) {
   auto o = std::make_shared<SettleOptions>();
   CLI::App* sub = app.add_subcommand(action, about);
-  sub->add_option("ID", o->ids, "ids of holds or orders");
+  sub->add_option("ID", o->ids, "ids of holds or orders; one invalid id settles none");
   add_common_footer(*sub);
   sub->callback([&program, o, action] {
     program.run = [&program, o, action] { return run_settles(program, action, o->ids); };

@@ -61,8 +61,10 @@ void apply_deduct_answer(ItemResult& item, std::int64_t answer, std::int64_t sto
 void apply_add_answer(ItemResult& item, std::int64_t answer, std::int64_t stock) {
   item.error.clear();
   item.stock.reset();
+  // A restock of a key that is gone is refused as the key missing (exit 4), never turned into a
+  // key holding just QTY: after a cache loss the real stock is elsewhere.
   if (answer == -3) {
-    item.status = Status::uninitialized;
+    item.status = Status::missing;
   } else if (answer == -1) {
     item.status = Status::unlimited;
   } else if (answer >= 0) {

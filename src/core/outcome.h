@@ -55,7 +55,16 @@ struct ItemResult {
   bool details = false;                     ///< get --details: print "ttl" and "lock_ttl"
   std::optional<std::int64_t> ttl_s;        ///< seconds until the key expires; null: never, unknown
   std::optional<std::int64_t> lock_ttl_ms;  ///< ms left on a held init lock; null: none
+  /// What the status alone would hide (kMaybeOwnWrite); printed as "note" when not empty.
+  std::string note;
 };
+
+/// The note of an item that init or rebuild found already there (`exists`, `drift`, or a forced
+/// write's `previous`) on a retry after a try whose outcome was unknown: that try may have
+/// written it, and nothing it wrote says which run it was, so it cannot be told from a key
+/// that was there before the run.
+inline constexpr const char* kMaybeOwnWrite =
+    "outcome of an earlier try unknown; the key may be this run's own write";
 
 /// Classifies the deduct script's answer (-3, -2, -1, remaining) with the stock it returned.
 void apply_deduct_answer(ItemResult& item, std::int64_t answer, std::int64_t stock);

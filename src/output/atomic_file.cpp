@@ -1,48 +1,213 @@
 #include "output/atomic_file.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "base/errors.h"
 
 namespace stockctl {
+namespace {
 
-AtomicFile::AtomicFile(std::string path)
-    : path_(std::move(path)), temp_(fmt::format("{}.tmp.{}", path_, getpid())) {
-  file_ = std::fopen(temp_.c_str(), "w");
-  if (!file_) throw IoError(fmt::format("cannot write {}: {}", path_, std::strerror(errno)));
+constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
+constexpr int kMaxLinks = 40;  // as the kernel's own limit on one path's symlinks
+
+std::string cannot_write(const std::string& what, const std::string& path, int err) {
+  return fmt::format("cannot write {}{}: {}", what, path, std::strerror(err));
+}
+
+// The target of the symlink `link`, resolved against the link's own directory when relative.
+std::string link_target(const std::string& link, int& err) {
+  std::string target(4096, '\0');
+  ssize_t n = readlink(link.c_str(), target.data(), target.size());
+  if (n < 0) {
+    err = errno;
+    return "";
+  }
+  target.resize(static_cast<std::size_t>(n));
+  std::size_t slash = link.rfind('/');
+  if (target.empty() || target[0] == '/' || slash == std::string::npos) return target;
+  return link.substr(0, slash + 1) + target;
+}
+
+// Writes all of `data`; returns 0 or the errno. A reader that went away (a FIFO, a pipe) is an
+// error reported like any other, not a SIGPIPE that kills the run before it says what it did.
+int write_all(int fd, const char* data, std::size_t size) {
+  sigset_t pipe;
+  sigset_t old;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, &old);
+  int err = 0;
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      break;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  if (err == EPIPE) {
+    // Take the pending SIGPIPE, so that restoring the mask does not deliver it.
+    const timespec zero{0, 0};
+    sigtimedwait(&pipe, nullptr, &zero);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return err;
+}
+
+// A socket cannot be open()ed: connect to it, as a stream or else a datagram socket.
+int connect_unix_socket(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int err = 0;
+  for (int type : {SOCK_STREAM, SOCK_DGRAM}) {
+    int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) return fd;
+    err = errno;
+    close(fd);
+    if (err != EPROTOTYPE) break;
+  }
+  errno = err;
+  return -1;
+}
+
+// Follows `path` to what is finally written, into `out`; returns 0 or the errno that makes it
+// impossible (a directory, a symlink loop, an unreadable link).
+int resolve(const std::string& path, OutputTarget& out) {
+  if (path == "-") {
+    out = {path, OutputMode::stdout_};
+    return 0;
+  }
+  std::string current = path;
+  for (int links = 0; links <= kMaxLinks; ++links) {
+    struct stat st {};
+    // Whatever cannot be looked at (a missing directory, no permission) is created like a new
+    // file, whose open then gives the reason.
+    if (lstat(current.c_str(), &st) != 0 || S_ISREG(st.st_mode)) {
+      out = {current, OutputMode::replace};
+      return 0;
+    }
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    if (!S_ISLNK(st.st_mode)) {
+      out = {current, OutputMode::in_place};
+      return 0;
+    }
+    int err = 0;
+    std::string next = link_target(current, err);
+    if (err != 0) return err;
+    current = next;
+  }
+  return ELOOP;
+}
+
+}  // namespace
+
+OutputTarget resolve_output(const std::string& path) {
+  OutputTarget target;
+  if (int err = resolve(path, target); err != 0) throw IoError(cannot_write("", path, err));
+  return target;
+}
+
+AtomicFile::AtomicFile(std::string path, std::string what)
+    : path_(std::move(path)), what_(std::move(what)) {
+  if (int err = resolve(path_, target_); err != 0) throw IoError(cannot_write(what_, path_, err));
+  buffer_.reserve(kBufferBytes);
+  switch (target_.mode) {
+    case OutputMode::replace:
+      open_temp();
+      break;
+    case OutputMode::in_place:
+      open_in_place();
+      break;
+    case OutputMode::stdout_:
+      fd_ = STDOUT_FILENO;
+      break;
+  }
+}
+
+void AtomicFile::open_temp() {
+  temp_ = fmt::format("{}.tmp.{}", target_.path, getpid());
+  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));
+  // The file that replaces another keeps its permissions and, where we may, its owner: a report
+  // readable by a monitoring user stays readable.
+  struct stat st {};
+  if (stat(target_.path.c_str(), &st) == 0) {
+    fchmod(fd_, st.st_mode & 07777);
+    if (fchown(fd_, st.st_uid, st.st_gid) != 0) {
+      // Only root may give a file away; a file of our own is already ours.
+    }
+  }
+}
+
+void AtomicFile::open_in_place() {
+  struct stat st {};
+  const bool socket = stat(target_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+  fd_ = socket ? connect_unix_socket(target_.path)
+               : ::open(target_.path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));
 }
 
 AtomicFile::~AtomicFile() {
-  if (file_) {
-    std::fclose(file_);
-    std::remove(temp_.c_str());
-  }
+  if (target_.mode == OutputMode::stdout_ || fd_ < 0) return;
+  close(fd_);
+  if (!temp_.empty()) unlink(temp_.c_str());
 }
 
 void AtomicFile::fail(int err) {
-  std::fclose(file_);
-  file_ = nullptr;
-  std::remove(temp_.c_str());
-  throw IoError(fmt::format("cannot write {}: {}", path_, std::strerror(err)));
+  if (target_.mode != OutputMode::stdout_ && fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) unlink(temp_.c_str());
+  throw IoError(cannot_write(what_, path_, err));
+}
+
+void AtomicFile::flush_buffer() {
+  if (buffer_.empty()) return;
+  // Lines written to standard output through stdio go first.
+  if (target_.mode == OutputMode::stdout_) std::fflush(stdout);
+  if (int err = write_all(fd_, buffer_.data(), buffer_.size()); err != 0) fail(err);
+  buffer_.clear();
 }
 
 void AtomicFile::write(std::string_view text) {
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) fail(errno);
+  if (fd_ < 0) fail(EBADF);
+  buffer_.append(text);
+  if (buffer_.size() >= kBufferBytes) flush_buffer();
 }
 
 void AtomicFile::commit() {
-  if (std::fflush(file_) != 0 || std::ferror(file_) || fsync(fileno(file_)) != 0) fail(errno);
-  std::FILE* f = file_;
-  file_ = nullptr;
-  if (std::fclose(f) != 0 || std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    int err = errno;
-    std::remove(temp_.c_str());
-    throw IoError(fmt::format("cannot write {}: {}", path_, std::strerror(err)));
+  if (fd_ < 0) fail(EBADF);
+  flush_buffer();
+  if (target_.mode == OutputMode::stdout_) {
+    fd_ = -1;
+    return;
   }
+  // A device or a FIFO has nothing to sync (fsync answers EINVAL) and is never renamed.
+  if (target_.mode == OutputMode::replace && fsync(fd_) != 0) fail(errno);
+  const int fd = fd_;
+  fd_ = -1;
+  if (close(fd) != 0) fail(errno);
+  if (target_.mode == OutputMode::replace && std::rename(temp_.c_str(), target_.path.c_str()) != 0)
+    fail(errno);
+  temp_.clear();
 }
 
 }  // namespace stockctl

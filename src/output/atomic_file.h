@@ -1,34 +1,63 @@
 #pragma once
 
-#include <cstdio>
 #include <string>
 #include <string_view>
 
 namespace stockctl {
 
-/// A file written to a temporary name beside its path and renamed into place by commit(), so
-/// that a reader never sees half of it: a run that fails (a node down, a full disk) leaves the
-/// old file, or none, and no temporary file behind.
+/// How an output file (--report, --output, --metrics-file) is written, chosen by what its path
+/// names when it is opened.
+enum class OutputMode {
+  replace,   ///< a regular file, or nothing yet: a temporary file beside it, renamed into place
+  in_place,  ///< anything else that exists (a device, a FIFO, a socket): opened and written
+  stdout_,   ///< `-`: standard output
+};
+
+/// What an output path resolves to: the name that is finally written (a symlink followed to its
+/// last target, so that the link stays and its target is replaced), and how.
+struct OutputTarget {
+  std::string path;
+  OutputMode mode = OutputMode::replace;
+};
+
+/// Follows `path` through its symlinks and classifies what it names; a dangling symlink names
+/// the file it points to, created like a new one. Throws IoError (naming `path`) on a symlink
+/// loop or a directory.
+OutputTarget resolve_output(const std::string& path);
+
+/// An output file. A regular file (or a new one) is written to a temporary name beside it and
+/// renamed into place by commit(), so that a reader never sees half of it: a run that fails (a
+/// node down, a full disk) leaves the old file, or none, and no temporary file behind. Anything
+/// else is written in place and never replaced: replacing /dev/null or a FIFO with a regular file
+/// would break every other program that uses it.
 class AtomicFile {
  public:
-  /// Opens the temporary file; throws IoError.
-  explicit AtomicFile(std::string path);
+  /// Opens the file (its temporary file when it is replaced); `what` ("report ", "metrics file
+  /// ", or "") names it in errors: "cannot write WHAT PATH: reason". Throws IoError.
+  explicit AtomicFile(std::string path, std::string what = "");
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   /// Appends `text`; throws IoError as soon as the system reports a failed write.
   void write(std::string_view text);
-  /// Flushes, syncs and renames into place; throws IoError.
+  /// Writes what is buffered; a replaced file is synced and renamed into place. Throws IoError.
   void commit();
   const std::string& path() const { return path_; }
+  OutputMode mode() const { return target_.mode; }
 
  private:
+  void open_temp();
+  void open_in_place();
+  void flush_buffer();
   [[noreturn]] void fail(int err);
 
   std::string path_;
-  std::string temp_;
-  std::FILE* file_ = nullptr;
+  std::string what_;
+  OutputTarget target_;
+  std::string temp_;  ///< the temporary file, when the target is replaced
+  int fd_ = -1;
+  std::string buffer_;
 };
 
 }  // namespace stockctl

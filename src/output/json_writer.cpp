@@ -35,6 +35,7 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   }
   if (item.replayed) j["replayed"] = true;
   if (!item.error.empty()) j["error"] = item.error;
+  if (!item.note.empty()) j["note"] = item.note;
   return j;
 }
 
@@ -187,6 +188,10 @@ void append_item_line(std::string& out, const ItemResult& item) {
     out += ",\"error\":";
     append_string(out, item.error);
   }
+  if (!item.note.empty()) {
+    out += ",\"note\":";
+    append_string(out, item.note);
+  }
   out += "}\n";
 }
 
@@ -221,37 +226,20 @@ void JsonWriter::write(const nlohmann::ordered_json& value) {
        << '\n';
 }
 
-ReportFile::ReportFile(const std::string& path)
-    : path_(path), temp_(fmt::format("{}.tmp.{}", path, getpid())) {
-  file_ = std::fopen(temp_.c_str(), "w");
-  if (!file_) {
-    throw IoError(fmt::format("cannot write report {}: {}", temp_, std::strerror(errno)));
-  }
-}
-
-ReportFile::~ReportFile() {
-  if (file_) {
-    std::fclose(file_);
-    std::remove(temp_.c_str());
-  }
-}
-
 void ReportFile::write(const ItemResult& item) {
+  if (!error_.empty()) return;
   line_.clear();
   append_item_line(line_, item);
-  std::fwrite(line_.data(), 1, line_.size(), file_);
+  try {
+    file_.write(line_);
+  } catch (const IoError& e) {
+    error_ = e.what();  // the temporary file is already gone
+  }
 }
 
 void ReportFile::commit() {
-  bool ok = std::fflush(file_) == 0 && !std::ferror(file_) && fsync(fileno(file_)) == 0;
-  int err = errno;
-  ok = (std::fclose(file_) == 0) && ok;
-  file_ = nullptr;
-  if (!ok || std::rename(temp_.c_str(), path_.c_str()) != 0) {
-    if (ok) err = errno;
-    std::remove(temp_.c_str());
-    throw IoError(fmt::format("cannot write report {}: {}", path_, std::strerror(err)));
-  }
+  if (!error_.empty()) throw IoError(error_);
+  file_.commit();
 }
 
 }  // namespace stockctl

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/outcome.h"
+#include "output/atomic_file.h"
 
 namespace stockctl {
 
@@ -54,22 +55,22 @@ class JsonWriter {
   std::string line_;  ///< reused for each item
 };
 
-/// The per-item lines of --report FILE, written to a temporary file beside FILE and renamed into
-/// place by commit(), so that a reader never sees half a report.
+/// The per-item lines of --report FILE, written as AtomicFile writes (a regular file replaced by
+/// commit(), so that a reader never sees half a report; a device or FIFO written in place).
 class ReportFile {
  public:
-  /// Opens the temporary file; throws IoError.
-  explicit ReportFile(const std::string& path);
-  ~ReportFile();
+  /// Opens the file; throws IoError.
+  explicit ReportFile(const std::string& path) : file_(path, "report ") {}
+  /// Never throws: a failed write (a full disk) stops the report and is thrown by commit(), so
+  /// that the run goes on and its summary says what was written to Redis.
   void write(const ItemResult& item);
-  /// Flushes and renames into place; throws IoError.
+  /// Writes the rest and, for a regular file, renames it into place; throws IoError.
   void commit();
 
  private:
-  std::string path_;
-  std::string temp_;
-  std::FILE* file_ = nullptr;
+  AtomicFile file_;
   std::string line_;
+  std::string error_;  ///< the first failed write, for commit()
 };
 
 }  // namespace stockctl

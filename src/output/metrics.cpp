@@ -9,12 +9,23 @@
 #include <fstream>
 
 #include "base/errors.h"
+#include "output/atomic_file.h"
 
 namespace stockctl {
 namespace {
 
 void family(std::string& out, const char* name, const char* type, const char* help) {
   out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+}
+
+// Only a file holds the last run's figures: reading a FIFO would take bytes meant for its
+// reader. What cannot be written says so when it is opened for writing.
+bool holds_last_run(const std::string& path) {
+  try {
+    return resolve_output(path).mode == OutputMode::replace;
+  } catch (const IoError&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -67,30 +78,15 @@ std::optional<double> read_last_success(std::istream& in, const std::string& op)
 
 void write_metrics_file(const std::string& path, const RunMetrics& metrics) {
   std::optional<double> previous;
-  if (std::ifstream old(path); old) previous = read_last_success(old, metrics.op);
+  if (holds_last_run(path)) {
+    if (std::ifstream old(path); old) previous = read_last_success(old, metrics.op);
+  }
   const std::string text = render_metrics(metrics, previous);
-  // node_exporter's textfile collector only reads *.prom, so a ".tmp" name is never read half
-  // written; rename() then replaces the file in one step.
-  const std::string temp = fmt::format("{}.{}.tmp", path, getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "w");
-  bool ok = f != nullptr;
-  int err = errno;
-  if (ok && std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-    ok = false;
-    err = errno;
-  }
-  if (f != nullptr && std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) {
-    std::remove(temp.c_str());
-    throw IoError(fmt::format("cannot write metrics file {}: {}", path, std::strerror(err)));
-  }
+  // node_exporter's textfile collector only reads *.prom, so the temporary name of a replaced
+  // file is never read half written.
+  AtomicFile file(path, "metrics file ");
+  file.write(text);
+  file.commit();
 }
 
 }  // namespace stockctl

@@ -140,7 +140,10 @@ std::vector<CallResult> Client::settle(const std::vector<Call>& calls,
           later.state != CallResult::State::unknown && retryable(calls[again[k]], later)) {
         continue;
       }
+      const bool after_unknown =
+          earlier.state == CallResult::State::unknown || earlier.after_unknown;
       earlier = std::move(later);
+      earlier.after_unknown = after_unknown;
     }
   }
   split_refused_reads(calls, results);

@@ -78,6 +78,9 @@ struct CallResult {
   std::string error;        ///< why there is no reply
   int replicas_acked = -1;  ///< with --wait-replicas: replicas that acknowledged this write
   bool hopeless = false;    ///< not sent, and sending again cannot help (credentials refused)
+  /// This answer came from a retry after an attempt whose outcome was unknown: a write it
+  /// finds may be that attempt's own (an answer lost to a stall, a broken connection).
+  bool after_unknown = false;
 };
 
 /// How a client retries and waits for replicas.

@@ -50,7 +50,9 @@ class Concurrency(ServerTest):
         self.assertIsNone(self.r("GET", "stock:{fresh}:lock"))
 
     def test_concurrent_adds_all_count(self):
-        procs = [spawn("add", "restock", "3", *self.target_args()) for _ in range(PROCESSES)]
+        # The key is missing: every process races to create it under the init lock.
+        procs = [spawn("add", "restock", "3", "--init-value", "0", *self.target_args())
+                 for _ in range(PROCESSES)]
         for p in procs:
             out, err = p.communicate(timeout=120)
             self.assertEqual(p.returncode, 0, err)

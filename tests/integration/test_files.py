@@ -220,8 +220,10 @@ class BatchOps(ServerTest):
     def test_add_file_from_stdin(self):
         self.r("SET", "stock:{1}", "1")
         res = self.sc("add", "--file", "-", "--format", "ndjson", input='{"sku":"1","qty":2}\n{"sku":"2","qty":5}\n')
-        self.assertEqual(res.rc, 0, res)
-        self.assertEqual(self.r("MGET", "stock:{1}", "stock:{2}"), ["3", "5"])
+        # A missing key is not created by a restock without an init source.
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual([l["status"] for l in res.lines], ["ok", "missing"])
+        self.assertEqual(self.r("MGET", "stock:{1}", "stock:{2}"), ["3", None])
 
     def test_deduct_file_with_init_source_initializes_missing_items(self):
         path = self.write("d.csv", "sku,qty\nA,1\nA,1\nB,2\n")

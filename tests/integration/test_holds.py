@@ -226,6 +226,33 @@ class Settle(HoldsTest):
         self.assertEqual(res.rc, 4)
         self.assertEqual([l["status"] for l in res.lines], ["ok", "missing"])
 
+    def test_one_invalid_id_settles_nothing_and_each_invalid_id_gets_its_line(self):
+        self.sc("hold", "h1", "A=2")
+        self.sc("hold", "h2", "B=3")
+        self.sc("order", "o1", "A=1")
+        before = [(self.stock(s), self.held(s)) for s in "AB"]
+        keys = self.snapshot()
+        cases = (("confirm", ["h1", ""], "confirmed"),
+                 ("release", ["h2", "a\x01b", "x\x7fy"], "released"),
+                 ("cancel", ["o1", ""], "cancelled"))
+        for action, ids, done in cases:
+            res = self.sc(action, *ids)
+            self.assertEqual(res.rc, 2, res)
+            invalid = ids[1:]
+            self.assertEqual([(l["op"], l["id"], l["status"], l["lines"]) for l in res.lines],
+                             [(action, i, "invalid", []) for i in invalid], res)
+            errors = [l for l in res.stderr.splitlines() if l.startswith("stockctl: error:")]
+            self.assertEqual(len(errors), len(invalid), res.stderr)
+            for line in errors:
+                self.assertTrue(line.startswith("stockctl: error: %s " % action), line)
+                self.assertTrue(line.endswith("; nothing was %s" % done), line)
+            self.assertEqual([(self.stock(s), self.held(s)) for s in "AB"], before)
+            self.assertEqual(self.snapshot(), keys)
+        # Nothing was settled: each valid id settles now, for the first time.
+        for action, ids, _ in cases:
+            res = self.sc(action, ids[0])
+            self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")), (0, "ok", None), res)
+
 
 class Expiry(HoldsTest):
     def test_an_expired_hold_returns_on_the_next_deduction_and_cannot_be_confirmed(self):

@@ -160,15 +160,37 @@ class Add(ServerTest):
         res = self.sc("add", "a", "3")
         self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 8))
 
-    def test_missing_key_is_created_with_qty(self):
+    def test_missing_key_without_init_source_is_missing_and_nothing_is_created(self):
+        # After a cache loss a restock must not create the key with just QTY.
         res = self.sc("add", "new", "4")
-        self.assertEqual((res.rc, res.one["stock"]), (0, 4))
-        self.assertEqual(self.r("GET", "stock:{new}"), "4")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (4, "missing", None), res)
+        for key in ("stock:{new}", "stock:{new}:lock", "stock:{new}:log"):
+            self.assertEqual(self.r("EXISTS", key), 0, key)
+        if not self.cluster:
+            self.assertEqual(self.r("DBSIZE"), 0, "no key at all")
+
+    def test_add_file_reports_missing_keys_and_creates_none(self):
+        self.r("SET", "stock:{a}", "5")
+        path = self.write("add.csv", "sku,qty\na,1\ngone,2\na,1\n")
+        res = self.sc("add", "--file", path, "--no-log")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual([(l["sku"], l["status"], l["stock"]) for l in res.lines],
+                         [("a", "ok", 6), ("gone", "missing", None), ("a", "ok", 7)])
+        for key in ("stock:{gone}", "stock:{gone}:lock", "stock:{gone}:log"):
+            self.assertEqual(self.r("EXISTS", key), 0, key)
+
+    def test_add_file_with_init_source_creates_init_plus_qty(self):
+        path = self.write("add.csv", "sku,qty\nnew,2\nnew,3\n")
+        res = self.sc("add", "--file", path, "--init-value", "10")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["stock"] for l in res.lines], [12, 15])
         self.assertIsNone(self.r("GET", "stock:{new}:lock"))
 
     def test_missing_key_with_init_source_gets_init_plus_qty(self):
         res = self.sc("add", "new", "4", "--init-value", "10")
-        self.assertEqual(res.one["stock"], 14)
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 14), res)
+        self.assertEqual(self.r("GET", "stock:{new}"), "14")
+        self.assertIsNone(self.r("GET", "stock:{new}:lock"))
 
     def test_unlimited_stays_unlimited(self):
         self.r("SET", "stock:{u}", "-1")

@@ -1,8 +1,11 @@
 """Idempotent requests, retries of unknown outcomes, and --wait-replicas, on a standalone server."""
 
 import json
+import os
 import re
 import signal
+import socket
+import threading
 import time
 import unittest
 
@@ -234,6 +237,120 @@ class ServerStartsLate(unittest.TestCase):
                 proc.communicate()
             if server:
                 server.stop()
+
+
+class LosesOneAnswer:
+    """A TCP proxy in front of a server that loses the answers of the first connection that
+    sends `marker`, as a stall or a broken link past --timeout would: what that connection sent
+    still reaches the server and runs there. Nothing of a later connection reaches the server
+    before the server has closed that connection (so every command of the lost try has run), so
+    a retry always finds the lost try's writes."""
+
+    def __init__(self, port, marker):
+        self.port, self.marker = port, marker
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "redis://127.0.0.1:%d" % self.listener.getsockname()[1]
+        self.lost = None  # the connection whose answers are lost, once chosen
+        self.lost_done = threading.Event()
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def close(self):
+        self.listener.close()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.port))
+            conn = object()
+            threading.Thread(target=self.up, args=(conn, client, upstream), daemon=True).start()
+            threading.Thread(target=self.down, args=(conn, upstream, client), daemon=True).start()
+
+    def up(self, conn, client, upstream):
+        try:
+            while data := client.recv(65536):
+                with self.lock:
+                    if self.lost is None and self.marker in data:
+                        self.lost = conn
+                if self.lost is not None and self.lost is not conn:
+                    self.lost_done.wait(60)
+                upstream.sendall(data)
+        except OSError:
+            pass
+        try:
+            upstream.shutdown(socket.SHUT_WR)  # the server runs what it got, then closes
+        except OSError:
+            pass
+
+    def down(self, conn, upstream, client):
+        try:
+            while data := upstream.recv(65536):
+                if self.lost is not conn:
+                    client.sendall(data)
+        except OSError:
+            pass
+        if self.lost is conn:
+            self.lost_done.set()
+        client.close()
+        upstream.close()
+
+
+@unittest.skipIf(TARGET != "standalone", "a proxy in front of one plain TCP server")
+class AnswerLost(ServerTest):
+    """A try whose answer is lost, and whose retry finds the key that try wrote, says so."""
+
+    def setUp(self):
+        super().setUp()
+        self.sc("init", "warm", "1")  # loads the scripts, so that the lost try runs them
+        self.r("FLUSHALL")
+        self.rows = ["sku-%d" % i for i in range(50)]
+        self.source = self.write("s.csv", "sku,stock\n" + "".join("%s,7\n" % s for s in self.rows))
+
+    def init_through(self, marker, *args):
+        proxy = LosesOneAnswer(self.server.port, marker)
+        try:
+            report = os.path.join(self.tmp, "report.jsonl")
+            res = run("init", "--file", self.source, "--report", report, "--url", proxy.url,
+                      "--timeout", "1000", "--retry-timeout", "20000", *args)
+            self.assertIsNotNone(proxy.lost, "no try lost its answer")
+            with open(report) as f:
+                return res, [json.loads(l) for l in f]
+        finally:
+            proxy.close()
+
+    def assert_found_own_writes(self, res, lines):
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one["counts"]["exists"], len(self.rows), res)
+        note = "outcome of an earlier try unknown; the key may be this run's own write"
+        self.assertEqual([(l["sku"], l["status"], l["stock"], l.get("note")) for l in lines],
+                         [(s, "exists", 7, note) for s in self.rows])
+        self.assertIn("%d items were found on a retry after a try whose outcome was unknown"
+                      % len(self.rows), res.stderr)
+        self.assertEqual(self.r("MGET", *["stock:{%s}" % s for s in self.rows]), ["7"] * len(self.rows))
+
+    def test_init_with_the_change_log_says_the_key_may_be_its_own_write(self):
+        fcall = b"FCALL" if int(self.r("INFO", "server").split("redis_version:")[1][0]) >= 7 else b"EVALSHA"
+        res, lines = self.init_through(fcall)
+        self.assert_found_own_writes(res, lines)
+        # The lost try wrote each key, once: its log entry is the only one.
+        for sku in self.rows[:3]:
+            entries = self.sc("log", sku).lines
+            self.assertEqual([(e["change"], e["before"], e["after"]) for e in entries],
+                             [("init", None, 7)])
+
+    def test_init_without_the_change_log_says_so_too(self):
+        res, lines = self.init_through(b"NX", "--no-log")
+        self.assert_found_own_writes(res, lines)
+
+    def test_a_key_that_was_there_before_the_run_has_no_note(self):
+        self.r("SET", "stock:{old}", "3")
+        res = self.sc("init", "old", "9", "--timeout", "1000")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "exists", 3), res)
+        self.assertNotIn("note", res.one)
+        self.assertEqual(res.stderr, "")
 
 
 class StoppedServer(unittest.TestCase):

@@ -129,3 +129,22 @@ TEST_CASE("the fast writer leaves optional fields out as the contract says") {
         "{\"op\":\"get\",\"sku\":\"x\",\"key\":\"stock:{x}\",\"status\":\"missing\",\"stock\":null}"
         "\n");
 }
+
+TEST_CASE("a note comes last, in both writers, and only when there is one") {
+  ItemResult i;
+  i.op = "init";
+  i.sku = "a";
+  i.key = "stock:{a}";
+  i.status = Status::exists;
+  i.stock = 7;
+  i.note = kMaybeOwnWrite;
+  const std::string expected =
+      R"({"op":"init","sku":"a","key":"stock:{a}","status":"exists","stock":7,)"
+      R"("note":"outcome of an earlier try unknown; the key may be this run's own write"})";
+  CHECK(item_json(i).dump() == expected);
+  std::string line;
+  append_item_line(line, i);
+  CHECK(line == expected + "\n");
+  i.note.clear();
+  CHECK(item_json(i).dump().find("note") == std::string::npos);
+}

@@ -40,6 +40,9 @@ TEST_CASE("add answers map to statuses") {
   CHECK(i.status == Status::ok);
   apply_add_answer(i, -1, -1);
   CHECK(i.status == Status::unlimited);
+  apply_add_answer(i, -3, -3);
+  CHECK(i.status == Status::missing);
+  CHECK_FALSE(i.stock.has_value());
 }
 
 TEST_CASE("stored values for get") {

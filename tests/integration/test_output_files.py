@@ -1,0 +1,239 @@
+"""Output files (--report, --output, --metrics-file): a regular file or a new one is replaced
+atomically, a symlink's target is replaced and the link kept, anything else (a device, a FIFO,
+`-` for standard output) is written in place and never replaced."""
+
+import json
+import os
+import stat
+import subprocess
+import threading
+import unittest
+
+from harness import STOCKCTL, Result, ServerTest, clean_env
+
+AS_ROOT = os.geteuid() == 0
+
+
+def run_in(cwd, *args, **kw):
+    """Runs stockctl in `cwd`, where a file named "-" would show up."""
+    return Result(subprocess.run([STOCKCTL, *args], capture_output=True, text=True,
+                                 env=clean_env(), cwd=cwd, timeout=60, **kw))
+
+
+class OutputFilesTest(ServerTest):
+    def setUp(self):
+        super().setUp()
+        self.dir = os.path.join(self.tmp, self.id().rsplit(".", 1)[-1])
+        os.mkdir(self.dir)
+        self.source = self.write("s.csv", "sku,stock\na,1\nb,2\n")
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def init(self, *args, **kw):
+        return self.sc("init", "--file", self.source, *args, **kw)
+
+    def assert_report(self, text):
+        lines = [json.loads(l) for l in text.splitlines()]
+        self.assertEqual([(l["sku"], l["status"]) for l in lines], [("a", "ok"), ("b", "ok")])
+
+    def assert_only(self, *names):
+        self.assertEqual(sorted(os.listdir(self.dir)), sorted(names), "no temporary file left")
+
+
+@unittest.skipUnless(AS_ROOT, "mknod needs root")
+class Devices(OutputFilesTest):
+    """A character device made here, like /dev/null (1, 3): never the machine's own."""
+
+    def setUp(self):
+        super().setUp()
+        self.null = self.path("null")
+        os.mknod(self.null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+
+    def assert_still_the_device(self):
+        st = os.lstat(self.null)
+        self.assertTrue(stat.S_ISCHR(st.st_mode), "replaced by a regular file")
+        self.assertEqual(st.st_rdev, os.makedev(1, 3))
+        self.assert_only("null")
+
+    def test_report_to_a_device_is_written_in_place(self):
+        res = self.init("--report", self.null)
+        self.assertEqual(res.rc, 0, res)
+        self.assert_still_the_device()
+
+    def test_metrics_file_to_a_device_is_written_in_place(self):
+        res = self.init("--metrics-file", self.null)
+        self.assertEqual(res.rc, 0, res)
+        self.assert_still_the_device()
+
+    def test_export_to_a_device_is_written_in_place(self):
+        self.init()
+        res = self.sc("export", "--output", self.null)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual((res.one["items"], res.one["output"]), (2, self.null))
+        self.assert_still_the_device()
+
+    def test_a_symlink_to_a_device_writes_the_device(self):
+        link = self.path("link")
+        os.symlink("null", link)
+        res = self.init("--report", link)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(os.readlink(link), "null")
+        st = os.lstat(self.null)
+        self.assertTrue(stat.S_ISCHR(st.st_mode))
+
+
+class Fifos(OutputFilesTest):
+    def read_fifo(self, fifo):
+        """Starts a reader of `fifo`, as a log shipper would be; returns (thread, chunks)."""
+        chunks = []
+
+        def reader():
+            with open(fifo, "rb") as f:  # blocks until stockctl opens the FIFO for writing
+                chunks.append(f.read())
+
+        thread = threading.Thread(target=reader, daemon=True)
+        thread.start()
+        return thread, chunks
+
+    def test_report_to_a_fifo_reaches_its_reader(self):
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        thread, chunks = self.read_fifo(fifo)
+        res = self.init("--report", fifo)
+        self.assertEqual(res.rc, 0, res)
+        # A bound only against a hang: the reader has its data once stockctl closed the FIFO.
+        thread.join(60)
+        self.assertFalse(thread.is_alive(), "the reader never got the report")
+        self.assert_report(chunks[0].decode())
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
+        self.assert_only("fifo")
+
+    def test_metrics_file_to_a_fifo_reaches_its_reader(self):
+        fifo = self.path("fifo")
+        os.mkfifo(fifo)
+        thread, chunks = self.read_fifo(fifo)
+        res = self.init("--metrics-file", fifo)
+        self.assertEqual(res.rc, 0, res)
+        thread.join(60)
+        self.assertFalse(thread.is_alive(), "the reader never got the metrics")
+        self.assertIn('stockctl_items{op="init",status="ok"} 2', chunks[0].decode())
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
+
+
+class Symlinks(OutputFilesTest):
+    def test_a_symlink_is_kept_and_its_target_replaced(self):
+        real = self.path("real.jsonl")
+        with open(real, "w") as f:
+            f.write("old\n")
+        os.chmod(real, 0o640)
+        link = self.path("latest.jsonl")
+        os.symlink("real.jsonl", link)
+        res = self.init("--report", link)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(os.readlink(link), "real.jsonl", "the link itself was replaced")
+        with open(real) as f:
+            self.assert_report(f.read())
+        self.assertEqual(stat.S_IMODE(os.stat(real).st_mode), 0o640, "the target keeps its mode")
+        self.assert_only("latest.jsonl", "real.jsonl")
+
+    def test_a_chain_of_symlinks_is_followed_to_its_last_target(self):
+        os.mkdir(self.path("sub"))
+        real = self.path("sub/real.prom")
+        os.symlink("sub/middle", self.path("latest.prom"))
+        os.symlink(real, self.path("sub/middle"))
+        res = self.init("--metrics-file", self.path("latest.prom"))
+        self.assertEqual(res.rc, 0, res)
+        self.assertTrue(os.path.islink(self.path("latest.prom")))
+        self.assertTrue(os.path.islink(self.path("sub/middle")))
+        with open(real) as f:
+            self.assertIn('stockctl_items{op="init",status="ok"} 2', f.read())
+        self.assertEqual(sorted(os.listdir(self.path("sub"))), ["middle", "real.prom"])
+
+    def test_a_dangling_symlink_creates_its_target(self):
+        link = self.path("latest.jsonl")
+        os.symlink("new.jsonl", link)
+        res = self.init("--report", link)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(os.readlink(link), "new.jsonl")
+        with open(self.path("new.jsonl")) as f:
+            self.assert_report(f.read())
+        self.assert_only("latest.jsonl", "new.jsonl")
+
+    def test_a_symlink_into_a_missing_directory_fails_before_any_write(self):
+        link = self.path("latest.jsonl")
+        os.symlink("gone/new.jsonl", link)
+        res = self.init("--report", link)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(res.stderr.strip().splitlines(),
+                         ["stockctl: error: cannot write report %s: No such file or directory" % link])
+        self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+        self.assertEqual(os.readlink(link), "gone/new.jsonl")
+        self.assert_only("latest.jsonl")
+
+    @unittest.skipUnless(AS_ROOT, "runs stockctl as another user")
+    def test_a_symlink_into_a_directory_that_cannot_be_written_fails_before_any_write(self):
+        os.chmod(self.tmp, 0o755)
+        os.chmod(self.dir, 0o755)
+        locked = self.path("locked")
+        os.mkdir(locked, 0o555)
+        link = self.path("latest.jsonl")
+        os.symlink("locked/new.jsonl", link)
+        os.chmod(self.source, 0o644)
+        nobody = 65534
+
+        def as_nobody():
+            os.setgid(nobody)
+            os.setuid(nobody)
+
+        proc = run_in(self.dir, "init", "--file", self.source, "--report", link,
+                      *self.target_args(), preexec_fn=as_nobody)
+        if "Permission denied" in proc.stderr and "s.csv" in proc.stderr:
+            self.skipTest("the user nobody cannot read this test's files")
+        self.assertEqual(proc.rc, 1, proc)
+        self.assertEqual(proc.stderr.strip().splitlines(),
+                         ["stockctl: error: cannot write report %s: Permission denied" % link])
+        self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+        self.assertEqual(os.listdir(locked), [])
+        self.assertEqual(os.readlink(link), "locked/new.jsonl")
+
+    def test_a_regular_file_is_still_replaced_atomically(self):
+        report = self.path("r.jsonl")
+        with open(report, "w") as f:
+            f.write("old\n")
+        inode = os.stat(report).st_ino
+        res = self.init("--report", report)
+        self.assertEqual(res.rc, 0, res)
+        self.assertNotEqual(os.stat(report).st_ino, inode, "written to a new file, then renamed")
+        with open(report) as f:
+            self.assert_report(f.read())
+        self.assert_only("r.jsonl")
+
+
+class StandardOutput(OutputFilesTest):
+    def test_report_dash_writes_the_lines_on_standard_output_before_the_summary(self):
+        res = run_in(self.dir, "init", "--file", self.source, "--report", "-", *self.target_args())
+        self.assertEqual(res.rc, 0, res)
+        lines = res.stdout.splitlines()
+        self.assert_report("\n".join(lines[:2]))
+        self.assertEqual(json.loads(lines[2])["op"], "init")
+        self.assertEqual(len(lines), 3)
+        self.assert_only()
+
+    def test_export_output_dash_is_standard_output_without_a_summary(self):
+        self.init()
+        res = run_in(self.dir, "export", "--format", "csv", "--output", "-", *self.target_args())
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(sorted(res.stdout.splitlines()[1:]), ["a,1,0,", "b,2,0,"])
+        self.assert_only()
+
+    def test_metrics_file_dash_writes_the_metrics_on_standard_output(self):
+        res = run_in(self.dir, "init", "--file", self.source, "--metrics-file", "-",
+                     *self.target_args())
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn('stockctl_items{op="init",status="ok"} 2', res.stdout)
+        self.assert_only()
+
+
+if __name__ == "__main__":
+    unittest.main()
