@@ -63,13 +63,16 @@ struct CallResult {
   Reply reply;
   std::string error;        ///< why there is no reply
   int replicas_acked = -1;  ///< with --wait-replicas: replicas that acknowledged this write
+  int replicas_wanted = 0;  ///< how many the WAIT after this write asked for (0: none)
   bool hopeless = false;    ///< not sent, and sending again cannot help (credentials refused)
 };
 
 /// How a client retries and waits for replicas.
 struct ClientOptions {
   long long retry_timeout_ms = 10000;  ///< how long to keep retrying what is safe to retry
-  int wait_replicas = 0;               ///< WAIT for this many replicas after writes
+  /// WAIT for this many replicas after writes; kWaitReplicasAuto (core/replication.h): one
+  /// where the primary written to has a replica attached.
+  int wait_replicas = 0;
   long long wait_timeout_ms = 1000;
 };
 
@@ -117,9 +120,9 @@ class Client {
   virtual std::vector<CallResult> send(const std::vector<Call>& calls) = 0;
   /// Called before a retry: reconnect, rediscover the cluster. Must not throw.
   virtual void recover() noexcept {}
-  /// With --wait-replicas: queues, after a window of writes on `conn`, the WAIT that counts the
-  /// replicas holding every write the connection made so far.
-  void append_wait(Connection& conn) const;
+  /// With --wait-replicas: queues, after a window of writes on `conn`, the WAIT for `replicas`
+  /// that counts the replicas holding every write the connection made so far.
+  void append_wait(Connection& conn, int replicas) const;
   /// Reads that WAIT's reply: how many replicas acknowledged.
   static int read_wait(Connection& conn);
   /// Retries what run() would retry in `results` (the first attempt at `calls`, made at
