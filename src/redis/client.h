@@ -22,6 +22,11 @@ struct Call {
   std::vector<std::string> args;
   bool idempotent = false;  ///< safe to send again when its outcome is unknown
   bool writes = false;      ///< counts for --wait-replicas
+  /// On a cluster: a write that too few replicas confirmed is sent again (within
+  /// --retry-timeout, after the slot map is read anew: a failover names the new primary, whose
+  /// ledger decides) rather than answered "not confirmed". For a row with a request id; a
+  /// caller with its own way on (the cart protocol stops, and a re-run finishes) leaves it off.
+  bool resend_unconfirmed = false;
   /// For a script: how many of `args` are keys when the call sends fewer than the script can
   /// take (a deduction without request id sends its stock key alone); unset: all of them.
   std::optional<int> numkeys = std::nullopt;

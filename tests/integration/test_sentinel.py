@@ -380,8 +380,8 @@ class MasterSwitch(unittest.TestCase):
 
     def test_with_request_ids_and_no_wait_every_ok_row_is_on_the_new_master(self):
         rc, err, lines, stock = self.switch_mid_batch(True, "--wait-replicas", "0")
-        self.assertIn("the sentinels now name 127.0.0.1:", err)
         self.assert_exact(rc, err, lines, stock)
+        self.assertIn("the sentinels now name 127.0.0.1:", err)
 
     def test_with_request_ids_and_the_default_every_ok_row_is_on_the_new_master(self):
         self.assert_exact(*self.switch_mid_batch(True))

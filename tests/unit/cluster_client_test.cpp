@@ -159,10 +159,15 @@ TEST_CASE("a write with a request id that no replica confirmed is sent again aft
   });
   ClusterClient client(FakeNodes::at(kA), ClientOptions{5000, kWaitReplicasAuto, 100},
                        nodes.factory());
-  std::vector<CallResult> results = client.run(
-      {Call::idempotent_write({"SET", "k", "1"}), Call::once({"SET", "lock", "1", "NX"})});
-  CHECK(nodes.count(kA, "SET") == 3);      // the idempotent one twice
+  Call row = Call::idempotent_write({"SET", "k", "1"});
+  row.resend_unconfirmed = true;  // as a row with a request id
+  std::vector<CallResult> results =
+      client.run({row, Call::idempotent_write({"SET", "j", "1"}), Call::once({"SET", "l", "1"})});
+  // The row twice; the plain write (its caller has its own way on) and the lock once.
+  CHECK(nodes.count(kA, "SET") == 4);
   CHECK(nodes.count(kA, "CLUSTER") >= 2);  // the map read again before the retry
   CHECK(results[0].state == CallResult::State::replied);
   CHECK(results[0].replicas_acked == 1);
+  CHECK(results[1].state == CallResult::State::replied);
+  CHECK(results[1].replicas_acked == 0);  // left for its caller to call "not confirmed"
 }

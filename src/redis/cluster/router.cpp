@@ -145,7 +145,7 @@ void ClusterClient::plan_waits(const std::map<std::string, int>& replicas) {
 
 void ClusterClient::unconfirmed_is_unknown(Window& window, std::size_t index) const {
   CallResult& r = window.results[index];
-  if (!window.calls[index].idempotent || r.replicas_acked >= r.replicas_wanted ||
+  if (!window.calls[index].resend_unconfirmed || r.replicas_acked >= r.replicas_wanted ||
       r.state != CallResult::State::replied || r.reply.is_error()) {
     return;
   }

@@ -106,7 +106,8 @@ class ClusterClient : public Client {
   /// From a fresh CLUSTER SLOTS: how many replicas to WAIT for on each primary (the default
   /// waits for one where the map lists any), warning once about a primary left without one.
   void plan_waits(const std::map<std::string, int>& replicas);
-  /// With --wait-replicas or by default: a write with a request id that too few replicas
+  /// With --wait-replicas or by default: a write to resend (a row with a request id, see
+  /// Call::resend_unconfirmed) that too few replicas
   /// acknowledged may be on a primary that a failover is replacing: its outcome becomes
   /// unknown, so that it is sent again after the map is read anew (the ledger decides).
   void unconfirmed_is_unknown(Window& window, std::size_t index) const;
