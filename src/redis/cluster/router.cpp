@@ -67,6 +67,7 @@ ClusterClient::Node& ClusterClient::node(const std::string& address) {
   added.conn = std::move(conn);
   if (auto planned = wait_for_.find(address); planned != wait_for_.end()) {
     added.wait_for = planned->second;
+    if (added.wait_for == 0) confirm_unreplicated(address, added);
   }
   return added;
 }
@@ -125,21 +126,43 @@ void ClusterClient::refresh() {
 
 void ClusterClient::plan_waits(const std::map<std::string, int>& replicas) {
   const int asked = options().wait_replicas;
-  const bool expected = std::any_of(replicas.begin(), replicas.end(),
-                                    [](const auto& entry) { return entry.second > 0; });
+  replicas_expected_ = std::any_of(replicas.begin(), replicas.end(),
+                                   [](const auto& entry) { return entry.second > 0; });
   wait_for_.clear();
   for (const auto& [primary, attached] : replicas) {
     wait_for_[primary] = replicas_to_wait_for(asked, attached);
-    if (warn_unreplicated(asked, attached, expected) && warned_.insert(primary).second) {
-      print_warning(fmt::format(
-          "cluster primary {} has no replica attached: its writes are not copied anywhere, and "
-          "losing it loses them; writing to it without waiting for replicas",
-          primary));
-    }
   }
   for (auto& [address, n] : nodes_) {
     auto planned = wait_for_.find(address);
     n.wait_for = planned == wait_for_.end() ? 0 : planned->second;
+    if (planned != wait_for_.end() && n.wait_for == 0) confirm_unreplicated(address, n);
+  }
+}
+
+void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
+  // Only a primary the default would wait for if it had a replica, while its peers have some;
+  // and only on a connection with nothing owed, so that ROLE's reply is the next one.
+  if (options().wait_replicas != kWaitReplicasAuto || !replicas_expected_ || !n.owed.empty()) {
+    return;
+  }
+  // CLUSTER SLOTS leaves out a replica whose replication offset has not reached the gossip yet
+  // (a fresh cluster): the primary's own ROLE says whether one is attached.
+  int attached = 0;
+  try {
+    const Reply role = n.conn->command({"ROLE"});
+    if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
+        role.elements[0].str == "master") {
+      attached = static_cast<int>(role.elements[2].elements.size());
+    }
+  } catch (const ConnectionError&) {
+    return;  // the next call on it finds the broken connection
+  }
+  n.wait_for = replicas_to_wait_for(kWaitReplicasAuto, attached);
+  if (warn_unreplicated(kWaitReplicasAuto, attached, true) && warned_.insert(address).second) {
+    print_warning(fmt::format(
+        "cluster primary {} has no replica attached: its writes are not copied anywhere, and "
+        "losing it loses them; writing to it without waiting for replicas",
+        address));
   }
 }
 

@@ -106,6 +106,9 @@ class ClusterClient : public Client {
   /// From a fresh CLUSTER SLOTS: how many replicas to WAIT for on each primary (the default
   /// waits for one where the map lists any), warning once about a primary left without one.
   void plan_waits(const std::map<std::string, int>& replicas);
+  /// For a primary the map lists without a replica while others have some: asks its ROLE, waits
+  /// for one if it has a replica attached after all, else warns once that it has none.
+  void confirm_unreplicated(const std::string& address, Node& n);
   /// With --wait-replicas or by default: a write to resend (a row with a request id, see
   /// Call::resend_unconfirmed) that too few replicas
   /// acknowledged may be on a primary that a failover is replacing: its outcome becomes
@@ -154,6 +157,7 @@ class ClusterClient : public Client {
   std::map<std::string, Unreachable> unreachable_;
   std::map<std::string, int> wait_for_;  ///< per primary, from the last CLUSTER SLOTS
   std::set<std::string> warned_;         ///< primaries named as without a replica
+  bool replicas_expected_ = false;       ///< the last map listed a replica for some primary
 };
 
 }  // namespace stockctl
