@@ -10,14 +10,16 @@ namespace {
 
 std::string acked_text(const CallResult& result, const ClientOptions& options) {
   return fmt::format("{} of {} replicas acknowledged within {} ms",
-                     std::max(result.replicas_acked, 0), options.wait_replicas,
+                     std::max(result.replicas_acked, 0), result.replicas_wanted,
                      options.wait_timeout_ms);
 }
 
 }  // namespace
 
-bool acknowledged(const CallResult& result, const ClientOptions& options) {
-  return options.wait_replicas <= 0 || result.replicas_acked >= options.wait_replicas;
+bool acknowledged(const CallResult& result, const ClientOptions& /*options*/) {
+  // The client knows how many it waited for: --wait-replicas, or by default one where the
+  // primary written to has a replica.
+  return result.replicas_wanted <= 0 || result.replicas_acked >= result.replicas_wanted;
 }
 
 std::string unacknowledged(const CallResult& result, const ClientOptions& options) {

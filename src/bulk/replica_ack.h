@@ -11,7 +11,8 @@ namespace stockctl {
 /// into an error that says it was applied on the primary but is not confirmed durable.
 void check_durability(ItemResult& item, const CallResult& result, const ClientOptions& options);
 
-/// True unless --wait-replicas N asked for N replicas and fewer acknowledged `result`.
+/// True unless the client waited for N replicas after `result` (--wait-replicas N, or the
+/// default) and fewer acknowledged it.
 bool acknowledged(const CallResult& result, const ClientOptions& options);
 
 /// "applied on the primary, but its durability is not confirmed: A of N replicas acknowledged

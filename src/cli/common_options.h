@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/change_log.h"
+#include "core/replication.h"
 #include "core/sku.h"
 #include "sources/rows.h"
 
@@ -32,7 +33,7 @@ struct CommonOptions {
   std::string sentinel_user;
   std::string sentinel_password_file;
   long long retry_timeout_ms = 10000;
-  int wait_replicas = 0;
+  int wait_replicas = kWaitReplicasAuto;  ///< not given: 1 where the primary has a replica
   long long wait_timeout_ms = 1000;
   std::string prefix = "stock:";
   bool no_hashtag = false;

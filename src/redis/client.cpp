@@ -58,9 +58,8 @@ bool retryable(const Call& call, const CallResult& result) {
   return not_executed(result.reply.error_kind());
 }
 
-void Client::append_wait(Connection& conn) const {
-  conn.append(
-      {"WAIT", std::to_string(options_.wait_replicas), std::to_string(options_.wait_timeout_ms)});
+void Client::append_wait(Connection& conn, int replicas) const {
+  conn.append({"WAIT", std::to_string(replicas), std::to_string(options_.wait_timeout_ms)});
 }
 
 int Client::read_wait(Connection& conn) {

@@ -34,6 +34,11 @@ struct Call {
   std::vector<std::string> args;
   bool idempotent = false;  ///< safe to send again when its outcome is unknown
   bool writes = false;      ///< counts for --wait-replicas
+  /// On a cluster: a write that too few replicas confirmed is sent again (within
+  /// --retry-timeout, after the slot map is read anew: a failover names the new primary, whose
+  /// ledger decides) rather than answered "not confirmed". For a row with a request id; a
+  /// caller with its own way on (the cart protocol stops, and a re-run finishes) leaves it off.
+  bool resend_unconfirmed = false;
   /// For a script: how many of `args` are keys when the call sends fewer than the script can
   /// take (a deduction without request id sends its stock key alone); unset: all of them.
   std::optional<int> numkeys = std::nullopt;
@@ -77,6 +82,7 @@ struct CallResult {
   Reply reply;
   std::string error;        ///< why there is no reply
   int replicas_acked = -1;  ///< with --wait-replicas: replicas that acknowledged this write
+  int replicas_wanted = 0;  ///< how many the WAIT after this write asked for (0: none)
   bool hopeless = false;    ///< not sent, and sending again cannot help (credentials refused)
   /// This answer came from a retry after an attempt whose outcome was unknown: a write it
   /// finds may be that attempt's own (an answer lost to a stall, a broken connection).
@@ -86,7 +92,9 @@ struct CallResult {
 /// How a client retries and waits for replicas.
 struct ClientOptions {
   long long retry_timeout_ms = 10000;  ///< how long to keep retrying what is safe to retry
-  int wait_replicas = 0;               ///< WAIT for this many replicas after writes
+  /// WAIT for this many replicas after writes; kWaitReplicasAuto (core/replication.h): one
+  /// where the primary written to has a replica attached.
+  int wait_replicas = 0;
   long long wait_timeout_ms = 1000;
 };
 
@@ -134,9 +142,9 @@ class Client {
   virtual std::vector<CallResult> send(const std::vector<Call>& calls) = 0;
   /// Called before a retry: reconnect, rediscover the cluster. Must not throw.
   virtual void recover() noexcept {}
-  /// With --wait-replicas: queues, after a window of writes on `conn`, the WAIT that counts the
-  /// replicas holding every write the connection made so far.
-  void append_wait(Connection& conn) const;
+  /// With --wait-replicas: queues, after a window of writes on `conn`, the WAIT for `replicas`
+  /// that counts the replicas holding every write the connection made so far.
+  void append_wait(Connection& conn, int replicas) const;
   /// Reads that WAIT's reply: how many replicas acknowledged.
   static int read_wait(Connection& conn);
   /// Retries what run() would retry in `results` (the first attempt at `calls`, made at

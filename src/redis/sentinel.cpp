@@ -2,14 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "core/replication.h"
 #include "redis/errors.h"
 
 namespace stockctl {
 namespace {
+
+// A sentinel is asked once per window: one that stalls must not hold a window for the whole
+// --timeout.
+constexpr long long kWatchTimeoutMs = 1000;
 
 ConnectOptions sentinel_options(const ConnectOptions& options, const SentinelAddress& sentinel) {
   ConnectOptions s;
@@ -23,26 +29,38 @@ ConnectOptions sentinel_options(const ConnectOptions& options, const SentinelAdd
   return s;
 }
 
-/// The master's address as `sentinel` knows it, or why there is none.
-std::optional<ConnectOptions> ask(const ConnectOptions& options, const SentinelAddress& sentinel,
-                                  std::string& why) {
-  ConnectOptions s = sentinel_options(options, sentinel);
-  Connection conn(s);
-  Reply reply = conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", options.url.master});
-  if (reply.is_error()) {
-    why = fmt::format("sentinel {}: {}", conn.where(), reply.str);
+void append_question(Connection& conn, const std::string& master) {
+  conn.append({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master});
+  conn.append({"SENTINEL", "MASTER", master});
+}
+
+long long config_epoch(const Reply& master) {
+  if (master.type != Reply::Type::array) return 0;
+  for (std::size_t i = 0; i + 1 < master.elements.size(); i += 2) {
+    if (master.elements[i].str == "config-epoch") {
+      return std::atoll(master.elements[i + 1].str.c_str());
+    }
+  }
+  return 0;
+}
+
+/// Reads the replies to append_question(): the master's address, or why there is none.
+std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& master,
+                                          std::string& why) {
+  Reply addr = conn.read();
+  Reply info = conn.read();
+  if (addr.is_error()) {
+    why = fmt::format("sentinel {}: {}", conn.where(), addr.str);
     return std::nullopt;
   }
-  if (reply.type != Reply::Type::array || reply.elements.size() != 2) {
-    why = fmt::format("sentinel {} does not know a master named '{}'", conn.where(),
-                      options.url.master);
+  if (addr.type != Reply::Type::array || addr.elements.size() != 2) {
+    why = fmt::format("sentinel {} does not know a master named '{}'", conn.where(), master);
     return std::nullopt;
   }
-  ConnectOptions data = options;
-  data.url.kind = RedisUrl::Kind::tcp;
-  data.url.host = reply.elements[0].str;
-  data.url.port = std::atoi(reply.elements[1].str.c_str());
-  return data;
+  RedisUrl url;
+  url.host = addr.elements[0].str;
+  url.port = std::atoi(addr.elements[1].str.c_str());
+  return SentinelAnswer{describe_endpoint(url), config_epoch(info)};
 }
 
 bool is_master(Connection& conn) {
@@ -51,19 +69,54 @@ bool is_master(Connection& conn) {
          role.elements[0].str == "master";
 }
 
+/// Every sentinel's answer, in the URL's order; what the others said goes to `said`.
+std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, std::vector<std::string>& said) {
+  std::vector<SentinelAnswer> answers;
+  for (const SentinelAddress& sentinel : options.url.sentinels) {
+    try {
+      Connection conn(sentinel_options(options, sentinel));
+      append_question(conn, options.url.master);
+      std::string why;
+      if (auto answer = read_answer(conn, options.url.master, why)) {
+        answers.push_back(*answer);
+      } else {
+        said.push_back(why);
+      }
+    } catch (const ConnectionError& e) {
+      said.emplace_back(e.what());
+    }
+  }
+  return answers;
+}
+
+/// The addresses to try: the sentinels' master first, then the other answers in order.
+std::vector<std::string> candidates(const std::vector<SentinelAnswer>& answers) {
+  std::vector<std::string> out;
+  if (auto best = sentinels_master(answers)) out.push_back(*best);
+  for (const SentinelAnswer& a : answers) {
+    if (std::find(out.begin(), out.end(), a.address) == out.end()) out.push_back(a.address);
+  }
+  return out;
+}
+
+ConnectOptions data_options(const ConnectOptions& options, const std::string& address) {
+  ConnectOptions data = options;
+  const auto colon = address.rfind(':');
+  std::string host = address.substr(0, colon);
+  if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  data.url.kind = RedisUrl::Kind::tcp;
+  data.url.host = host;
+  data.url.port = std::atoi(address.c_str() + colon + 1);
+  return data;
+}
+
 }  // namespace
 
 std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options) {
   std::vector<std::string> said;
-  for (const SentinelAddress& sentinel : options.url.sentinels) {
+  for (const std::string& address : candidates(ask_all(options, said))) {
     try {
-      std::string why;
-      std::optional<ConnectOptions> data = ask(options, sentinel, why);
-      if (!data) {
-        said.push_back(why);
-        continue;
-      }
-      auto conn = std::make_unique<Connection>(*data);
+      auto conn = std::make_unique<Connection>(data_options(options, address));
       if (is_master(*conn)) return conn;
       // Mid-failover a sentinel may still name the old master, now a replica.
       said.push_back(fmt::format("{} is not a master (ROLE)", conn->where()));
@@ -75,6 +128,46 @@ std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options) {
   for (const std::string& s : said) all += (all.empty() ? "" : "; ") + s;
   throw ConnectionError(
       fmt::format("no sentinel led to a master '{}': {}", options.url.master, all));
+}
+
+SentinelWatch::SentinelWatch(const ConnectOptions& options) : name_(options.url.master) {
+  for (const SentinelAddress& sentinel : options.url.sentinels) {
+    Link link;
+    link.options = sentinel_options(options, sentinel);
+    link.options.connect_timeout_ms = std::min(link.options.connect_timeout_ms, kWatchTimeoutMs);
+    link.options.timeout_ms = std::min(link.options.timeout_ms, kWatchTimeoutMs);
+    links_.push_back(std::move(link));
+  }
+}
+
+SentinelWatch::~SentinelWatch() = default;
+
+std::optional<std::string> SentinelWatch::master() {
+  const auto now = Clock::now();
+  // Every sentinel is asked before any answer is read: one round trip for all of them.
+  for (Link& link : links_) {
+    if (!link.conn && now < link.retry_at) continue;
+    try {
+      if (!link.conn) link.conn = std::make_unique<Connection>(link.options);
+      append_question(*link.conn, name_);
+      link.conn->flush();
+    } catch (const ConnectionError&) {
+      link.conn.reset();
+      link.retry_at = now + std::chrono::seconds(1);
+    }
+  }
+  std::vector<SentinelAnswer> answers;
+  for (Link& link : links_) {
+    if (!link.conn) continue;
+    try {
+      std::string why;
+      if (auto answer = read_answer(*link.conn, name_, why)) answers.push_back(*answer);
+    } catch (const ConnectionError&) {
+      link.conn.reset();
+      link.retry_at = now + std::chrono::seconds(1);
+    }
+  }
+  return sentinels_master(answers);
 }
 
 }  // namespace stockctl

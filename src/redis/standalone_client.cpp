@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/diagnostics.h"
+#include "core/replication.h"
 #include "redis/call.h"
 #include "redis/errors.h"
 
@@ -52,6 +53,13 @@ std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& call
 }
 
 StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) {
+  if (master_moved_) {
+    // What is still on the wire went to the replaced master: read (and judge) it, then ask the
+    // sentinels for the new one.
+    drain();
+    conn_.reset();
+    master_moved_ = false;
+  }
   InFlight& window = in_flight_.open();
   window.results.resize(calls.size());
   window.calls = std::move(calls);
@@ -69,13 +77,15 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) 
       return window;
     }
   }
-  const int replicas = options().wait_replicas;
-  window.wait = replicas > 0 && std::any_of(window.calls.begin(), window.calls.end(),
-                                            [](const Call& c) { return c.writes; });
+  window.wait = wait_for_ > 0 && std::any_of(window.calls.begin(), window.calls.end(),
+                                             [](const Call& c) { return c.writes; });
+  for (std::size_t k = 0; window.wait && k < window.calls.size(); ++k) {
+    if (window.calls[k].writes) window.results[k].replicas_wanted = wait_for_;
+  }
   announce_script_calls(window.calls);
   try {
     for (const Call& c : window.calls) append_call(*conn_, c);
-    if (window.wait) append_wait(*conn_);
+    if (window.wait) append_wait(*conn_, wait_for_);
     conn_->flush();
   } catch (const ConnectionError& e) {
     lose_connection(e.what());
@@ -97,6 +107,7 @@ void StandaloneClient::read_replies(InFlight& window) {
       if (options_.url.kind == RedisUrl::Kind::sentinel) unconfirmed_is_unknown(window);
     }
     window.settled = true;
+    confirm_master(window);
   } catch (const ConnectionError& e) {
     // Lost while waiting for WAIT: every write was applied but none is confirmed.
     if (window.wait && options_.url.kind == RedisUrl::Kind::sentinel) {
@@ -110,17 +121,46 @@ void StandaloneClient::unconfirmed_is_unknown(InFlight& window) const {
   // Behind sentinels, a write the replicas did not confirm may sit on a master that a failover
   // is replacing, and vanish with it. With a request id it is safe to send again once the
   // sentinels name the master: the ledger there says whether it holds the write.
-  const int wanted = options().wait_replicas;
   for (std::size_t k = 0; k < window.calls.size(); ++k) {
     CallResult& r = window.results[k];
-    if (!window.calls[k].writes || !window.calls[k].idempotent || r.replicas_acked >= wanted ||
-        r.state != CallResult::State::replied || r.reply.is_error()) {
+    if (!window.calls[k].writes || !window.calls[k].idempotent ||
+        r.replicas_acked >= r.replicas_wanted || r.state != CallResult::State::replied ||
+        r.reply.is_error()) {
       continue;
     }
     r.state = CallResult::State::unknown;
-    r.error = fmt::format(
-        "outcome unknown: {} of {} replicas acknowledged the write (a failover under way?)",
-        std::max(r.replicas_acked, 0), wanted);
+    // describe() puts "outcome unknown: " in front when no retry settles it.
+    r.error = fmt::format("{} of {} replicas acknowledged the write (a failover under way?)",
+                          std::max(r.replicas_acked, 0), r.replicas_wanted);
+  }
+}
+
+void StandaloneClient::confirm_master(InFlight& window) {
+  if (!watch_ || !conn_ || window.checked ||
+      std::none_of(window.calls.begin(), window.calls.end(),
+                   [](const Call& c) { return c.writes; })) {
+    return;
+  }
+  window.checked = true;
+  const std::optional<std::string> named = watch_->master();
+  // No sentinel answered: nothing says the master moved (a retry after a lost connection asks
+  // them again anyway).
+  if (!named || *named == conn_->where()) return;
+  if (!master_moved_) {
+    print_warning(fmt::format(
+        "the sentinels now name {} as master '{}', not {}: writes taken by the old master since "
+        "are lost when it is demoted; those with a request id go again to the new master",
+        *named, options_.url.master, conn_->where()));
+  }
+  master_moved_ = true;
+  for (std::size_t k = 0; k < window.calls.size(); ++k) {
+    CallResult& r = window.results[k];
+    if (!window.calls[k].writes || r.state != CallResult::State::replied || r.reply.is_error()) {
+      continue;
+    }
+    r.state = CallResult::State::unknown;
+    r.error = fmt::format("written to {}, which the sentinels no longer name as the master ({} is)",
+                          conn_->where(), *named);
   }
 }
 
@@ -225,6 +265,33 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
 void StandaloneClient::connect() {
   conn_ = open_(options_);
   conn_->set_script_calls(script_calls_);
+  master_moved_ = false;
+  wait_for_ = replicas_to_wait_for_here();
+  if (options_.url.kind == RedisUrl::Kind::sentinel && !watch_) {
+    watch_ = std::make_unique<SentinelWatch>(options_);
+  }
+}
+
+int StandaloneClient::replicas_to_wait_for_here() {
+  const int asked = options().wait_replicas;
+  if (asked != kWaitReplicasAuto) return asked;
+  // ROLE lists the replicas attached now, in one round trip on a connection that is new anyway.
+  // A server that refuses it (an ACL) is written to without waiting, as before the default.
+  const Reply role = conn_->command({"ROLE"});
+  int attached = 0;
+  if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
+      role.elements[0].str == "master") {
+    attached = static_cast<int>(role.elements[2].elements.size());
+  }
+  const bool sentinel = options_.url.kind == RedisUrl::Kind::sentinel;
+  if (warn_unreplicated(asked, attached, sentinel) && !warned_unreplicated_) {
+    warned_unreplicated_ = true;
+    print_warning(fmt::format(
+        "{} has no replica attached: its writes are not copied anywhere, and a failover would "
+        "lose them; writing without waiting for replicas",
+        conn_->where()));
+  }
+  return replicas_to_wait_for(asked, attached);
 }
 
 void StandaloneClient::announce_script_calls(const std::vector<Call>& calls) {

@@ -5,6 +5,7 @@
 
 #include "redis/client.h"
 #include "redis/connection.h"
+#include "redis/sentinel.h"
 #include "redis/started_windows.h"
 
 namespace stockctl {
@@ -33,6 +34,7 @@ class StandaloneClient : public Client {
     std::vector<Call> calls;
     std::vector<CallResult> results;
     bool wait = false;     ///< a WAIT follows the window's calls
+    bool checked = false;  ///< behind sentinels: asked whether its server is still the master
     std::size_t read = 0;  ///< replies read so far
     bool settled = false;  ///< every result is known (read, or lost with the connection)
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -44,6 +46,14 @@ class StandaloneClient : public Client {
   void read_replies(InFlight& window);
   /// Behind sentinels: idempotent writes that too few replicas acknowledged become unknown.
   void unconfirmed_is_unknown(InFlight& window) const;
+  /// Behind sentinels, after a window of writes is read: when the sentinels name another master
+  /// than the server that took them, every write of the window has an unknown outcome (the old
+  /// master may take writes for seconds, and loses them when it is demoted), and the next
+  /// window goes to the master they name.
+  void confirm_master(InFlight& window);
+  /// How many replicas to WAIT for on the new connection (ROLE counts the attached ones when
+  /// --wait-replicas was not given); warns once when a master behind sentinels has none.
+  int replicas_to_wait_for_here();
   /// Reads every window still on the wire, so that a new command's reply comes next.
   void drain();
   /// The connection broke: whatever was sent and not answered has an unknown outcome.
@@ -67,6 +77,10 @@ class StandaloneClient : public Client {
   StartedWindows<InFlight> in_flight_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
   bool announced_ = false;
+  int wait_for_ = 0;                      ///< replicas to WAIT for on conn_
+  bool warned_unreplicated_ = false;      ///< the warning about a master without replicas
+  std::unique_ptr<SentinelWatch> watch_;  ///< behind sentinels: who the master is now
+  bool master_moved_ = false;             ///< the sentinels name another master than conn_'s
 };
 
 }  // namespace stockctl

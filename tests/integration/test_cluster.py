@@ -26,6 +26,13 @@ def wait_until(predicate, seconds=60):
         time.sleep(0.01)  # polling real server state, bounded by the deadline
 
 
+def calls_on_port(r, port, command):
+    for line in r._conn(port)("INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_%s:calls=" % command):
+            return int(line.split("calls=")[1].split(",")[0])
+    return 0
+
+
 def read_lines(path):
     with open(path) as f:
         return [json.loads(l) for l in f if l.strip()]
@@ -52,6 +59,24 @@ class Spread(ServerTest):
         self.r("DEL", "stock:{item-5}")
         rb = self.sc("rebuild", "--file", export)
         self.assertEqual((rb.one["counts"]["ok"], rb.one["counts"]["exists"]), (1, 299))
+
+    def test_the_default_waits_for_each_primarys_replica_once_per_window(self):
+        skus = ["item-%d" % i for i in range(300)]
+        for s in skus:
+            self.r("SET", "stock:{%s}" % s, "100")
+        batch = self.write("w.csv", "sku,qty\n" + "".join("%s,1\n" % s for s in skus))
+        self.sc("deduct", "item-0", "1", "--wait-replicas", "0")  # loads the library
+        for wait, expected in ((), True), (("--wait-replicas", "0"), False):
+            for port in self.r.primaries():
+                self.r._conn(port)("CONFIG", "RESETSTAT")
+            res = self.sc("deduct", "--file", batch, *wait)
+            self.assertEqual((res.rc, res.stderr), (0, ""), res)
+            waits = [calls_on_port(self.r, port, "wait") for port in self.r.primaries()]
+            if expected:
+                # One window: one WAIT on each primary it wrote to, each of which has a replica.
+                self.assertEqual(waits, [1, 1, 1], res)
+            else:
+                self.assertEqual(waits, [0, 0, 0], res)
 
     def test_moved_without_cluster_suggests_it(self):
         key = "stock:{m}"

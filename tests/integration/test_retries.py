@@ -3,14 +3,16 @@
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import threading
+import tempfile
 import time
 import unittest
 
-from harness import (TARGET, RedisServer, RespError, ServerTest, free_port, lua_script, run, spawn,
-                     standalone_only)
+from harness import (TARGET, RedisServer, RespError, ServerTest, calls_on, free_port, lua_script,
+                     run, spawn, standalone_only)
 
 
 class RequestIds(ServerTest):
@@ -212,6 +214,86 @@ class WaitReplicas(ServerTest):
         self.assertIn("applied on the primary (stock 4), but its durability is not confirmed: "
                       "1 of 2 replicas acknowledged within 200 ms", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{w}"), "4")
+
+
+def attach_replica(primary):
+    replica = RedisServer("--replicaof", "127.0.0.1", str(primary.port), tls=False)
+    c = replica.client()
+    deadline = time.monotonic() + 30
+    while "master_link_status:up" not in c("INFO", "replication"):
+        assert time.monotonic() < deadline, "the replica never synced"
+        time.sleep(0.02)  # waiting for the replication link, bounded by the deadline
+    c.close()
+    return replica
+
+
+@standalone_only
+class DefaultWait(unittest.TestCase):
+    """Without --wait-replicas, stockctl waits for one replica where the primary has one
+    attached (ROLE says so), once per window of a file; without a replica, or with
+    --wait-replicas 0, it sends no WAIT at all."""
+
+    ROWS = 3000  # three windows of 1,024
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+        cls.path = os.path.join(cls.tmp, "rows.csv")
+        with open(cls.path, "w") as f:
+            f.write("sku,qty\n" + "".join("d%d,1\n" % (n % 50) for n in range(cls.ROWS)))
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        self.primary = RedisServer()
+        self.replica = None
+        self.r = self.primary.client()
+
+    def tearDown(self):
+        self.r.close()
+        if self.replica:
+            self.replica.stop()
+        self.primary.stop()
+
+    def deduct_file(self, *extra):
+        for i in range(50):
+            self.r("SET", "stock:{d%d}" % i, "1000")
+        # The first call loads the Functions library; the windows that missed it go again (with
+        # their WAIT), which is not what is counted here.
+        run("get", "d0", "--url", self.primary.url)
+        run("deduct", "d0", "1", "--url", self.primary.url, "--wait-replicas", "0")
+        self.r("SET", "stock:{d0}", "1000")
+        self.r("CONFIG", "RESETSTAT")
+        res = run("deduct", "--file", self.path, "--url", self.primary.url, *extra)
+        self.assertEqual((res.rc, {l["status"] for l in res.lines}), (0, {"ok"}), res)
+        return calls_on(self.primary, "wait")
+
+    def test_a_primary_with_a_replica_is_waited_for_once_per_window(self):
+        self.replica = attach_replica(self.primary)
+        waits = self.deduct_file()
+        self.assertGreaterEqual(waits, 1)
+        self.assertLessEqual(waits, (self.ROWS + 1023) // 1024, "one WAIT per window, not per row")
+
+    def test_a_primary_without_replicas_is_not_waited_for(self):
+        self.assertEqual(self.deduct_file(), 0)
+
+    def test_wait_replicas_0_opts_out(self):
+        self.replica = attach_replica(self.primary)
+        self.assertEqual(self.deduct_file("--wait-replicas", "0"), 0)
+
+    def test_a_replica_that_does_not_acknowledge_makes_the_default_say_so(self):
+        self.replica = attach_replica(self.primary)
+        self.r("SET", "stock:{w}", "5")
+        self.replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            res = run("deduct", "w", "1", "--url", self.primary.url, "--wait-timeout", "200")
+        finally:
+            self.replica.proc.send_signal(signal.SIGCONT)
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("applied on the primary (stock 4), but its durability is not confirmed: "
+                      "0 of 1 replicas acknowledged within 200 ms", res.one["error"])
 
 
 class ServerStartsLate(unittest.TestCase):

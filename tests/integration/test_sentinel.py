@@ -310,5 +310,124 @@ class Failover(unittest.TestCase):
         self.batch(1, lambda old: self.set.sentinels[0].ask("SENTINEL", "FAILOVER", MASTER))
 
 
+class MasterSwitch(unittest.TestCase):
+    """A forced failover while the old master stays writable (the sentinels demote it only
+    seconds after +switch-master): stockctl is held (SIGSTOP) while the switch is made and let go
+    once every sentinel names the new master and the old one still says it is a master, so that
+    the rest of its batch would go to the old master. No row is reported `ok` that the new
+    master does not have: with request ids every row ends `ok` and every item exact; without
+    them the rows in doubt are `error` with the outcome unknown."""
+
+    ITEMS, PER_ITEM, INITIAL = 20, 1500, 5000
+
+    def setUp(self):
+        self.set = SentinelSet(replicas=1)
+        self.tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+
+    def tearDown(self):
+        self.set.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def switch_mid_batch(self, ids, *extra):
+        old = self.set.master
+        r = old.client()
+        for i in range(self.ITEMS):
+            r("SET", "stock:{m%d}" % i, str(self.INITIAL))
+        r("WAIT", "1", "5000")
+        r.close()
+        rows = self.ITEMS * self.PER_ITEM
+        path = os.path.join(self.tmp, "batch.csv")
+        with open(path, "w") as f:
+            f.write("sku,qty,request_id\n" if ids else "sku,qty\n")
+            f.writelines(("m%d,1,r-%d\n" if ids else "m%d,1\n") % ((n % self.ITEMS, n) if ids else n % self.ITEMS)
+                         for n in range(rows))
+        out = os.path.join(self.tmp, "out.jsonl")
+        proc = spawn_to_file(out, "deduct", "--file", path, "--url", self.set.url(),
+                             "--retry-timeout", "60000", *extra)
+        try:
+            wait_until(lambda: calls_on(old, "fcall") > 3000, "the batch to be under way")
+            self.assertIsNone(proc.poll(), "the batch is still running when the failover starts")
+            proc.send_signal(signal.SIGSTOP)
+            replica = next(s for s in self.set.servers if s is not old)
+            # Everything written so far reaches the replica: only what follows the switch is at stake.
+            wait_until(lambda: offset(replica) == offset(old), "the replica to catch up")
+            self.set.sentinels[0].ask("SENTINEL", "FAILOVER", MASTER)
+            wait_until(lambda: all(s.master_port() == replica.port for s in self.set.sentinels),
+                       "every sentinel to name the new master")
+            c = old.client()
+            try:
+                self.assertEqual(c("ROLE")[0], "master", "the old master is still writable")
+            finally:
+                c.close()
+        finally:
+            proc.send_signal(signal.SIGCONT)
+        _, err = proc.communicate(timeout=300)
+        lines = read_lines(out)
+        self.assertEqual(len(lines), rows, "every row reported once")
+        new = self.set.by_port(replica.port)
+        c = new.client()
+        try:
+            stock = {"m%d" % i: int(c("GET", "stock:{m%d}" % i)) for i in range(self.ITEMS)}
+        finally:
+            c.close()
+        return proc.returncode, err, lines, stock
+
+    def assert_exact(self, rc, err, lines, stock):
+        self.assertEqual(rc, 0, err[:3000])
+        self.assertEqual({l["status"] for l in lines}, {"ok"},
+                         [l for l in lines if l["status"] != "ok"][:3])
+        lost = sum(stock[sku] - (self.INITIAL - self.PER_ITEM) for sku in stock)
+        self.assertEqual(lost, 0, "ok deductions the new master does not have")
+
+    def test_with_request_ids_and_no_wait_every_ok_row_is_on_the_new_master(self):
+        rc, err, lines, stock = self.switch_mid_batch(True, "--wait-replicas", "0")
+        self.assert_exact(rc, err, lines, stock)
+        self.assertIn("the sentinels now name 127.0.0.1:", err)
+
+    def test_with_request_ids_and_the_default_every_ok_row_is_on_the_new_master(self):
+        self.assert_exact(*self.switch_mid_batch(True))
+
+    def test_without_request_ids_the_rows_in_doubt_are_unknown(self):
+        rc, err, lines, stock = self.switch_mid_batch(False, "--wait-replicas", "0")
+        self.assertEqual(rc, 1, err[:3000])
+        ok, unknown = {}, {}
+        for l in lines:
+            if l["status"] == "ok":
+                ok[l["sku"]] = ok.get(l["sku"], 0) + 1
+            else:
+                self.assertEqual(l["status"], "error", l)
+                self.assertIn("outcome unknown", l["error"])
+                unknown[l["sku"]] = unknown.get(l["sku"], 0) + 1
+        self.assertTrue(unknown, "some rows went to the replaced master")
+        for sku, value in stock.items():
+            applied = self.INITIAL - value
+            self.assertGreaterEqual(applied, ok.get(sku, 0), "%s: every ok row is on the new master" % sku)
+            self.assertLessEqual(applied, ok.get(sku, 0) + unknown.get(sku, 0), sku)
+
+    def test_a_master_left_without_replicas_is_written_to_with_a_warning(self):
+        replica = next(s for s in self.set.servers if s is not self.set.master)
+        replica.kill(signal.SIGKILL)
+        r = self.set.master.client()
+        r("SET", "stock:{a}", "5")
+        wait_until(lambda: r("ROLE")[2] == [], "the master to see its replica gone")
+        r("CONFIG", "RESETSTAT")
+        res = run("deduct", "a", "1", "--url", self.set.url())
+        self.assertEqual((res.rc, res.one["stock"]), (0, 4), res)
+        self.assertIn("has no replica attached", res.stderr)
+        self.assertIn("a failover would lose them", res.stderr)
+        self.assertEqual(calls_on(self.set.master, "wait"), 0)
+        r.close()
+
+
+def offset(server):
+    c = server.client()
+    try:
+        info = c("INFO", "replication")
+        key = "master_repl_offset:" if "role:master" in info else "slave_repl_offset:"
+        return int(info.split(key)[1].split()[0])
+    finally:
+        c.close()
+
+
 if __name__ == "__main__":
     unittest.main()

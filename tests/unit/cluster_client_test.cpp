@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "core/hash_slot.h"
+#include "core/replication.h"
 #include "fake_node.h"
 #include "redis/cluster/router.h"
 #include "redis/scripts/lock.h"
@@ -117,4 +118,56 @@ TEST_CASE("a server without cluster support is refused at once") {
             [](const Argv&) { return error("ERR This instance has cluster support disabled"); });
   CHECK_THROWS_AS(ClusterClient(FakeNodes::at(kA), kNoWait, nodes.factory()), FatalConnectionError);
   CHECK(nodes.count(kA, "CLUSTER") == 1);  // not retried: every node would say the same
+}
+
+namespace {
+
+/// CLUSTER SLOTS giving every slot to kA, with `replicas` replicas listed after it.
+Reply all_slots_at_a_with(int replicas) {
+  std::vector<Reply> range{integer(0), integer(16383), array({bulk("127.0.0.1"), integer(kA)})};
+  for (int i = 0; i < replicas; ++i) range.push_back(array({bulk("127.0.0.1"), integer(kB + i)}));
+  return array({array(std::move(range))});
+}
+
+}  // namespace
+
+TEST_CASE("by default a primary the slot map lists with a replica is waited for, else not") {
+  for (int replicas : {0, 1}) {
+    FakeNodes nodes;
+    nodes.add(kA, [&](const Argv& argv) {
+      if (argv[0] == "CLUSTER") return all_slots_at_a_with(replicas);
+      if (argv[0] == "WAIT") return integer(replicas);
+      return status("OK");
+    });
+    ClusterClient client(FakeNodes::at(kA), ClientOptions{60, kWaitReplicasAuto, 100},
+                         nodes.factory());
+    std::vector<CallResult> results = client.run(
+        {Call::idempotent_write({"SET", "k", "1"}), Call::idempotent_write({"SET", "j", "1"})});
+    CHECK(nodes.count(kA, "WAIT") == static_cast<std::size_t>(replicas));  // once, not per call
+    CHECK(results[0].state == CallResult::State::replied);
+    CHECK(results[1].replicas_wanted == replicas);
+  }
+}
+
+TEST_CASE("a write with a request id that no replica confirmed is sent again after the map") {
+  FakeNodes nodes;
+  int waits = 0;
+  nodes.add(kA, [&](const Argv& argv) {
+    if (argv[0] == "CLUSTER") return all_slots_at_a_with(1);
+    if (argv[0] == "WAIT") return integer(waits++ == 0 ? 0 : 1);  // confirmed the second time
+    return status("OK");
+  });
+  ClusterClient client(FakeNodes::at(kA), ClientOptions{5000, kWaitReplicasAuto, 100},
+                       nodes.factory());
+  Call row = Call::idempotent_write({"SET", "k", "1"});
+  row.resend_unconfirmed = true;  // as a row with a request id
+  std::vector<CallResult> results =
+      client.run({row, Call::idempotent_write({"SET", "j", "1"}), Call::once({"SET", "l", "1"})});
+  // The row twice; the plain write (its caller has its own way on) and the lock once.
+  CHECK(nodes.count(kA, "SET") == 4);
+  CHECK(nodes.count(kA, "CLUSTER") >= 2);  // the map read again before the retry
+  CHECK(results[0].state == CallResult::State::replied);
+  CHECK(results[0].replicas_acked == 1);
+  CHECK(results[1].state == CallResult::State::replied);
+  CHECK(results[1].replicas_acked == 0);  // left for its caller to call "not confirmed"
 }

@@ -11,6 +11,7 @@
 #include "base/backoff.h"
 #include "base/diagnostics.h"
 #include "core/hash_slot.h"
+#include "core/replication.h"
 #include "redis/call.h"
 #include "redis/cluster/redirect.h"
 #include "redis/errors.h"
@@ -64,6 +65,10 @@ ClusterClient::Node& ClusterClient::node(const std::string& address) {
   std::unique_ptr<Connection> conn = open_(options);
   Node& added = nodes_[address];
   added.conn = std::move(conn);
+  if (auto planned = wait_for_.find(address); planned != wait_for_.end()) {
+    added.wait_for = planned->second;
+    if (added.wait_for == 0) confirm_unreplicated(address, added);
+  }
   return added;
 }
 
@@ -93,14 +98,18 @@ void ClusterClient::refresh() {
         return fmt::format("{}:{}", host, entry.elements.at(1).integer);
       };
       SlotMap fresh;
+      std::map<std::string, int> replicas;
       for (const Reply& range : reply.elements) {
         auto first = range.elements.at(0).integer, last = range.elements.at(1).integer;
         std::string primary = host_of(range.elements.at(2));
+        // The entries after the primary are its replicas that are not failed.
+        replicas[primary] = static_cast<int>(range.elements.size()) - 3;
         for (auto s = std::max(first, 0LL); s <= last && s < kClusterSlots; ++s) {
           fresh.set(static_cast<int>(s), primary);
         }
       }
       slots_ = std::move(fresh);
+      plan_waits(replicas);
       print_info(fmt::format("cluster map from {}: {} ranges", address, reply.elements.size()));
       return;
     } catch (const FatalConnectionError&) {
@@ -113,6 +122,61 @@ void ClusterClient::refresh() {
     }
   }
   throw ConnectionError(fmt::format("cannot discover the cluster: {}", last_error));
+}
+
+void ClusterClient::plan_waits(const std::map<std::string, int>& replicas) {
+  const int asked = options().wait_replicas;
+  replicas_expected_ = std::any_of(replicas.begin(), replicas.end(),
+                                   [](const auto& entry) { return entry.second > 0; });
+  wait_for_.clear();
+  for (const auto& [primary, attached] : replicas) {
+    wait_for_[primary] = replicas_to_wait_for(asked, attached);
+  }
+  for (auto& [address, n] : nodes_) {
+    auto planned = wait_for_.find(address);
+    n.wait_for = planned == wait_for_.end() ? 0 : planned->second;
+    if (planned != wait_for_.end() && n.wait_for == 0) confirm_unreplicated(address, n);
+  }
+}
+
+void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
+  // Only a primary the default would wait for if it had a replica, while its peers have some;
+  // and only on a connection with nothing owed, so that ROLE's reply is the next one.
+  if (options().wait_replicas != kWaitReplicasAuto || !replicas_expected_ || !n.owed.empty()) {
+    return;
+  }
+  // CLUSTER SLOTS leaves out a replica whose replication offset has not reached the gossip yet
+  // (a fresh cluster): the primary's own ROLE says whether one is attached.
+  int attached = 0;
+  try {
+    const Reply role = n.conn->command({"ROLE"});
+    if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
+        role.elements[0].str == "master") {
+      attached = static_cast<int>(role.elements[2].elements.size());
+    }
+  } catch (const ConnectionError&) {
+    return;  // the next call on it finds the broken connection
+  }
+  n.wait_for = replicas_to_wait_for(kWaitReplicasAuto, attached);
+  if (warn_unreplicated(kWaitReplicasAuto, attached, true) && warned_.insert(address).second) {
+    print_warning(fmt::format(
+        "cluster primary {} has no replica attached: its writes are not copied anywhere, and "
+        "losing it loses them; writing to it without waiting for replicas",
+        address));
+  }
+}
+
+void ClusterClient::unconfirmed_is_unknown(Window& window, std::size_t index) const {
+  CallResult& r = window.results[index];
+  if (!window.calls[index].resend_unconfirmed || r.replicas_acked >= r.replicas_wanted ||
+      r.state != CallResult::State::replied || r.reply.is_error()) {
+    return;
+  }
+  r.state = CallResult::State::unknown;
+  // describe() puts "outcome unknown: " in front when no retry settles it.
+  r.error = fmt::format("{} of {} replicas acknowledged the write (a failover under way?)",
+                        std::max(r.replicas_acked, 0), r.replicas_wanted);
+  window.stale = true;
 }
 
 void ClusterClient::recover() noexcept {
@@ -241,8 +305,8 @@ void ClusterClient::enqueue(Node& n, Window& window, std::size_t index, bool ask
   }
   append_call(*n.conn, call);
   n.owed.push_back(Owed{Owed::Kind::call, id, index, window.hops[index], asking, n.appended++});
-  if (call.writes && options().wait_replicas > 0) {
-    n.unwaited.push_back(Unwaited{id, index, window.hops[index]});
+  if (call.writes && n.wait_for > 0) {
+    n.unwaited.push_back(Unwaited{id, index, window.hops[index], n.wait_for});
   }
   n.dirty = true;
   ++window.owed;
@@ -255,7 +319,7 @@ void ClusterClient::flush_all() {
     n.dirty = false;
     if (!n.unwaited.empty()) {
       // WAIT counts the replicas holding every write this connection made so far.
-      append_wait(*n.conn);
+      append_wait(*n.conn, n.unwaited.front().wanted);
       for (const Unwaited& w : n.unwaited) ++windows_.at(w.window).owed;
       n.owed.push_back(Owed{Owed::Kind::wait, 0, 0, 0, false, n.appended++});
       n.waits.push_back(std::move(n.unwaited));
@@ -370,7 +434,10 @@ void ClusterClient::handle(const std::string& address, const Owed& owed, Reply r
         Window& window = windows_.at(w.window);
         --window.owed;
         // A call redirected since has its answer, and its count, from another node.
-        if (window.hops[w.index] == w.hop) window.results[w.index].replicas_acked = count;
+        if (window.hops[w.index] != w.hop) continue;
+        window.results[w.index].replicas_acked = count;
+        window.results[w.index].replicas_wanted = w.wanted;
+        unconfirmed_is_unknown(window, w.index);
       }
       return;
     }
@@ -385,6 +452,7 @@ void ClusterClient::handle(const std::string& address, const Owed& owed, Reply r
   result.state = CallResult::State::replied;
   result.error.clear();
   result.replicas_acked = -1;
+  result.replicas_wanted = 0;
   result.hopeless = false;
   --window.owed;
   follow(window, owed, address);

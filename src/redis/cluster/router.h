@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ class ClusterClient : public Client {
     std::uint64_t window;
     std::size_t index;
     int hop;
+    int wanted;  ///< the replicas its WAIT asks for
   };
 
   /// One reply a node owes, in the order the commands were written.
@@ -90,6 +92,7 @@ class ClusterClient : public Client {
     /// The same for FUNCTION LOAD of the library (0: none sent yet).
     std::uint64_t library_loaded = 0;
     std::uint64_t appended = 0;  ///< commands appended so far
+    int wait_for = 0;            ///< replicas to WAIT for after its writes
     bool dirty = false;          ///< appended, not yet written
     Clock::time_point heard;     ///< the last write or reply: the timeout counts from it
   };
@@ -100,6 +103,17 @@ class ClusterClient : public Client {
   };
 
   void refresh();
+  /// From a fresh CLUSTER SLOTS: how many replicas to WAIT for on each primary (the default
+  /// waits for one where the map lists any), warning once about a primary left without one.
+  void plan_waits(const std::map<std::string, int>& replicas);
+  /// For a primary the map lists without a replica while others have some: asks its ROLE, waits
+  /// for one if it has a replica attached after all, else warns once that it has none.
+  void confirm_unreplicated(const std::string& address, Node& n);
+  /// With --wait-replicas or by default: a write to resend (a row with a request id, see
+  /// Call::resend_unconfirmed) that too few replicas
+  /// acknowledged may be on a primary that a failover is replacing: its outcome becomes
+  /// unknown, so that it is sent again after the map is read anew (the ledger decides).
+  void unconfirmed_is_unknown(Window& window, std::size_t index) const;
   /// The connection to `address`, connecting on first use. Throws ConnectionError.
   Node& node(const std::string& address);
 
@@ -141,6 +155,9 @@ class ClusterClient : public Client {
   const Library* library_ = nullptr;  ///< the scripts' library, for messages
   /// Nodes that could not be reached in the current round: asked once per round, not per call.
   std::map<std::string, Unreachable> unreachable_;
+  std::map<std::string, int> wait_for_;  ///< per primary, from the last CLUSTER SLOTS
+  std::set<std::string> warned_;         ///< primaries named as without a replica
+  bool replicas_expected_ = false;       ///< the last map listed a replica for some primary
 };
 
 }  // namespace stockctl

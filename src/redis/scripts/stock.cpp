@@ -40,6 +40,7 @@ Call stock_call(const StockRequest& request) {
   Call call = Call::script_call(stock_script(), std::move(keys), std::move(args));
   call.idempotent = !request.request_id.empty();
   call.writes = true;
+  call.resend_unconfirmed = call.idempotent;
   return call;
 }
 

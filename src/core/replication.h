@@ -1,0 +1,34 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stockctl {
+
+/// --wait-replicas when it is not given: wait for the replicas a primary has attached.
+constexpr int kWaitReplicasAuto = -1;
+
+/// How many replicas to WAIT for after writing to a primary that has `attached` replicas
+/// online: `asked` when --wait-replicas was given (0 opts out), else 1 when it has any replica
+/// (a failover would otherwise lose the acknowledged writes of its last moments), else 0 (WAIT
+/// would only time out).
+int replicas_to_wait_for(int asked, int attached);
+
+/// Whether writing to a primary with `attached` replicas deserves a warning: it was expected to
+/// have one (behind Sentinel, or a cluster shard whose peers have replicas) and none is left,
+/// while --wait-replicas was not given.
+bool warn_unreplicated(int asked, int attached, bool replicas_expected);
+
+/// One sentinel's answer about the master it monitors.
+struct SentinelAnswer {
+  std::string address;         ///< "host:port" of SENTINEL GET-MASTER-ADDR-BY-NAME
+  long long config_epoch = 0;  ///< the config-epoch of SENTINEL MASTER
+};
+
+/// The master the sentinels name: the answer with the highest configuration epoch (a failover
+/// raises it, and a sentinel that has not heard of the failover yet still has the old one), the
+/// first such in the URL's order; nullopt when no sentinel answered.
+std::optional<std::string> sentinels_master(const std::vector<SentinelAnswer>& answers);
+
+}  // namespace stockctl
