@@ -9,7 +9,7 @@ namespace stockctl {
 Call put_call(const PutRequest& request) {
   const bool with_log = request.log != nullptr && request.log->enabled && !request.mode.dry_run;
   std::vector<std::string> keys{request.key, companion_key(request.key, kLockSuffix)};
-  if (with_log) keys.push_back(log_key(request.key));
+  if (with_log) keys.insert(keys.end(), {log_key(request.key), slot_log_key(request.key)});
   std::vector<std::string> args{
       std::to_string(request.value), std::string(put_script_mode(request.mode)),
       std::to_string(request.ttl_s), "1", request.counts_held ? "1" : "0"};
