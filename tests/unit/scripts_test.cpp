@@ -63,6 +63,17 @@ TEST_CASE("a disabled change log is not sent") {
   CHECK(call.numkeys == 1);
 }
 
+TEST_CASE("the load call sends each row's stock key, log list and slot log, then its value") {
+  ChangeLogSettings log{true, 50, "ops", "why"};
+  Call call = load_call({LoadRow{"{s:a}", 7}, LoadRow{"{s:b}", -1}}, 30, log, "init");
+  CHECK(script_argv(call) ==
+        evalsha(load_script(), 6,
+                {"{s:a}", "{s:a}:changes", slot_log_key("{s:a}"), "{s:b}", "{s:b}:changes",
+                 slot_log_key("{s:b}"), "30", "init", "50", "ops", "why", "7", "-1"}));
+  CHECK(call.idempotent);  // SET NX: a resent call creates nothing twice
+  CHECK(call.writes);
+}
+
 TEST_CASE("the put call sends the lock key, and the log keys third only when it writes") {
   ChangeLogSettings log{true, 50, "ops", ""};
   Call call = put_call(PutRequest{"{s:a}", 7, false, PutMode::for_init(), 0, &log, "init"});

@@ -23,6 +23,25 @@ Call put_call(const PutRequest& request) {
   return call;
 }
 
+Call load_call(const std::vector<LoadRow>& rows, long long ttl_s, const ChangeLogSettings& log,
+               const std::string& change) {
+  std::vector<std::string> keys;
+  keys.reserve(3 * rows.size());
+  std::vector<std::string> args{std::to_string(ttl_s), change, std::to_string(log.max_entries),
+                                log.actor, log.reason};
+  args.reserve(args.size() + rows.size());
+  for (const LoadRow& row : rows) {
+    keys.push_back(row.key);
+    keys.push_back(log_key(row.key));
+    keys.push_back(slot_log_key(row.key));
+    args.push_back(std::to_string(row.value));
+  }
+  Call call = Call::script_call(load_script(), std::move(keys), std::move(args));
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
 std::optional<PutAnswer> parse_put_answer(const Reply& reply) {
   if (reply.type != Reply::Type::array || reply.elements.size() != 3) return std::nullopt;
   const Reply& held = reply.elements[2];
