@@ -10,8 +10,8 @@
 -- caller.
 --
 -- Returns one integer per item: 1 the key was missing and now holds the value (its entry
--- written), 0 the key exists and nothing was written (the caller reads it and decides, as after
--- SET NX).
+-- written), 0 the key exists and nothing was written (the caller sends that row to put-2.lua,
+-- which gives back its expired holds and reports it).
 --
 -- Why a batch: with the log, one put-2.lua call per row cost the server about 20 us a row,
 -- where --no-log pipelines SET NX; one call for many rows pays the call once. It does what SET

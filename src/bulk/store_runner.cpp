@@ -91,7 +91,9 @@ void PutRunner::complete_oldest_step() {
       begin(window, Step::get, apply_set(sent, results));
       return;
     case Step::load:
-      begin(window, Step::get, apply_load(window, sent, results));
+      // Keys that exist go on to the put script, as every logged write did before the load
+      // script: it gives their expired holds back and reports them.
+      begin(window, Step::script, apply_load(window, sent, results));
       return;
     case Step::get:
       begin(window, Step::script, apply_get(sent, results));
@@ -159,7 +161,7 @@ std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vec
       } else if (!answered) {
         set_error(r, Status::error, "unexpected reply from the load script");
       } else if (result.reply.elements[i].integer == 0) {
-        next.push_back(sent[first + i]);  // the key exists: nothing was written
+        next.push_back(sent[first + i]);  // the key exists: the load wrote nothing
       } else {
         apply_put_verdict(r, "created", std::nullopt, sent[first + i]->value, mode_);
         if (r.status == Status::ok) check_durability(r, result, client_.options());
