@@ -11,7 +11,8 @@
 # as it is, not wrapped in a function (a script's own functions are closures built again on
 # every call); its header says which locals it reads and which it defines. The SHA1, the body
 # sent and the Functions library are all made of the spliced text. lua/include/ is not
-# scanned for scripts, and an included file includes nothing.
+# scanned for scripts. An included file may include another (give_back_expired writes its
+# entries through log_entry), one level deep: the file it includes includes nothing.
 #
 # The same scripts also make one Redis Functions library (FUNCTION LOAD once, then FCALL).
 # Its name and its functions' names carry a tag made of the SHA1 of every script, so that
@@ -23,6 +24,12 @@ cmake_minimum_required(VERSION 3.16)
 # The script at `path` with each "-- @include NAME" line replaced by lua/include/NAME.lua.
 function(read_script path out)
   file(READ "${path}" rest)
+  splice_includes("${path}" "${rest}" 0 text)
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+# `rest` (the text of `path`) with its include lines spliced; `depth` is 1 inside an include.
+function(splice_includes path rest depth out)
   set(text "")
   while(TRUE)
     string(FIND "${rest}" "-- @include" at)
@@ -55,9 +62,11 @@ function(read_script path out)
       message(FATAL_ERROR "${path}: ${include} does not exist")
     endif()
     file(READ "${include}" body)
-    if(body MATCHES "-- @include")
-      message(FATAL_ERROR "${include}: an included file cannot include another")
+    if(depth GREATER 0 AND body MATCHES "\n[ ]*-- @include")
+      message(FATAL_ERROR "${include}: included by ${path}, itself included: it cannot include")
     endif()
+    math(EXPR inner "${depth} + 1")
+    splice_includes("${include}" "${body}" ${inner} body)
     string(REGEX REPLACE "\n$" "" body "${body}")
     # Every line that is not empty takes the directive's indentation.
     string(REGEX REPLACE "\n([^\n])" "\n${indent}\\1" body "${body}")

@@ -219,9 +219,10 @@ if created then
         call('SET', KEYS[k + 1], init)
       end
       if logging then
-        call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', 'init', 'qty', '',
-             'before', '', 'after', init, 'request_id', '', 'actor', ARGV[7],
-             'reason', ARGV[8], 'hold_id', id)
+        local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[7], ARGV[8]
+        local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+            'init', '', '', init, '', id
+        -- @include log_entry
       end
     end
   end
@@ -307,9 +308,10 @@ for i = 1, n do
     local stock_key, qty = KEYS[k + 1], ARGV[8 + 3 * i]
     left = call('DECRBY', stock_key, qty)
     if logging then
-      call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', kind, 'qty', qty,
-           'before', left + tonumber(qty), 'after', left, 'request_id', '', 'actor', ARGV[7],
-           'reason', ARGV[8], 'hold_id', id)
+      local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[7], ARGV[8]
+      local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+          kind, qty, left + tonumber(qty), left, '', id
+      -- @include log_entry
     end
     if holding then
       call('ZADD', KEYS[k + 2], expires_at, id)

@@ -10,7 +10,10 @@
 -- ARGV[5]  "1": ARGV[1] counts the item's held units as not sold (a database's total - issued):
 --          the value stored is ARGV[1] less the units of its live holds, never below 0 (see
 --          "Holds" below); "0": ARGV[1] is stored as it is
--- KEYS[3]  the item's change log (a stream, same hash slot); sent only with ARGV[7]
+-- KEYS[3]  the item's change log (a list, same hash slot); sent only with ARGV[7]
+-- KEYS[4]  the log of first entries of the items of its hash slot (a hash, same slot); sent
+--          with KEYS[3]. A key this call creates has its first entry there, not in a list of
+--          its own: a load then costs some 80 bytes an item (lua/include/log_entry.lua)
 -- ARGV[6]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
 --          is logged as "overwrite")
 -- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
@@ -112,9 +115,11 @@ else
 end
 if logging and previous ~= value then
   -- The same fields as the stock script's entries ("" = does not apply).
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', log_max, '*', 'change',
-             previous and 'overwrite' or ARGV[6], 'qty', '', 'before', previous or '',
-             'after', value, 'request_id', '', 'actor', ARGV[8], 'reason', ARGV[9])
+  local log_key, log_slot, log_field = KEYS[3], not previous and KEYS[4], key
+  local actor, reason = ARGV[8], ARGV[9] or ''
+  local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+      previous and 'overwrite' or ARGV[6], '', previous or '', value, '', ''
+  -- @include log_entry
 end
 if previous then return {'replaced', previous, held} end
 return {'created', false, held}

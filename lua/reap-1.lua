@@ -33,7 +33,7 @@ end
 local function expire_holds(stock_key, holds_key, held_key, now, seen, expired)
   local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
   if #ids == 0 then return 0 end
-  local log_key, actor, reason = logging and companion(stock_key, ':log'), ARGV[3], ARGV[4]
+  local log_key, actor, reason = logging and companion(stock_key, ':changes'), ARGV[3], ARGV[4]
   -- @include give_back_expired
   if not given_back then return 0 end  -- a corrupt value keeps its holds
   for _, hid in ipairs(ids) do

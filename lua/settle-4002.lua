@@ -133,9 +133,10 @@ if change then
       local before = out[i + 2]
       if give_back and before >= 0 then out[i + 2] = call('INCRBY', KEYS[k + 1], qty) end
       if logging and out[i + 2] ~= -3 then
-        call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', change, 'qty', qty,
-             'before', before, 'after', out[i + 2], 'request_id', '', 'actor', ARGV[4],
-             'reason', ARGV[5], 'hold_id', id)
+        local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[4], ARGV[5]
+        local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+            change, qty, before, out[i + 2], '', id
+        -- @include log_entry
       end
     end
   end
@@ -173,9 +174,10 @@ elseif action == 'cancel' then
         local k, qty = 2 + G * (i - 1), lines[3 * i - 1]
         out[i + 2] = call('INCRBY', KEYS[k + 1], qty)
         if logging then
-          call('XADD', KEYS[k + 4], 'MAXLEN', '~', log_max, '*', 'change', 'cancel', 'qty', qty,
-               'before', before, 'after', out[i + 2], 'request_id', '', 'actor', ARGV[4],
-               'reason', ARGV[5], 'hold_id', id)
+          local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[4], ARGV[5]
+          local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+              'cancel', qty, before, out[i + 2], '', id
+          -- @include log_entry
         end
       end
     end

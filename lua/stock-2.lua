@@ -8,7 +8,8 @@
 --          migrates.
 -- KEYS[3]  only with an id: the item's ledger of the previous generation
 -- KEYS[4]  only with an id: the item's ledger of the next generation
--- KEYS[#]  the item's change log (a stream, same hash slot), last; sent only with ARGV[7]
+-- KEYS[#]  the item's change log (a list, same hash slot; lua/include/log_entry.lua), last;
+--          sent only with ARGV[7]
 -- ARGV[1]  op: "deduct" or "add"
 -- ARGV[2]  qty: canonical decimal integer, 1 .. 2^53-1
 -- ARGV[3]  request id; absent or "" = none. With an id the operation is applied at most once: a
@@ -198,20 +199,20 @@ else
   stock = answer
 end
 
--- Each change appends one entry to the item's log; the time is the entry's id. Always the same
--- fields, in the same order: a stream then stores their names once per block instead of once
--- per entry. "" stands for "does not apply".
+-- Each change appends one entry to the item's log (lua/include/log_entry.lua). "" stands for
+-- "does not apply".
 if logging then
-  local log, id = KEYS[#KEYS], request_id or ''
+  local log_key, log_slot, actor, reason = KEYS[#KEYS], false, ARGV[8], ARGV[9] or ''
+  local id = request_id or ''
   if creating then
-    redis.call('XADD', log, 'MAXLEN', '~', log_max, '*', 'change', 'init', 'qty', '',
-               'before', '', 'after', raw, 'request_id', id, 'actor', ARGV[8],
-               'reason', ARGV[9])
+    local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+        'init', '', '', raw, id, ''
+    -- @include log_entry
   end
   if answer ~= -1 and answer ~= -2 then
-    redis.call('XADD', log, 'MAXLEN', '~', log_max, '*', 'change', op, 'qty', qty,
-               'before', raw, 'after', answer, 'request_id', id, 'actor', ARGV[8],
-               'reason', ARGV[9])
+    local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+        op, qty, raw, answer, id, ''
+    -- @include log_entry
   end
 end
 if answer == stock then return answer end

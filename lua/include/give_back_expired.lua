@@ -11,8 +11,9 @@
 --   held_key   its held units (a hash: hold id -> qty, "" -> their sum)
 --   ids        the ids that ZRANGEBYSCORE holds_key -inf now found (at least one)
 --   now        the server's clock in ms that found them
---   log_key    the item's change log; nil or false: write no log
---   log_max    the log's length (MAXLEN ~); actor, reason: the entries' fields
+--   log_key    the item's change log (a list); nil or false: write no log
+--   log_max    the log's length; actor, reason: the entries' fields (lua/include/log_entry.lua,
+--              which this file includes: an expiry's entry goes to the item's list)
 -- Defines given_back: the units given back, or false when the stored value is not a stock value
 -- (-1 or a canonical integer 0 .. 2^53-1), which keeps its holds until it is repaired. A missing
 -- key takes them with it (they count as given back); unlimited stock stays as it is.
@@ -34,9 +35,10 @@ do
       units = units + qty
       redis.call('HDEL', held_key, hid)
       if log_key and stock and stock >= 0 then
-        redis.call('XADD', log_key, 'MAXLEN', '~', log_max, '*', 'change', 'expire',
-                   'qty', qty, 'before', stock + units - qty, 'after', stock + units,
-                   'request_id', '', 'actor', actor, 'reason', reason, 'hold_id', hid)
+        local log_slot = false
+        local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+            'expire', qty, stock + units - qty, stock + units, '', hid
+        -- @include log_entry
       end
     end
     redis.call('ZREMRANGEBYSCORE', holds_key, '-inf', now)

@@ -35,25 +35,6 @@ std::string due_index_pattern(const KeyScheme& scheme) {
   return fmt::format("stockctl:carts-due:{}{{*}}", escape_glob(scheme.prefix));
 }
 
-// One short hash tag per slot, found once by counting up: the due index of a slot must share
-// the slot of the records it lists, and a group's record the slot of its lines.
-const std::string& slot_tag(int slot) {
-  static const std::vector<std::string> tags = [] {
-    std::vector<std::string> found(kClusterSlots);
-    int missing = kClusterSlots;
-    for (long n = 0; missing > 0; ++n) {
-      std::string tag = std::to_string(n);
-      std::string& slot_of_tag = found[static_cast<std::size_t>(key_slot(tag))];
-      if (slot_of_tag.empty()) {
-        slot_of_tag = std::move(tag);
-        --missing;
-      }
-    }
-    return found;
-  }();
-  return tags.at(static_cast<std::size_t>(slot));
-}
-
 std::string group_index_key(const KeyScheme& scheme, int slot) {
   return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, slot_tag(slot));
 }

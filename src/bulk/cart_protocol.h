@@ -9,6 +9,7 @@
 #include "base/errors.h"
 #include "bulk/hold_runner.h"
 #include "core/exit_fold.h"
+#include "core/hash_slot.h"
 
 namespace stockctl {
 
@@ -54,9 +55,6 @@ ReapCount reap_on_cluster(Context& ctx);
 
 /// The hash slot of `key`, by which a cart's lines are grouped.
 int cart_slot(std::string_view key);
-
-/// A short hash tag whose slot is `slot` (0 .. 16383): `{TAG}` puts a key in that slot.
-const std::string& slot_tag(int slot);
 
 /// A SCAN pattern matching the due index of every slot (under the scheme's prefix).
 std::string due_index_pattern(const KeyScheme& scheme);

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
 #include <optional>
 
 #include "base/backoff.h"
 #include "base/diagnostics.h"
 #include "base/interrupt.h"
 #include "bulk/replica_ack.h"
+#include "core/hash_slot.h"
 #include "core/sku.h"
 #include "redis/scripts/put.h"
 
@@ -58,7 +60,14 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
   // rows of a source all have the columns of its header: all count held units or none do.)
   const bool counts_held = std::any_of(items.begin(), items.end(),
                                        [](const PutItem* item) { return item->counts_held; });
-  if (step == Step::set && (log_.enabled || mode_.force || counts_held)) step = Step::script;
+  if (step == Step::set && (log_.enabled || mode_.force || counts_held)) {
+    // Where SET NX would do but for the log, the load script does it with the entry.
+    if (log_.enabled && !mode_.force && !counts_held && !mode_.dry_run) {
+      begin_load(window, std::move(items));
+      return;
+    }
+    step = Step::script;
+  }
   std::vector<Call> calls;
   calls.reserve(items.size() * 2);
   for (const PutItem* item : items) {
@@ -81,6 +90,11 @@ void PutRunner::complete_oldest_step() {
       // SET NX said nothing about keys that existed: GET tells their value.
       begin(window, Step::get, apply_set(sent, results));
       return;
+    case Step::load:
+      // Keys that exist go on to the put script, as every logged write did before the load
+      // script: it gives their expired holds back and reports them.
+      begin(window, Step::script, apply_load(window, sent, results));
+      return;
     case Step::get:
       begin(window, Step::script, apply_get(sent, results));
       return;
@@ -94,6 +108,68 @@ void PutRunner::complete_oldest_step() {
   }
   if (!locked.empty()) wait_for_lock_holders(locked);
   window.written = true;
+}
+
+// Rows per call of the load script: enough that the call's own cost is small beside the rows',
+// few enough that one call holds the server for well under a millisecond.
+constexpr std::size_t kLoadBatch = 128;
+
+void PutRunner::begin_load(Window& window, std::vector<PutItem*> items) {
+  if (!cluster_) {
+    const std::vector<std::string> nodes = client_.primaries();
+    cluster_ = !(nodes.size() == 1 && nodes.front().empty());
+  }
+  // A standalone server takes any keys in one call; a cluster only the keys of one slot.
+  std::map<int, std::vector<PutItem*>> groups;
+  for (PutItem* item : items) groups[*cluster_ ? key_slot(item->result.key) : 0].push_back(item);
+  std::vector<Call> calls;
+  window.sent.clear();
+  window.batches.clear();
+  for (const auto& [slot, group] : groups) {
+    for (std::size_t at = 0; at < group.size(); at += kLoadBatch) {
+      const std::size_t end = std::min(group.size(), at + kLoadBatch);
+      std::vector<LoadRow> rows;
+      for (std::size_t i = at; i < end; ++i) {
+        rows.push_back(LoadRow{group[i]->result.key, group[i]->value});
+        window.sent.push_back(group[i]);
+      }
+      calls.push_back(load_call(rows, ttl_s_, log_, change_));
+      window.batches.push_back(end - at);
+    }
+  }
+  client_.start(std::move(calls));
+  window.step = Step::load;
+  wire_.push_back(&window);
+}
+
+// Like apply_set, with one reply (an integer per row) for each call's rows.
+std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vector<PutItem*>& sent,
+                                            const std::vector<CallResult>& results) const {
+  std::vector<PutItem*> next;
+  std::size_t first = 0;
+  for (std::size_t b = 0; b < window.batches.size(); ++b) {
+    const CallResult& result = results[b];
+    const std::size_t count = window.batches[b];
+    const bool answered = result.state == CallResult::State::replied && !result.reply.is_error() &&
+                          result.reply.elements.size() == count;
+    for (std::size_t i = 0; i < count; ++i) {
+      ItemResult& r = sent[first + i]->result;
+      if (result.state != CallResult::State::replied) {
+        set_error(r, Status::error, result.error);
+      } else if (result.reply.is_error()) {
+        apply_error_reply(r, result.reply.str);
+      } else if (!answered) {
+        set_error(r, Status::error, "unexpected reply from the load script");
+      } else if (result.reply.elements[i].integer == 0) {
+        next.push_back(sent[first + i]);  // the key exists: the load wrote nothing
+      } else {
+        apply_put_verdict(r, "created", std::nullopt, sent[first + i]->value, mode_);
+        if (r.status == Status::ok) check_durability(r, result, client_.options());
+      }
+    }
+    first += count;
+  }
+  return next;
 }
 
 bool PutRunner::reads_holds() const { return mode_.force; }
@@ -116,6 +192,7 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
     }
     case Step::get:
       return Call::read({"GET", key});
+    case Step::load:  // begin_load builds its calls, a row per item
     case Step::script:
       break;
   }

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,8 @@ class PutRunner {
       : client_(client), mode_(mode), ttl_s_(ttl_s), lock_(lock) {}
 
   /// Logs every change in the items' change logs as `change` ("init", "rebuild"). A logged
-  /// write goes through the put script, which appends the entry in the same step.
+  /// write goes through a script that appends the entry in the same step: the load script for
+  /// the keys SET NX would create, else the put script.
   void set_change_log(const ChangeLogSettings& log, std::string change) {
     log_ = log;
     change_ = std::move(change);
@@ -58,12 +60,13 @@ class PutRunner {
   void run(std::vector<PutItem>& items);
 
  private:
-  enum class Step { set, get, script };
+  enum class Step { set, load, get, script };
   struct Window {
     std::uint64_t id = 0;
     std::vector<PutItem>* items = nullptr;
     Step step = Step::set;
-    std::vector<PutItem*> sent;  ///< the items of the step on the wire
+    std::vector<PutItem*> sent;        ///< the items of the step on the wire
+    std::vector<std::size_t> batches;  ///< Step::load: the items of each call, in `sent` order
     bool written = false;
   };
 
@@ -72,6 +75,10 @@ class PutRunner {
   /// Reads the oldest step on the wire and starts the window's next step.
   void complete_oldest_step();
   Call call_for(Step step, const PutItem& item) const;
+  /// Starts the load step: the items in calls of the load script, by slot on a cluster.
+  void begin_load(Window& window, std::vector<PutItem*> items);
+  std::vector<PutItem*> apply_load(const Window& window, const std::vector<PutItem*>& sent,
+                                   const std::vector<CallResult>& results) const;
   /// Whether the GET step also asks whether each item has holds (EXISTS of its holds key, sent
   /// before its GET): a forced write (or its dry run) may skip the put script only for an item
   /// without any.
@@ -95,6 +102,7 @@ class PutRunner {
   /// those of later windows.
   std::deque<Window*> wire_;
   ChangeLogSettings log_{false, 0, {}, {}};
+  std::optional<bool> cluster_;  ///< asked of the client once, at the first load step
   std::string change_;
 };
 

@@ -105,7 +105,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   // On a cluster the item also leaves the index of items with group holds in its slot, so that
   // the index never outgrows the items that exist.
   const bool cluster = program.common.cluster;
-  const std::size_t per_item = cluster ? 3 : 2;
+  const std::size_t per_item = cluster ? 4 : 3;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!o.force && has_unexpired_holds(ctx.redis(), items[i].key)) {
       set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
@@ -113,14 +113,16 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
     }
     // The stock key alone first, so that its reply tells ok from missing; then the rest.
     calls.push_back(Call{nullptr, {"DEL", items[i].key}, true, true});
-    Call companions{
-        nullptr,
-        {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key),
-         companion_key(items[i].key, kHoldsSuffix), companion_key(items[i].key, kHeldSuffix)},
-        true,
-        true};
+    Call companions{nullptr,
+                    {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key),
+                     stream_log_key(items[i].key), companion_key(items[i].key, kHoldsSuffix),
+                     companion_key(items[i].key, kHeldSuffix)},
+                    true,
+                    true};
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
     calls.push_back(std::move(companions));
+    // The item's first entry, when a load created it, is its field in its slot's log.
+    calls.push_back(Call::idempotent_write({"HDEL", slot_log_key(items[i].key), items[i].key}));
     if (cluster) {
       calls.push_back(Call::idempotent_write(
           {"ZREM", group_index_key(ctx.scheme(), cart_slot(items[i].key)), items[i].key}));

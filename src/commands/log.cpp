@@ -1,8 +1,7 @@
-// `log SKU`: an item's change log, oldest entry first.
+// `log SKU`: an item's change log, oldest entry first: the stream of earlier versions, the
+// item's first entry in its slot's log, then its list (lua/include/log_entry.lua).
 
 #include <fmt/format.h>
-
-#include <algorithm>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
@@ -50,8 +49,8 @@ nlohmann::ordered_json entry_json(const std::string& sku, const std::string& key
   return j;
 }
 
-// XRANGE/XREVRANGE answer: [[id, [field, value, ...]], ...].
-std::vector<LogEntry> entries_of(const Reply& reply, const std::string& log) {
+// XRANGE answer: [[id, [field, value, ...]], ...].
+std::vector<LogEntry> stream_entries(const Reply& reply, const std::string& log) {
   if (reply.is_error()) throw StockctlError(fmt::format("{}: {}", log, reply.str));
   std::vector<LogEntry> entries;
   for (const Reply& item : reply.elements) {
@@ -66,34 +65,57 @@ std::vector<LogEntry> entries_of(const Reply& reply, const std::string& log) {
   return entries;
 }
 
-Reply read_call(Client& client, std::vector<std::string> argv) {
-  return client.call(Call::read(std::move(argv)));
+Reply read_call(Client& client, std::vector<std::string> argv, const std::string& key) {
+  Reply reply = client.call(Call::read(std::move(argv)));
+  if (reply.is_error()) throw StockctlError(fmt::format("{}: {}", key, reply.str));
+  return reply;
 }
 
-// Prints the entries from `start` on, oldest first, a page at a time; returns how many.
-std::size_t print_all(Context& ctx, const LogOptions& o, const std::string& key,
-                      const std::string& log, std::string start) {
-  std::size_t printed = 0;
+// What the log holds from `since` on, oldest first, and whether any log key exists at all.
+struct ItemLog {
+  std::vector<LogEntry> entries;
+  bool first_entry = false;  ///< the item has an entry in its slot's log
+};
+
+void keep(std::vector<LogEntry>& out, LogEntry e, std::int64_t since) {
+  if (e.time_ms >= since) out.push_back(std::move(e));
+}
+
+// The stream that versions before the list wrote, a page at a time: its entries are older
+// than any the list holds.
+void read_stream(Context& ctx, const std::string& key, std::int64_t since, ItemLog& log) {
+  const std::string stream = stream_log_key(key);
+  std::string start = std::to_string(since);
   for (;;) {
-    std::vector<LogEntry> page = entries_of(
-        read_call(ctx.redis(), {"XRANGE", log, start, "+", "COUNT", std::to_string(kPage)}), log);
-    for (const LogEntry& e : page) ctx.out().write(entry_json(o.sku, key, e));
-    printed += page.size();
+    std::vector<LogEntry> page = stream_entries(
+        read_call(ctx.redis(), {"XRANGE", stream, start, "+", "COUNT", std::to_string(kPage)},
+                  stream),
+        stream);
+    for (LogEntry& e : page) log.entries.push_back(std::move(e));
     stop_if_interrupted();
-    if (static_cast<long long>(page.size()) < kPage) return printed;
-    start = "(" + page.back().id;
+    if (static_cast<long long>(page.size()) < kPage) return;
+    start = "(" + log.entries.back().id;
   }
 }
 
-// The newest `limit` entries from `start` on, printed oldest first.
-std::size_t print_newest(Context& ctx, const LogOptions& o, const std::string& key,
-                         const std::string& log, const std::string& start) {
-  std::vector<LogEntry> page = entries_of(
-      read_call(ctx.redis(), {"XREVRANGE", log, "+", start, "COUNT", std::to_string(o.limit)}),
-      log);
-  std::reverse(page.begin(), page.end());
-  for (const LogEntry& e : page) ctx.out().write(entry_json(o.sku, key, e));
-  return page.size();
+// The item's first entry when a load created it (lua/include/log_entry.lua), then its list.
+void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemLog& log) {
+  const std::string slot_log = slot_log_key(key);
+  Reply first = read_call(ctx.redis(), {"HGET", slot_log, key}, slot_log);
+  if (first.type == Reply::Type::string) {
+    log.first_entry = true;
+    if (auto e = parse_packed_log_entry(first.str)) keep(log.entries, std::move(*e), since);
+  }
+  const std::string list = log_key(key);
+  for (long long at = 0;; at += kPage) {
+    Reply page = read_call(
+        ctx.redis(), {"LRANGE", list, std::to_string(at), std::to_string(at + kPage - 1)}, list);
+    for (const Reply& item : page.elements) {
+      if (auto e = parse_packed_log_entry(item.str)) keep(log.entries, std::move(*e), since);
+    }
+    stop_if_interrupted();
+    if (static_cast<long long>(page.elements.size()) < kPage) return;
+  }
 }
 
 ExitCode run_log(Program& program, const LogOptions& o) {
@@ -101,25 +123,30 @@ ExitCode run_log(Program& program, const LogOptions& o) {
   if (std::string problem = validate_sku(o.sku, ctx.scheme()); !problem.empty()) {
     throw InputError(fmt::format("item '{}': {}", o.sku, problem));
   }
-  std::string start = "-";
+  std::int64_t since = 0;
   if (!o.since.empty()) {
     std::string error;
     auto ms = parse_log_time(o.since, error);
     if (!ms) throw InputError(fmt::format("--since '{}': {}", o.since, error));
-    start = std::to_string(*ms);
+    since = *ms;
   }
   const std::string key = stock_key(ctx.scheme(), o.sku);
-  const std::string log = log_key(key);
-  const std::size_t printed =
-      o.limit > 0 ? print_newest(ctx, o, key, log, start) : print_all(ctx, o, key, log, start);
-  if (printed > 0) return ExitCode::ok;
+  ItemLog log;
+  read_stream(ctx, key, since, log);
+  read_packed(ctx, key, since, log);
+  std::size_t from = 0;
+  if (o.limit > 0 && log.entries.size() > static_cast<std::size_t>(o.limit)) {
+    from = log.entries.size() - static_cast<std::size_t>(o.limit);
+  }
+  for (std::size_t i = from; i < log.entries.size(); ++i) {
+    ctx.out().write(entry_json(o.sku, key, log.entries[i]));
+  }
+  if (!log.entries.empty() || log.first_entry) return ExitCode::ok;
   // Nothing to show: say so only when the item itself does not exist either.
   // One EXISTS per key: each follows ASK at once while the item's slot migrates, where one
-  // EXISTS of both would be refused with TRYAGAIN until the migration ends.
-  for (const std::string& k : {key, log}) {
-    Reply exists = read_call(ctx.redis(), {"EXISTS", k});
-    if (exists.is_error()) throw StockctlError(fmt::format("{}: {}", k, exists.str));
-    if (exists.integer > 0) return ExitCode::ok;
+  // EXISTS of several would be refused with TRYAGAIN until the migration ends.
+  for (const std::string& k : {key, log_key(key), stream_log_key(key)}) {
+    if (read_call(ctx.redis(), {"EXISTS", k}, k).integer > 0) return ExitCode::ok;
   }
   nlohmann::ordered_json j;
   j["op"] = "log";

@@ -1,5 +1,6 @@
 #include "core/change_log.h"
 
+#include <array>
 #include <cctype>
 #include <cstdlib>
 
@@ -123,6 +124,48 @@ LogEntry parse_log_entry(const std::string& id, const StreamFields& fields) {
     else if (name == "reason")
       e.reason = text(value);
   }
+  return e;
+}
+
+namespace {
+
+// The next field of `rest` up to the separator, which it consumes; nullopt at the end.
+std::optional<std::string_view> next_field(std::string_view& rest) {
+  const auto at = rest.find('\x1f');
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view field = rest.substr(0, at);
+  rest.remove_prefix(at + 1);
+  return field;
+}
+
+}  // namespace
+
+std::optional<LogEntry> parse_packed_log_entry(std::string_view packed) {
+  std::string_view rest = packed;
+  std::array<std::string_view, 8> f;  // id, change, qty, before, after, request, hold, actor bytes
+  for (std::string_view& field : f) {
+    auto next = next_field(rest);
+    if (!next) return std::nullopt;
+    field = *next;
+  }
+  const auto actor_bytes = to_int(f[7]);
+  const auto time_ms = to_int(f[0].substr(0, f[0].find('-')));
+  if (!actor_bytes || *actor_bytes < 0 || static_cast<std::size_t>(*actor_bytes) > rest.size() ||
+      !time_ms || f[1].empty()) {
+    return std::nullopt;
+  }
+  const auto actor_size = static_cast<std::size_t>(*actor_bytes);
+  LogEntry e;
+  e.id = std::string(f[0]);
+  e.time_ms = *time_ms;
+  e.change = std::string(f[1]);
+  e.qty = to_int(f[2]);
+  e.before = to_int(f[3]);
+  e.after = to_int(f[4]);
+  e.request_id = text(std::string(f[5]));
+  e.hold_id = text(std::string(f[6]));
+  e.actor = text(std::string(rest.substr(0, actor_size)));
+  e.reason = text(std::string(rest.substr(actor_size)));
   return e;
 }
 

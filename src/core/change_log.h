@@ -12,14 +12,16 @@ namespace stockctl {
 /// How this run writes items' change logs (--no-log, --log-max, --actor, --reason).
 struct ChangeLogSettings {
   bool enabled = true;
-  long long max_entries = 1000;  ///< per item, trimmed approximately (XADD MAXLEN ~)
+  long long max_entries = 1000;  ///< per item, trimmed approximately (lua/include/log_entry.lua)
   std::string actor;
   std::string reason;  ///< "" = none
 };
 
-/// One entry of an item's change log, as read back from its stream.
+/// One entry of an item's change log, as read back from its list, its slot's hash or (written
+/// by earlier versions) its stream.
 struct LogEntry {
-  std::string id;  ///< the stream id, "<ms>-<seq>"
+  std::string
+      id;  ///< "<ms>-<n>": n counts the item's entries (a stream's "<ms>-<seq>" for old ones)
   std::int64_t time_ms = 0;
   std::string change;  ///< deduct, add, init, rebuild, overwrite
   std::optional<std::int64_t> qty;
@@ -38,6 +40,12 @@ using StreamFields = std::vector<std::pair<std::string, std::string>>;
 /// (the scripts write "" where one does not apply) and a number field that is not a decimal
 /// integer are null.
 LogEntry parse_log_entry(const std::string& id, const StreamFields& fields);
+
+/// Reads one entry as lua/include/log_entry.lua packs it: "<ms>-<n>" US change US qty US before
+/// US after US request US hold US <bytes of actor> US actor reason (US = \x1f). Empty fields and
+/// number fields that are not decimal integers are null. nullopt when `packed` is not such an
+/// entry.
+std::optional<LogEntry> parse_packed_log_entry(std::string_view packed);
 
 /// Parses --since: epoch milliseconds ("1764536400000") or ISO 8601 UTC or with an offset
 /// ("2026-11-30T21:00:00Z", "2026-11-30T22:00:00.5+01:00", "2026-11-30"). Returns nullopt and

@@ -1,6 +1,7 @@
 #include "core/hash_slot.h"
 
 #include <array>
+#include <vector>
 
 #include "core/sku.h"
 
@@ -37,5 +38,25 @@ std::uint16_t crc16(std::string_view data) {
 }
 
 int key_slot(std::string_view key) { return crc16(hash_tag(key)) % kClusterSlots; }
+
+// One short hash tag per slot, found once by counting up: the due index of a slot must share
+// the slot of the records it lists, a group's record the slot of its lines, and the slot's log
+// of first entries the slot of its items.
+const std::string& slot_tag(int slot) {
+  static const std::vector<std::string> tags = [] {
+    std::vector<std::string> found(kClusterSlots);
+    int missing = kClusterSlots;
+    for (long n = 0; missing > 0; ++n) {
+      std::string tag = std::to_string(n);
+      std::string& slot_of_tag = found[static_cast<std::size_t>(key_slot(tag))];
+      if (slot_of_tag.empty()) {
+        slot_of_tag = std::move(tag);
+        --missing;
+      }
+    }
+    return found;
+  }();
+  return tags.at(static_cast<std::size_t>(slot));
+}
 
 }  // namespace stockctl

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/text.h"
+#include "core/hash_slot.h"
 
 namespace stockctl {
 namespace {
@@ -29,7 +30,8 @@ bool ends_with(std::string_view s, std::string_view tail) {
 // another tagged key under the prefix.
 bool looks_like_companion(std::string_view prefix, std::string_view key) {
   auto is_stock_key = [&](std::string_view k) { return starts_with(k, prefix) && has_hash_tag(k); };
-  for (std::string_view suffix : {kLockSuffix, kLogSuffix, kHoldsSuffix, kHeldSuffix}) {
+  for (std::string_view suffix :
+       {kLockSuffix, kLogSuffix, kStreamLogSuffix, kHoldsSuffix, kHeldSuffix}) {
     if (ends_with(key, suffix) && is_stock_key(key.substr(0, key.size() - suffix.size()))) {
       return true;
     }
@@ -132,6 +134,13 @@ std::string companion_key(std::string_view key, std::string_view suffix) {
   if (!tagged) out += '}';
   out += suffix;
   return out;
+}
+
+std::string slot_log_key(std::string_view stock_key) {
+  std::string key = "stockctl:log:{";
+  key += slot_tag(key_slot(stock_key));
+  key += '}';
+  return key;
 }
 
 std::string ledger_key(std::string_view stock_key, long long request_ttl_s, long long generation) {

@@ -28,7 +28,10 @@ std::string companion_key(std::string_view stock_key, std::string_view suffix);
 
 /// The suffixes of an item's companion keys, each appended to its stock key by companion_key.
 inline constexpr std::string_view kLockSuffix = ":lock";
-inline constexpr std::string_view kLogSuffix = ":log";
+/// The change log of an item (a list; lua/include/log_entry.lua).
+inline constexpr std::string_view kLogSuffix = ":changes";
+/// The change log of earlier versions (a stream per item): read and deleted, never written.
+inline constexpr std::string_view kStreamLogSuffix = ":log";
 /// Followed by the request id: the ledger of earlier versions (one key per request).
 inline constexpr std::string_view kRequestSuffix = ":req:";
 /// Followed by "<request ttl>:<generation>": the ledger (a hash of request id -> record).
@@ -36,10 +39,20 @@ inline constexpr std::string_view kLedgerSuffix = ":ids:";
 inline constexpr std::string_view kHoldsSuffix = ":holds";  ///< hold id -> expiry ms (sorted set)
 inline constexpr std::string_view kHeldSuffix = ":held";    ///< hold id -> qty, "" -> sum (hash)
 
-/// The key of an item's change log (a stream), in its stock key's slot.
+/// The key of an item's change log (a list of entries after its first), in its stock key's slot.
 inline std::string log_key(std::string_view stock_key) {
   return companion_key(stock_key, kLogSuffix);
 }
+
+/// The key of an item's change log as earlier versions wrote it (a stream), in its slot.
+inline std::string stream_log_key(std::string_view stock_key) {
+  return companion_key(stock_key, kStreamLogSuffix);
+}
+
+/// The log of first entries shared by the items of `stock_key`'s hash slot (a hash: stock key
+/// -> entry), under every prefix: a key a load creates has its first entry there, not in a
+/// key of its own.
+std::string slot_log_key(std::string_view stock_key);
 
 /// The key of an item's ledger of request ids for generation `generation` (Unix time divided
 /// by `request_ttl_s`), in its stock key's slot.

@@ -35,10 +35,14 @@ def lua_script(name):
     def splice(directive):
         indent, include = directive.group(1), directive.group(2)
         with open(os.path.join(ROOT, "lua", "include", include + ".lua")) as f:
-            lines = f.read().removesuffix("\n").split("\n")
+            body = spliced(f.read())  # an include may include another, one level deep
+        lines = body.removesuffix("\n").split("\n")
         return "\n".join(indent + line if line or i == 0 else line for i, line in enumerate(lines))
 
-    return re.sub(r"^( *)-- @include ([a-z_]+)$", splice, text, flags=re.M)
+    def spliced(text):
+        return re.sub(r"^( *)-- @include ([a-z_]+)$", splice, text, flags=re.M)
+
+    return spliced(text)
 
 
 def free_port():

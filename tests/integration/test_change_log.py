@@ -1,6 +1,7 @@
 """The change log: every change stockctl makes is in the item's log, written by the same script."""
 
 import json
+import re
 import socket
 import unittest
 
@@ -58,7 +59,8 @@ class ChangeLog(ServerTest):
         self.sc("add", "q", "1", "--no-log", "--request-id", "x")
         res = self.log("q")
         self.assertEqual((res.rc, res.stdout), (0, ""))
-        self.assertEqual(self.r("EXISTS", "stock:{q}:log"), 0)
+        self.assertEqual(self.r("EXISTS", "stock:{q}:log", "stock:{q}:changes"), 0)
+        self.assertEqual(self.r("KEYS", "stockctl:log:*"), [])
 
     def test_actor_defaults_to_the_environment(self):
         env = clean_env(STOCKCTL_ACTOR="cron-nightly")
@@ -70,8 +72,14 @@ class ChangeLog(ServerTest):
         self.r("SET", "stock:{b}", "100000")
         path = self.write("many.csv", "sku,qty\n" + "b,1\n" * 600)
         self.assertEqual(self.sc("deduct", "--file", path, "--log-max", "100").rc, 0)
-        n = self.r("XLEN", "stock:{b}:log")
-        self.assertTrue(100 <= n < 600, n)
+        n = self.r("LLEN", "stock:{b}:changes")
+        self.assertTrue(100 <= n <= 110, n)  # trimmed once it passes 100 by a tenth
+        entries = self.log("b").lines
+        self.assertEqual(len(entries), n)
+        # Each entry's id counts the item's entries: unique and in order, trimmed or not.
+        counts = [int(e["entry"].split("-")[1]) for e in entries]
+        self.assertEqual(counts, list(range(601 - n, 601)))
+        self.assertEqual([e["after"] for e in entries], list(range(100000 - 600 + n - 1, 100000 - 601, -1)))
 
     def test_limit_and_since(self):
         self.sc("init", "l", "10")
@@ -127,11 +135,79 @@ class ChangeLog(ServerTest):
                 self.assertEqual(cur["before"], prev["after"])
             self.assertEqual(entries[-1]["after"], int(self.r("GET", "stock:{%s}" % sku)))
 
+    def used_memory(self):
+        """used_memory of the server, or summed over the cluster's primaries."""
+        conns = [self.r._conn(p) for p in self.r.primaries()] if self.cluster else [self.r]
+        return sum(int(re.search(r"used_memory:(\d+)", c("INFO", "memory")).group(1)) for c in conns)
+
+    def load_cost(self, path, *extra):
+        self.r("FLUSHALL")
+        before = self.used_memory()
+        res = self.sc("init", "--file", path, *extra)
+        self.assertEqual(res.rc, 0, res)
+        return self.used_memory() - before
+
+    def test_a_load_with_the_log_costs_at_most_3x_the_memory_of_one_without(self):
+        # A stream per item made this about 60x. 50,000 items: three per slot of the slots'
+        # shared logs of first entries (their fixed cost, 16384 small keys, weighs on a small
+        # load; 200,000 items come to about 2.1x).
+        n = 50000
+        path = self.write("load.csv", "sku,stock\n" + "".join("SKU-%06d,%d\n" % (i, i % 1000) for i in range(n)))
+        without = self.load_cost(path, "--no-log")
+        with_log = self.load_cost(path, "--actor", "loader@host-1234")
+        self.assertLess(with_log, 3 * without, (with_log / n, without / n))
+        self.assertEqual(self.log("SKU-000123").one["after"], 123)
+        self.assertEqual(self.r("EXISTS", "stock:{SKU-000123}:changes"), 0)  # no key of its own
+
+    def test_each_further_change_costs_at_most_about_200_bytes(self):
+        n, changes = 2000, 10
+        path = self.write("load.csv", "sku,stock\n" + "".join("i%d,100\n" % i for i in range(n)))
+        self.load_cost(path, "--actor", "loader@host-1234")
+        rows = self.write("d.csv", "sku,qty\n" + "".join("i%d,1\n" % i for i in range(n)) * changes)
+        before = self.used_memory()
+        res = self.sc("deduct", "--file", rows, "--actor", "loader@host-1234")
+        self.assertEqual(res.rc, 0, res)
+        per_entry = (self.used_memory() - before) / (n * changes)
+        self.assertLess(per_entry, 200, per_entry)
+        self.assertEqual([e["after"] for e in self.log("i7").lines], list(range(100, 89, -1)))
+
+    def test_a_log_written_as_a_stream_by_an_earlier_version_is_read_and_deleted(self):
+        stream = "stock:{old}:log"
+        for change, qty, before, after in (("init", "", "", "5"), ("deduct", "1", "5", "4")):
+            self.r("XADD", stream, "*", "change", change, "qty", qty, "before", before, "after", after,
+                   "request_id", "", "actor", "v1", "reason", "")
+        self.r("SET", "stock:{old}", "4")
+        self.assertEqual(self.sc("deduct", "old", "1", "--actor", "v2").rc, 0)
+        self.assertEqual(self.r("XLEN", stream), 2)  # never written again
+        got = [(e["change"], e["before"], e["after"], e["actor"]) for e in self.log("old").lines]
+        self.assertEqual(got, [("init", None, 5, "v1"), ("deduct", 5, 4, "v1"), ("deduct", 4, 3, "v2")])
+        self.assertEqual([e["after"] for e in self.log("old", "--limit", "2").lines], [4, 3])
+        self.assertEqual(self.sc("delete", "old").one["status"], "ok")
+        self.assertEqual(self.r("DBSIZE"), 0)
+        self.assertEqual(self.log("old").rc, 4)
+
+    def test_delete_removes_the_items_whole_log_and_no_other(self):
+        self.sc("init", "a", "5")
+        self.sc("init", "b", "5")
+        self.sc("deduct", "a", "1", "--request-id", "r1")
+        self.sc("add", "b", "1")
+        self.assertEqual(self.sc("delete", "a").one["status"], "ok")
+        self.assertEqual(self.log("a").rc, 4)
+        self.assertEqual([(e["change"], e["after"]) for e in self.log("b").lines], [("init", 5), ("add", 6)])
+        self.assertEqual(self.sc("delete", "b").one["status"], "ok")
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_export_never_lists_log_keys_as_items(self):
+        self.sc("init", "a", "5")
+        self.sc("deduct", "a", "1")
+        self.assertEqual([l["sku"] for l in self.sc("export").lines], ["a"])
+
     @standalone_only
     def test_bench_writes_no_log(self):
         res = self.sc("bench", "-c", "2", "-n", "200", "--items", "3")
         self.assertEqual(res.rc, 0, res)
         self.assertEqual(self.r("KEYS", "*log*"), [])
+        self.assertEqual(self.r("KEYS", "*changes*"), [])
 
     @standalone_only
     def test_a_deduction_without_log_or_request_id_sends_the_stock_key_alone(self):
@@ -149,7 +225,7 @@ class ChangeLog(ServerTest):
         mon.close()
         calls = [l for l in seen.split(b"\n") if b'"FCALL"' in l]
         self.assertIn(b'"1" "stock:{k}" "deduct"', calls[0])
-        self.assertIn(b'"2" "stock:{k}" "stock:{k}:log" "deduct"', calls[-1])
+        self.assertIn(b'"2" "stock:{k}" "stock:{k}:changes" "deduct"', calls[-1])
 
 
 if __name__ == "__main__":

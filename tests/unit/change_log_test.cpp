@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
 using namespace stockctl;
 
 TEST_CASE("parse_log_entry reads what the scripts write, null where a field is absent") {
@@ -25,6 +29,47 @@ TEST_CASE("parse_log_entry reads what the scripts write, null where a field is a
   CHECK_FALSE(blank.qty);
   CHECK_FALSE(blank.request_id);
   CHECK_FALSE(blank.reason);
+}
+
+namespace {
+// The fields joined with the separator lua/include/log_entry.lua writes.
+std::string packed(std::initializer_list<std::string_view> fields) {
+  std::string out;
+  for (std::string_view f : fields) {
+    if (!out.empty()) out += '\x1f';
+    out += f;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("parse_packed_log_entry reads what lua/include/log_entry.lua packs") {
+  auto e = parse_packed_log_entry(
+      packed({"1764536400123-4", "deduct", "3", "10", "7", "r1", "", "3", "annstock", "take"}));
+  REQUIRE(e);
+  CHECK(e->id == "1764536400123-4");
+  CHECK(e->time_ms == 1764536400123);
+  CHECK(e->change == "deduct");
+  CHECK(e->qty == 3);
+  CHECK(e->before == 10);
+  CHECK(e->after == 7);
+  CHECK(e->request_id == std::optional<std::string>("r1"));
+  CHECK_FALSE(e->hold_id);
+  CHECK(e->actor == std::optional<std::string>("ann"));
+  CHECK(e->reason == std::optional<std::string>(packed({"stock", "take"})));  // all the rest
+
+  auto init = parse_packed_log_entry(packed({"5-0", "init", "", "", "-1", "", "h1", "1", "a"}));
+  REQUIRE(init);
+  CHECK_FALSE(init->qty);
+  CHECK_FALSE(init->before);
+  CHECK(init->after == -1);
+  CHECK(init->hold_id == std::optional<std::string>("h1"));
+  CHECK_FALSE(init->reason);
+
+  CHECK_FALSE(parse_packed_log_entry(""));
+  CHECK_FALSE(parse_packed_log_entry(packed({"5-0", "init"})));  // too few fields
+  CHECK_FALSE(parse_packed_log_entry(packed({"5-0", "init", "", "", "1", "", "", "9", "ab"})));
+  CHECK_FALSE(parse_packed_log_entry(packed({"x-0", "init", "", "", "1", "", "", "0", ""})));
 }
 
 TEST_CASE("parse_log_time takes epoch ms and ISO 8601") {

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/sku.h"
 #include "fake_node.h"
 #include "redis/call.h"
 #include "redis/scripts/lock.h"
@@ -38,7 +39,7 @@ TEST_CASE("a stock call with request id and change log sends the ledger, then th
   CHECK(script_argv(call) ==
         evalsha(stock_script(), 5,
                 {"{s:a}", "{s:a}:ids:86400:11", "{s:a}:ids:86400:10", "{s:a}:ids:86400:12",
-                 "{s:a}:log", "add", "3", "r1", "172800", "10", "5", "50", "ops", "recount"}));
+                 "{s:a}:changes", "add", "3", "r1", "172800", "10", "5", "50", "ops", "recount"}));
   CHECK(call.idempotent);  // the ledger answers a repeat
 }
 
@@ -62,12 +63,23 @@ TEST_CASE("a disabled change log is not sent") {
   CHECK(call.numkeys == 1);
 }
 
-TEST_CASE("the put call sends the lock key, and the log key third only when it writes") {
+TEST_CASE("the load call sends each row's stock key, log list and slot log, then its value") {
+  ChangeLogSettings log{true, 50, "ops", "why"};
+  Call call = load_call({LoadRow{"{s:a}", 7}, LoadRow{"{s:b}", -1}}, 30, log, "init");
+  CHECK(script_argv(call) ==
+        evalsha(load_script(), 6,
+                {"{s:a}", "{s:a}:changes", slot_log_key("{s:a}"), "{s:b}", "{s:b}:changes",
+                 slot_log_key("{s:b}"), "30", "init", "50", "ops", "why", "7", "-1"}));
+  CHECK(call.idempotent);  // SET NX: a resent call creates nothing twice
+  CHECK(call.writes);
+}
+
+TEST_CASE("the put call sends the lock key, and the log keys third only when it writes") {
   ChangeLogSettings log{true, 50, "ops", ""};
   Call call = put_call(PutRequest{"{s:a}", 7, false, PutMode::for_init(), 0, &log, "init"});
-  CHECK(script_argv(call) == evalsha(put_script(), 3,
-                                     {"{s:a}", "{s:a}:lock", "{s:a}:log", "7", "create", "0", "1",
-                                      "0", "init", "50", "ops", ""}));
+  CHECK(script_argv(call) == evalsha(put_script(), 4,
+                                     {"{s:a}", "{s:a}:lock", "{s:a}:changes", slot_log_key("{s:a}"),
+                                      "7", "create", "0", "1", "0", "init", "50", "ops", ""}));
   CHECK(call.idempotent);
   CHECK(call.writes);
 

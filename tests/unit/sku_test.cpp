@@ -1,5 +1,7 @@
 #include "core/sku.h"
 
+#include "core/hash_slot.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
@@ -65,6 +67,8 @@ TEST_CASE("sku_of_key reads the item id back from a stock key, never from a comp
   CHECK(sku_of_key(kTagged, "stock:{42}") == std::optional<std::string>("42"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:lock"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:log"));
+  CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:changes"));
+  CHECK_FALSE(sku_of_key(kTagged, slot_log_key("stock:{42}")));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:req:abc}"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:ids:86400:20423"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{}"));
@@ -80,12 +84,22 @@ TEST_CASE("sku_of_key without hash tags tells tagged stock keys from their compa
   CHECK(sku_of_key(kClassic, "redis_key:stock:a{t}b") == std::optional<std::string>("a{t}b"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:lock"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:log"));
+  CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:changes"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:req:r-1"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:ids:60:1"));
   CHECK_FALSE(validate_sku("a{t}b:ids:60:1", kClassic).empty());
   const KeyScheme one_slot{"{t}:", false};
   CHECK(sku_of_key(one_slot, "{t}:x") == std::optional<std::string>("x"));
   CHECK_FALSE(sku_of_key(one_slot, "{t}:x:log"));
+}
+
+TEST_CASE("an item's logs share its slot: its list, its stream of earlier versions, its slot's") {
+  CHECK(log_key("stock:{42}") == "stock:{42}:changes");
+  CHECK(stream_log_key("redis_key:stock:42") == "{redis_key:stock:42}:log");
+  CHECK(key_slot(slot_log_key("stock:{42}")) == key_slot("stock:{42}"));
+  CHECK(key_slot(slot_log_key("redis_key:stock:42")) == key_slot("redis_key:stock:42"));
+  CHECK(slot_log_key("stock:{42}") == slot_log_key("other:{42}"));  // one per slot, any prefix
+  CHECK(slot_log_key("stock:{42}").rfind("stockctl:log:{", 0) == 0);
 }
 
 TEST_CASE("the ledger's key names its request ttl and generation, in the stock key's slot") {

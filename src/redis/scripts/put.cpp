@@ -9,7 +9,7 @@ namespace stockctl {
 Call put_call(const PutRequest& request) {
   const bool with_log = request.log != nullptr && request.log->enabled && !request.mode.dry_run;
   std::vector<std::string> keys{request.key, companion_key(request.key, kLockSuffix)};
-  if (with_log) keys.push_back(log_key(request.key));
+  if (with_log) keys.insert(keys.end(), {log_key(request.key), slot_log_key(request.key)});
   std::vector<std::string> args{
       std::to_string(request.value), std::string(put_script_mode(request.mode)),
       std::to_string(request.ttl_s), "1", request.counts_held ? "1" : "0"};
@@ -20,6 +20,25 @@ Call put_call(const PutRequest& request) {
   Call call = Call::script_call(put_script(), std::move(keys), std::move(args));
   call.idempotent = true;
   call.writes = !request.mode.dry_run;
+  return call;
+}
+
+Call load_call(const std::vector<LoadRow>& rows, long long ttl_s, const ChangeLogSettings& log,
+               const std::string& change) {
+  std::vector<std::string> keys;
+  keys.reserve(3 * rows.size());
+  std::vector<std::string> args{std::to_string(ttl_s), change, std::to_string(log.max_entries),
+                                log.actor, log.reason};
+  args.reserve(args.size() + rows.size());
+  for (const LoadRow& row : rows) {
+    keys.push_back(row.key);
+    keys.push_back(log_key(row.key));
+    keys.push_back(slot_log_key(row.key));
+    args.push_back(std::to_string(row.value));
+  }
+  Call call = Call::script_call(load_script(), std::move(keys), std::move(args));
+  call.idempotent = true;
+  call.writes = true;
   return call;
 }
 

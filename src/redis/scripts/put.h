@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/change_log.h"
 #include "core/rebuild_plan.h"
@@ -27,6 +28,18 @@ struct PutRequest {
 /// written (never on a dry run). Storing a given value is idempotent: sending it again can at
 /// most turn "created" into "kept", so the call is safe to resend.
 Call put_call(const PutRequest& request);
+
+/// One row of a load call: a stock key and the value to create it with.
+struct LoadRow {
+  std::string key;
+  std::int64_t value = 0;
+};
+
+/// One call of the load script, lua/load-3.lua: SET NX of every row's key, each key created
+/// with its first change log entry (`change`). On a cluster the rows must share a hash slot.
+/// Safe to resend as SET NX is: a key created by the first send answers 0 the second time.
+Call load_call(const std::vector<LoadRow>& rows, long long ttl_s, const ChangeLogSettings& log,
+               const std::string& change);
 
 /// The put script's answer: its verdict, the value stored before the call, and the units of the
 /// item's live holds it left out of the value (0 unless the request counts held units).

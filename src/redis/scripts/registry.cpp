@@ -6,6 +6,7 @@ namespace stockctl {
 
 const Script& stock_script() { return lua::stock; }
 const Script& put_script() { return lua::put; }
+const Script& load_script() { return lua::load; }
 const Script& unlock_script() { return lua::unlock; }
 const Script& extend_script() { return lua::extend; }
 const Script& hold_script() { return lua::hold; }
@@ -17,8 +18,9 @@ const Script& carts_due_script() { return lua::carts_due; }
 const Script& tombstone_script() { return lua::tombstone; }
 
 std::vector<const Script*> all_scripts() {
-  return {&lua::stock, &lua::put,       &lua::unlock, &lua::extend,    &lua::hold,     &lua::settle,
-          &lua::reap,  &lua::held_view, &lua::cart,   &lua::carts_due, &lua::tombstone};
+  return {&lua::stock, &lua::put,       &lua::unlock,    &lua::extend,
+          &lua::hold,  &lua::settle,    &lua::reap,      &lua::held_view,
+          &lua::cart,  &lua::carts_due, &lua::tombstone, &lua::load};
 }
 
 const Library& script_library() { return lua::library; }

@@ -9,6 +9,7 @@ namespace stockctl {
 /// The embedded scripts, by role.
 const Script& stock_script();
 const Script& put_script();
+const Script& load_script();
 const Script& unlock_script();
 const Script& extend_script();
 const Script& hold_script();
