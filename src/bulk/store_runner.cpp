@@ -161,7 +161,10 @@ std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vec
       } else if (!answered) {
         set_error(r, Status::error, "unexpected reply from the load script");
       } else if (result.reply.elements[i].integer == 0) {
-        next.push_back(sent[first + i]);  // the key exists: the load wrote nothing
+        // The key exists: the load wrote nothing. Found on a retry after a try whose answer
+        // was lost, it may be that try's own write, which the next step says.
+        sent[first + i]->after_unknown = result.after_unknown;
+        next.push_back(sent[first + i]);
       } else {
         apply_put_verdict(r, "created", std::nullopt, sent[first + i]->value, mode_);
         if (r.status == Status::ok) check_durability(r, result, client_.options());
@@ -286,7 +289,7 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
   apply_put_verdict(r, answer->verdict, answer->previous, stock_less_held(item.value, answer->held),
                     mode_);
   // A key the script found (kept, or replaced by --force) may be the lost try's own write.
-  if (result.after_unknown && answer->previous) r.note = kMaybeOwnWrite;
+  if ((result.after_unknown || item.after_unknown) && answer->previous) r.note = kMaybeOwnWrite;
   if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 

@@ -19,9 +19,10 @@ namespace stockctl {
 struct PutItem {
   ItemResult result;
   std::int64_t value = 0;
-  bool counts_held = false;    ///< `value` is total - issued: held units are left out of it
-  bool pending = true;         ///< false when already decided (an invalid row)
-  bool after_unknown = false;  ///< SET NX found the key on a retry after an unknown outcome
+  bool counts_held = false;  ///< `value` is total - issued: held units are left out of it
+  bool pending = true;       ///< false when already decided (an invalid row)
+  bool after_unknown =
+      false;  ///< SET NX or the load found the key on a retry after an unknown outcome
 };
 
 /// Writes windows of items for init and rebuild. Each window goes through steps, each one

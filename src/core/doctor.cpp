@@ -234,7 +234,8 @@ Finding check_replication(const NodeFacts& f) {
                     replicas),
         "CONFIG SET min-replicas-to-write 1 and min-replicas-max-lag 10 (and in redis.conf): "
         "the primary then refuses writes while no replica is within the lag, which bounds the "
-        "window; run stockctl with --wait-replicas 1 so that an ok is a write a replica has");
+        "window; and keep stockctl's --wait-replicas 1 (its default where a replica is "
+        "attached; never 0) so that an ok is a write a replica has");
   }
   return finding("replication", f.node, CheckStatus::ok,
                  fmt::format("{} replicas online; min-replicas-to-write {}, "

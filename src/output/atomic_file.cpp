@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/errors.h"
@@ -22,6 +23,7 @@ constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
 constexpr int kMaxLinks = 40;  // as the kernel's own limit on one path's symlinks
 
 std::string cannot_write(const std::string& what, const std::string& path, int err) {
+  if (err == ENOTSUP) return fmt::format("cannot write {}{}: a block device (a disk)", what, path);
   return fmt::format("cannot write {}{}: {}", what, path, std::strerror(err));
 }
 
@@ -106,6 +108,8 @@ int resolve(const std::string& path, OutputTarget& out) {
       return 0;
     }
     if (S_ISDIR(st.st_mode)) return EISDIR;
+    // A disk is never an output: as root, a mistyped --report would write over it.
+    if (S_ISBLK(st.st_mode)) return ENOTSUP;
     if (!S_ISLNK(st.st_mode)) {
       out = {current, OutputMode::in_place};
       return 0;
@@ -144,9 +148,15 @@ AtomicFile::AtomicFile(std::string path, std::string what)
 }
 
 void AtomicFile::open_temp() {
-  temp_ = fmt::format("{}.tmp.{}", target_.path, getpid());
-  fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+  // A name of our own, created exclusively: in a shared directory, a file someone else put
+  // under a predictable name is never adopted and renamed into place.
+  std::string name = fmt::format("{}.tmp.{}.XXXXXX", target_.path, getpid());
+  fd_ = mkostemp(name.data(), O_CLOEXEC);
   if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));
+  temp_ = std::move(name);
+  const mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd_, 0666 & ~mask);  // mkostemp makes it 0600; a new file gets what open(0666) gives
   // The file that replaces another keeps its permissions and, where we may, its owner: a report
   // readable by a monitoring user stays readable.
   struct stat st {};
@@ -161,9 +171,17 @@ void AtomicFile::open_temp() {
 void AtomicFile::open_in_place() {
   struct stat st {};
   const bool socket = stat(target_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+  const bool fifo = !socket && S_ISFIFO(st.st_mode);
+  // A FIFO is opened without blocking, so that one nobody reads is an error now rather than a
+  // run that hangs in open() for ever; once open, it is written to as usual.
   fd_ = socket ? connect_unix_socket(target_.path)
-               : ::open(target_.path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+               : ::open(target_.path.c_str(),
+                        O_WRONLY | O_NOCTTY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
+  if (fd_ < 0 && fifo && errno == ENXIO) {
+    throw IoError(fmt::format("cannot write {}{}: no process reads the FIFO", what_, path_));
+  }
   if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));
+  if (fifo) fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
 }
 
 AtomicFile::~AtomicFile() {

@@ -196,6 +196,22 @@ def skus_in_one_slot(count):
     raise AssertionError("no slot with %d SKUs" % count)
 
 
+def finish_migration(slot, primaries, s, d, dst):
+    """Moves the rest of `slot` from the node `s` talks to onto `dst` (`d`) and gives every
+    primary the slot's new owner, so the shared cluster is whole again for other tests."""
+    while True:
+        keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
+        if not keys:
+            break
+        s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
+    for node in primaries.values():
+        c = node.client()
+        c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
+        c.close()
+    s.close()
+    d.close()
+
+
 @unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
 class HalfMigratedSlot(ServerTest):
     def test_calls_without_id_follow_ask_and_calls_with_one_say_why_they_wait(self):
@@ -234,18 +250,7 @@ class HalfMigratedSlot(ServerTest):
             d("ASKING")  # the importing node serves the slot's keys only after ASKING
             self.assertEqual(d("GET", moved[0]), "10", "nothing was applied")
         finally:
-            # Finish the migration, so the shared cluster is whole again for other tests.
-            while True:
-                keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
-                if not keys:
-                    break
-                s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
-            for node in primaries.values():
-                c = node.client()
-                c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
-                c.close()
-            s.close()
-            d.close()
+            finish_migration(slot, primaries, s, d, dst)
             self.r.refresh()
 
 
@@ -285,17 +290,7 @@ class ReadsDuringMigration(ServerTest):
             # None of them waited for the migration to end.
             self.assertLess(time.monotonic() - started, 10, "the reads waited for TRYAGAIN")
         finally:
-            while True:
-                keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
-                if not keys:
-                    break
-                s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
-            for node in primaries.values():
-                c = node.client()
-                c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
-                c.close()
-            s.close()
-            d.close()
+            finish_migration(slot, primaries, s, d, dst)
             self.r.refresh()
 
 

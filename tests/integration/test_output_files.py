@@ -121,6 +121,32 @@ class Fifos(OutputFilesTest):
         self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO was replaced")
 
 
+class Refused(OutputFilesTest):
+    def test_a_fifo_nobody_reads_fails_at_once_before_any_write(self):
+        fifo = self.path("nobody.fifo")
+        os.mkfifo(fifo)
+        res = self.init("--report", fifo, timeout=30)  # would hang in open() for ever before
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(res.stderr.strip().splitlines(),
+                         ["stockctl: error: cannot write report %s: no process reads the FIFO" % fifo])
+        self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+
+    @unittest.skipUnless(AS_ROOT, "mknod needs root")
+    def test_a_block_device_is_never_written(self):
+        # A block device node of no existing disk (a major number Linux leaves to local use),
+        # made here: were it opened, nothing could be written there either.
+        disk = self.path("disk")
+        os.mknod(disk, 0o600 | stat.S_IFBLK, os.makedev(240, 77))
+        res = self.init("--report", disk)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(res.stderr.strip().splitlines(),
+                         ["stockctl: error: cannot write report %s: a block device (a disk)" % disk])
+        self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+        self.assertTrue(stat.S_ISBLK(os.lstat(disk).st_mode))
+        self.assert_only("disk")
+
+
 class Symlinks(OutputFilesTest):
     def test_a_symlink_is_kept_and_its_target_replaced(self):
         real = self.path("real.jsonl")

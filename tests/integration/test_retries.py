@@ -220,10 +220,15 @@ def attach_replica(primary):
     replica = RedisServer("--replicaof", "127.0.0.1", str(primary.port), tls=False)
     c = replica.client()
     deadline = time.monotonic() + 30
-    while "master_link_status:up" not in c("INFO", "replication"):
+    p = primary.client()
+    # Synced on both sides: the replica's link is up, and the primary counts it online (ROLE,
+    # which the default --wait-replicas reads, lists it only then).
+    while ("master_link_status:up" not in c("INFO", "replication")
+           or "state=online" not in p("INFO", "replication")):
         assert time.monotonic() < deadline, "the replica never synced"
         time.sleep(0.02)  # waiting for the replication link, bounded by the deadline
     c.close()
+    p.close()
     return replica
 
 
