@@ -63,7 +63,7 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
   if (step == Step::set && (log_.enabled || mode_.force || counts_held)) {
     // Where SET NX would do but for the log, the load script does it with the entry.
     if (log_.enabled && !mode_.force && !counts_held && !mode_.dry_run) {
-      begin_load(window, std::move(items));
+      begin_load(window, items);
       return;
     }
     step = Step::script;
@@ -114,7 +114,7 @@ void PutRunner::complete_oldest_step() {
 // few enough that one call holds the server for well under a millisecond.
 constexpr std::size_t kLoadBatch = 128;
 
-void PutRunner::begin_load(Window& window, std::vector<PutItem*> items) {
+void PutRunner::begin_load(Window& window, const std::vector<PutItem*>& items) {
   if (!cluster_) {
     const std::vector<std::string> nodes = client_.primaries();
     cluster_ = !(nodes.size() == 1 && nodes.front().empty());

@@ -77,7 +77,7 @@ class PutRunner {
   void complete_oldest_step();
   Call call_for(Step step, const PutItem& item) const;
   /// Starts the load step: the items in calls of the load script, by slot on a cluster.
-  void begin_load(Window& window, std::vector<PutItem*> items);
+  void begin_load(Window& window, const std::vector<PutItem*>& items);
   std::vector<PutItem*> apply_load(const Window& window, const std::vector<PutItem*>& sent,
                                    const std::vector<CallResult>& results) const;
   /// Whether the GET step also asks whether each item has holds (EXISTS of its holds key, sent

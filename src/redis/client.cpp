@@ -99,8 +99,9 @@ void Client::split_refused_reads(const std::vector<Call>& calls, std::vector<Cal
   first_read.push_back(reads.size());
   for (std::size_t k = 0; k < refused.size(); ++k) {
     const Call& call = calls[refused[k]];
-    std::vector<CallResult> own(std::make_move_iterator(answers.begin() + first_read[k]),
-                                std::make_move_iterator(answers.begin() + first_read[k + 1]));
+    const auto from = answers.begin() + static_cast<std::ptrdiff_t>(first_read[k]);
+    const auto to = answers.begin() + static_cast<std::ptrdiff_t>(first_read[k + 1]);
+    std::vector<CallResult> own(std::make_move_iterator(from), std::make_move_iterator(to));
     results[refused[k]] = call.split->combine(call, std::move(own));
   }
 }
