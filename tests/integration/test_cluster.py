@@ -104,15 +104,7 @@ class Spread(ServerTest):
         try:
             d("CLUSTER", "SETSLOT", slot, "IMPORTING", node_id(src))
             s("CLUSTER", "SETSLOT", slot, "MIGRATING", node_id(dst))
-            while True:
-                keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
-                if not keys:
-                    break
-                s("MIGRATE", "127.0.0.1", dst.port, "", 0, 5000, "KEYS", *keys)
-            for node in primaries.values():
-                c = node.client()
-                c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
-                c.close()
+            finish_migration(slot, primaries, s, dst)
         finally:
             s.close()
             d.close()
@@ -196,9 +188,9 @@ def skus_in_one_slot(count):
     raise AssertionError("no slot with %d SKUs" % count)
 
 
-def finish_migration(slot, primaries, s, d, dst):
-    """Moves the rest of `slot` from the node `s` talks to onto `dst` (`d`) and gives every
-    primary the slot's new owner, so the shared cluster is whole again for other tests."""
+def finish_migration(slot, primaries, s, dst):
+    """Moves the rest of `slot` from the node `s` talks to onto `dst` and gives every primary
+    the slot's new owner, so the shared cluster is whole again for other tests."""
     while True:
         keys = s("CLUSTER", "GETKEYSINSLOT", slot, 50)
         if not keys:
@@ -208,8 +200,6 @@ def finish_migration(slot, primaries, s, d, dst):
         c = node.client()
         c("CLUSTER", "SETSLOT", slot, "NODE", node_id(dst))
         c.close()
-    s.close()
-    d.close()
 
 
 @unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
@@ -250,7 +240,11 @@ class HalfMigratedSlot(ServerTest):
             d("ASKING")  # the importing node serves the slot's keys only after ASKING
             self.assertEqual(d("GET", moved[0]), "10", "nothing was applied")
         finally:
-            finish_migration(slot, primaries, s, d, dst)
+            try:
+                finish_migration(slot, primaries, s, dst)
+            finally:
+                s.close()
+                d.close()
             self.r.refresh()
 
 
@@ -290,7 +284,11 @@ class ReadsDuringMigration(ServerTest):
             # None of them waited for the migration to end.
             self.assertLess(time.monotonic() - started, 10, "the reads waited for TRYAGAIN")
         finally:
-            finish_migration(slot, primaries, s, d, dst)
+            try:
+                finish_migration(slot, primaries, s, dst)
+            finally:
+                s.close()
+                d.close()
             self.r.refresh()
 
 

@@ -98,22 +98,10 @@ class UnprivilegedServer(RedisServer):
 class UnprivilegedSentinel(Sentinel):
     """A redis-sentinel run as UID (it rewrites its configuration, so UID owns the file)."""
 
-    def __init__(self, master_port):
-        self.dir = tempfile.mkdtemp(prefix="stockctl-sentinel-")
-        self.port = free_port()
-        self.tls_port = None
-        self.password = None
-        conf = os.path.join(self.dir, "sentinel.conf")
-        with open(conf, "w") as f:
-            f.write("port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile sentinel.log\n"
-                    "sentinel monitor %s 127.0.0.1 %d 2\n"
-                    "sentinel down-after-milliseconds %s 1000\n"
-                    "sentinel failover-timeout %s 10000\n"
-                    % (self.port, self.dir, MASTER, master_port, MASTER, MASTER))
+    def command(self, conf):
         os.chown(self.dir, UID, UID)
         os.chown(conf, UID, UID)
-        self.proc = subprocess.Popen(as_uid([SENTINEL, conf]), stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        return as_uid(super().command(conf))
 
 
 class PartitionableSentinelSet(SentinelSet):

@@ -56,8 +56,12 @@ class Sentinel:
                         "tls-auth-clients no\ntls-replication yes\n"
                         % (self.tls_port, certs.path("server.pem"), certs.path("server.key"),
                            certs.path("ca.pem")))
-        self.proc = subprocess.Popen([SENTINEL, conf], stdout=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(self.command(conf), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
+
+    def command(self, conf):
+        """The argv that starts this sentinel on its configuration file `conf`."""
+        return [SENTINEL, conf]
 
     def client(self):
         c = Resp(self.port)
