@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "cli/common_options.h"
+#include "options/options.h"
 #include "redis/client.h"
 #include "redis/connection.h"
 

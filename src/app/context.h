@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "app/program.h"
-#include "cli/common_options.h"
 #include "core/exit_fold.h"
+#include "options/options.h"
 #include "output/json_writer.h"
 #include "redis/client.h"
 #include "redis/pipelined_connections.h"

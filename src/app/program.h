@@ -3,8 +3,8 @@
 #include <functional>
 #include <string>
 
-#include "cli/common_options.h"
 #include "core/exit_fold.h"
+#include "options/options.h"
 #include "output/run_stats.h"
 
 namespace stockctl {

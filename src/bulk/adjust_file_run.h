@@ -5,7 +5,7 @@
 #include "app/context.h"
 #include "base/diagnostics.h"
 #include "bulk/adjust_runner.h"
-#include "cli/common_options.h"
+#include "options/options.h"
 
 namespace stockctl {
 

@@ -154,7 +154,7 @@ class Coordinator {
 
   CartRecord parse(const Reply& r) const {
     CartRecord rec;
-    if (r.is_error() && r.str.rfind("STOCKCTL_CONFLICT", 0) == 0) {
+    if (r.error_kind() == ErrorReply::stockctl_conflict) {
       rec.conflict = r.str;
       return rec;
     }

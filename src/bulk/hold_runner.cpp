@@ -173,7 +173,7 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
 }
 
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
-  if (text.rfind("STOCKCTL_CONFLICT", 0) == 0) {
+  if (classify_error_reply(text) == ErrorReply::stockctl_conflict) {
     return fail(
         cart, Status::conflict,
         fmt::format("id '{}' was already used with other lines or for {}; nothing "
@@ -211,7 +211,7 @@ void HoldRunner::initialize(Cart& cart) {
     const std::string token = random_token();
     const std::string& key = cart.keys[i];
     LockWait wait = acquire_lock(ctx_.redis(), lock_key, token, o_.lock, [&] {
-      return ctx_.redis().call(Call{nullptr, {"EXISTS", key}, true}).integer == 1;
+      return ctx_.redis().call(Call::read({"EXISTS", key})).integer == 1;
     });
     if (wait == LockWait::resolved) continue;
     if (wait == LockWait::timed_out && interrupted()) {

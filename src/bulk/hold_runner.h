@@ -9,10 +9,10 @@
 
 #include "app/context.h"
 #include "bulk/adjust_runner.h"
-#include "cli/common_options.h"
 #include "core/exit_fold.h"
 #include "core/hold_lines.h"
 #include "core/outcome.h"
+#include "options/options.h"
 
 namespace stockctl {
 

@@ -106,14 +106,14 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
     return report(Status::invalid, {}, {}, false, problem);
   }
   const std::string record = hold_record_key(ctx.scheme(), id);
-  Reply text = ctx.redis().call(Call{nullptr, {"GET", record}, true});
+  Reply text = ctx.redis().call(Call::read({"GET", record}));
   if (text.is_nil()) return report(Status::missing, {}, {}, false, "");
   std::optional<std::vector<RecordLine>> lines;
   if (text.type == Reply::Type::string) {
     lines = hold_record_lines(text.str);
-  } else if (text.is_error() && text.str.rfind("WRONGTYPE", 0) == 0) {
+  } else if (text.error_kind() == ErrorReply::wrongtype) {
     // A record of the previous version: a hash whose field "lines" is JSON.
-    text = ctx.redis().call(Call{nullptr, {"HGET", record, "lines"}, true});
+    text = ctx.redis().call(Call::read({"HGET", record, "lines"}));
     if (text.type == Reply::Type::string) lines = record_lines(text.str);
   }
   if (!lines) {

@@ -5,9 +5,9 @@
 
 #include "app/context.h"
 #include "bulk/validated_rows.h"
-#include "cli/common_options.h"
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
+#include "options/options.h"
 
 namespace stockctl {
 

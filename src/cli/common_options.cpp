@@ -1,8 +1,6 @@
 #include "cli/common_options.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <map>
@@ -14,11 +12,6 @@
 
 namespace stockctl {
 namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 std::string format_list() {
   std::string out;
@@ -253,20 +246,5 @@ void name_option_values(CLI::App& app) {
   }
   for (CLI::App* sub : app.get_subcommands({})) name_option_values(*sub);
 }
-
-ChangeLogSettings change_log_settings(const CommonOptions& o) {
-  ChangeLogSettings s{!o.no_log, o.log_max, o.actor, o.reason};
-  if (s.actor.empty()) s.actor = env("STOCKCTL_ACTOR");
-  if (s.actor.empty()) {
-    const passwd* pw = getpwuid(getuid());
-    std::string user = pw != nullptr ? pw->pw_name : env("USER");
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-    s.actor = fmt::format("{}@{}", user.empty() ? std::to_string(getuid()) : user, host);
-  }
-  return s;
-}
-
-KeyScheme key_scheme(const CommonOptions& o) { return KeyScheme{o.prefix, !o.no_hashtag}; }
 
 }  // namespace stockctl

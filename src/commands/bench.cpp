@@ -12,6 +12,7 @@
 
 #include "app/context.h"
 #include "base/errors.h"
+#include "cli/common_options.h"
 #include "commands/bench_items.h"
 #include "commands/bench_orders.h"
 #include "commands/program.h"
@@ -174,7 +175,7 @@ void remove_records(Client& client, const std::string& prefix, const std::string
   const std::string match = fmt::format("stockctl:hold:{}{{{}-order-*", escape_glob(prefix), run);
   std::string cursor = "0";
   do {
-    Reply r = client.call(Call{nullptr, {"SCAN", cursor, "MATCH", match, "COUNT", "1000"}, true});
+    Reply r = client.call(Call::read({"SCAN", cursor, "MATCH", match, "COUNT", "1000"}));
     if (r.type != Reply::Type::array || r.elements.size() != 2) return;
     cursor = r.elements[0].str;
     Call del{nullptr, {"UNLINK"}, true, true};

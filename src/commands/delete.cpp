@@ -8,6 +8,7 @@
 #include "app/context.h"
 #include "base/diagnostics.h"
 #include "bulk/cart_protocol.h"
+#include "cli/common_options.h"
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"
@@ -112,7 +113,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
       continue;
     }
     // The stock key alone first, so that its reply tells ok from missing; then the rest.
-    calls.push_back(Call{nullptr, {"DEL", items[i].key}, true, true});
+    calls.push_back(Call::idempotent_write({"DEL", items[i].key}));
     Call companions{nullptr,
                     {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key),
                      stream_log_key(items[i].key), companion_key(items[i].key, kHoldsSuffix),

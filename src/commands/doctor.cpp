@@ -11,6 +11,7 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/cart_protocol.h"
+#include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/doctor.h"
 #include "core/hold_lines.h"

@@ -13,6 +13,7 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/item_scan.h"
+#include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"
@@ -71,8 +72,8 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   std::vector<Call> calls;
   calls.reserve(batch.size() * 3);
   for (const ScannedItem& item : batch) {
-    calls.push_back(Call{nullptr, {"GET", item.key}, true});
-    calls.push_back(Call{nullptr, {"TTL", item.key}, true});
+    calls.push_back(Call::read({"GET", item.key}));
+    calls.push_back(Call::read({"TTL", item.key}));
     calls.push_back(held_view_call(item.key));
   }
   std::vector<CallResult> results = run.ctx.redis().run(calls);

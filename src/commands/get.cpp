@@ -14,6 +14,7 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/validated_rows.h"
+#include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/sku.h"
 #include "redis/scripts/held.h"
@@ -44,7 +45,7 @@ ItemResult get_item(const Context& ctx, std::string sku, bool details) {
 // The calls that read one item: its value and holds, and with --details its expiry and its init
 // lock's.
 void append_reads(std::vector<Call>& calls, const ItemResult& item) {
-  calls.push_back(Call{nullptr, {"GET", item.key}, true});
+  calls.push_back(Call::read({"GET", item.key}));
   calls.push_back(held_view_call(item.key));
   if (!item.details) return;
   calls.push_back(Call::read({"TTL", item.key}));

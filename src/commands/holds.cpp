@@ -2,6 +2,7 @@
 // engine is bulk/holds_engine); and the read of an item's held units that delete uses.
 
 #include "commands/holds.h"
+#include "cli/common_options.h"
 
 #include <fmt/format.h>
 

@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "bulk/stock_file_run.h"
 #include "bulk/store_runner.h"
+#include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/quantity.h"
 

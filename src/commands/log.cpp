@@ -7,6 +7,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/change_log.h"
 #include "core/sku.h"

@@ -5,6 +5,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "bulk/stock_file_run.h"
+#include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/sku.h"
 #include "lock/run_lock.h"

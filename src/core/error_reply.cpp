@@ -1,13 +1,29 @@
 #include "core/error_reply.h"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <utility>
 
 namespace stockctl {
+namespace {
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
 
 ErrorReply classify_error_reply(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 13> kCodes{{
+  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 15> kCodes{{
       {"NOSCRIPT", ErrorReply::noscript},
       {"NOAUTH", ErrorReply::noauth},
       {"MOVED", ErrorReply::moved},
@@ -21,12 +37,19 @@ ErrorReply classify_error_reply(std::string_view text) {
       {"STOCKCTL_CONFLICT", ErrorReply::stockctl_conflict},
       {"STOCKCTL_CORRUPT", ErrorReply::stockctl_corrupt},
       {"STOCKCTL_OVERFLOW", ErrorReply::stockctl_overflow},
+      {"STOCKCTL_INVALID", ErrorReply::stockctl_invalid},
+      {"NOPERM", ErrorReply::noperm},
   }};
   const std::string_view code = text.substr(0, text.find(' '));
   for (const auto& [name, kind] : kCodes) {
     if (code == name) return kind;
   }
   // Generic ERR replies are told apart by their text, which Redis has kept stable.
+  if (starts_with(text, "ERR Function not found")) return ErrorReply::no_function;
+  if (starts_with(lower(text), "err unknown command")) return ErrorReply::unknown_command;
+  if (starts_with(text, "ERR Library") && text.find("already exists") != std::string_view::npos) {
+    return ErrorReply::library_exists;
+  }
   if (text.find("syntax error") != std::string_view::npos) return ErrorReply::syntax;
   if (text.find("cluster support disabled") != std::string_view::npos) {
     return ErrorReply::cluster_disabled;
@@ -45,6 +68,19 @@ std::optional<CorruptLine> corrupt_line(std::string_view text) {
   const auto [ptr, ec] = std::from_chars(first, last, line);
   if (ec != std::errc() || ptr != last || line == 0 || *first == '0') return std::nullopt;
   return CorruptLine{line - 1, "STOCKCTL_CORRUPT " + std::string(text.substr(end + 1))};
+}
+
+bool refuses_command(std::string_view text, std::string_view command) {
+  const std::string lowered = lower(text);
+  if (lowered.find(command) == std::string::npos) return false;
+  switch (classify_error_reply(text)) {
+    case ErrorReply::unknown_command:
+      return true;
+    case ErrorReply::noperm:
+      return lowered.find("'" + std::string(command) + "' command") != std::string::npos;
+    default:
+      return false;
+  }
 }
 
 bool not_executed(ErrorReply kind) {

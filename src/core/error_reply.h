@@ -27,10 +27,20 @@ enum class ErrorReply {
   stockctl_conflict,  ///< a script refused a request id already used for something else
   stockctl_corrupt,   ///< a script found a stored value that is not a stock value
   stockctl_overflow,  ///< a script refused an addition past the largest stock
+  stockctl_invalid,   ///< a script was called with keys or arguments it does not accept (a bug)
+  noperm,             ///< NOPERM: the ACL user may not run this command or touch this key
+  unknown_command,    ///< "ERR unknown command": the server does not know the command
+  no_function,        ///< "ERR Function not found": the server has no copy of the library
+  library_exists,     ///< FUNCTION LOAD of a library that is already there
 };
 
 /// The kind of the error reply whose text is `text` ("CODE message...").
 ErrorReply classify_error_reply(std::string_view text);
+
+/// Whether the error reply `text` refuses the command `command` itself (lower case: "fcall"):
+/// a server that does not know it ("ERR unknown command 'FCALL'", older servers quote it
+/// `FCALL`) or an ACL that forbids it ("NOPERM ... the 'fcall' command"), not a key.
+bool refuses_command(std::string_view text, std::string_view command);
 
 /// A script's STOCKCTL_CORRUPT reply that names its line: "STOCKCTL_CORRUPT <i> <value>" (lines
 /// counted from 1, as hold-4002.lua and settle-4002.lua send it).

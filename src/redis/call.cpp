@@ -1,24 +1,9 @@
 #include "redis/call.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "redis/connection.h"
 
 namespace stockctl {
-namespace {
-
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void append_call(Connection& conn, const Call& call) {
   if (call.script == nullptr) return conn.append(call.args);
@@ -46,19 +31,16 @@ ScriptMiss script_miss(const Call& call, const CallResult& result) {
       !result.reply.is_error()) {
     return ScriptMiss::none;
   }
-  const std::string& text = result.reply.str;
-  if (result.reply.error_code() == "NOSCRIPT") return ScriptMiss::script;
-  if (starts_with(text, "ERR Function not found")) return ScriptMiss::library;
-  // Redis before 7 does not know FCALL ("ERR unknown command 'FCALL'", older servers quote it
-  // `FCALL`); an ACL may forbid it ("NOPERM ... the 'fcall' command"). Neither ran anything.
-  const std::string lowered = lower(text);
-  const bool names_fcall = lowered.find("fcall") != std::string::npos;
-  if (names_fcall &&
-      (starts_with(lowered, "err unknown command") ||
-       (starts_with(text, "NOPERM") && lowered.find("'fcall' command") != std::string::npos))) {
-    return ScriptMiss::no_functions;
+  switch (result.reply.error_kind()) {
+    case ErrorReply::noscript:
+      return ScriptMiss::script;
+    case ErrorReply::no_function:
+      return ScriptMiss::library;
+    default:
+      break;
   }
-  return ScriptMiss::none;
+  // Redis before 7 does not know FCALL; an ACL may forbid it. Neither ran anything.
+  return refuses_command(result.reply.str, "fcall") ? ScriptMiss::no_functions : ScriptMiss::none;
 }
 
 std::vector<std::string> load_library_argv(const Script& script) {
@@ -68,7 +50,7 @@ std::vector<std::string> load_library_argv(const Script& script) {
 bool library_loaded(const Reply& reply) {
   if (!reply.is_error()) return true;
   // Another process loaded the same library between our FCALL and our FUNCTION LOAD.
-  return reply.str.find("already exists") != std::string::npos;
+  return reply.error_kind() == ErrorReply::library_exists;
 }
 
 }  // namespace stockctl

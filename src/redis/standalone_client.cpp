@@ -242,7 +242,7 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
     for (const Call& c : again) {
       const bool seen = std::any_of(loads.begin(), loads.end(),
                                     [&](const Call& l) { return l.args[2] == c.script->body; });
-      if (!seen) loads.push_back(Call{nullptr, {"SCRIPT", "LOAD", std::string(c.script->body)}});
+      if (!seen) loads.push_back(Call::once({"SCRIPT", "LOAD", std::string(c.script->body)}));
     }
     const std::vector<CallResult> loaded = send_raw(loads);
     for (const CallResult& load : loaded) {

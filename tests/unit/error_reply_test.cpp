@@ -18,6 +18,7 @@ TEST_CASE("an error reply is classified by its code") {
   CHECK(classify_error_reply("STOCKCTL_CORRUPT abc") == ErrorReply::stockctl_corrupt);
   CHECK(classify_error_reply("STOCKCTL_OVERFLOW 9007199254740991") ==
         ErrorReply::stockctl_overflow);
+  CHECK(classify_error_reply("STOCKCTL_INVALID keys per line") == ErrorReply::stockctl_invalid);
 }
 
 TEST_CASE("a code is matched as a whole word, never as a prefix") {
@@ -60,4 +61,27 @@ TEST_CASE("a corrupt value's reply that names its line gives the line and the va
   CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT x1 abc"));
   CHECK_FALSE(corrupt_line("STOCKCTL_CONFLICT 1 abc"));
   CHECK_FALSE(corrupt_line("STOCKCTL_CORRUPT"));
+}
+
+TEST_CASE("the replies a script call or a library load meets are classified") {
+  CHECK(classify_error_reply("NOPERM User u has no permissions to access the 'stockctl:x' key") ==
+        ErrorReply::noperm);
+  CHECK(classify_error_reply("ERR Function not found") == ErrorReply::no_function);
+  CHECK(classify_error_reply("ERR unknown command 'FCALL', with args beginning with: ") ==
+        ErrorReply::unknown_command);
+  CHECK(classify_error_reply("ERR Library 'stockctl' already exists") ==
+        ErrorReply::library_exists);
+  CHECK(classify_error_reply("BUSYKEY Target key name already exists.") == ErrorReply::other);
+}
+
+TEST_CASE("refuses_command tells a refused command from a refused key") {
+  CHECK(refuses_command("ERR unknown command 'FCALL', with args beginning with: ", "fcall"));
+  CHECK(refuses_command("ERR unknown command `FCALL`, with args beginning with: ", "fcall"));
+  CHECK(refuses_command("NOPERM this user has no permissions to run the 'fcall' command", "fcall"));
+  CHECK_FALSE(
+      refuses_command("NOPERM this user has no permissions to access one of the keys "
+                      "used as arguments ('fcall' key)",
+                      "fcall"));
+  CHECK_FALSE(refuses_command("ERR unknown command 'EVALSHA'", "fcall"));
+  CHECK_FALSE(refuses_command("NOSCRIPT No matching script", "fcall"));
 }

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "core/error_reply.h"
 #include "core/quantity.h"
 
 namespace stockctl {
@@ -21,14 +24,10 @@ std::optional<std::pair<std::string, int>> parse_address(std::string_view addres
 
 std::optional<Redirect> parse_redirect(std::string_view error) {
   Redirect r;
-  if (error.rfind("MOVED ", 0) == 0) {
-    error.remove_prefix(6);
-  } else if (error.rfind("ASK ", 0) == 0) {
-    r.ask = true;
-    error.remove_prefix(4);
-  } else {
-    return std::nullopt;
-  }
+  const ErrorReply kind = classify_error_reply(error);
+  if (kind != ErrorReply::moved && kind != ErrorReply::ask) return std::nullopt;
+  r.ask = kind == ErrorReply::ask;
+  error.remove_prefix(std::min(error.size(), error.find(' ') + 1));
   auto space = error.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
   ParsedNumber slot = parse_bounded(error.substr(0, space), 16383);
