@@ -24,10 +24,17 @@
 -- ordered by the previous version, whose groups were held, is finished by confirming them).
 --
 -- Every op returns {state, attempt, exp, finished, lines, status, replayed}: the record after
--- the op (state "missing" when there is none), and for settle the answer ("ok", "expired",
--- "conflict", "missing") and whether it repeated an earlier one; for intent, replayed = 1 when
--- the record existed. Error reply: STOCKCTL_CONFLICT <kind> (intent: the id is taken by other
--- lines or the other kind), STOCKCTL_INVALID <what>.
+-- the op (state "missing" when there is none: {"missing", 0, 0, 0, "", "missing", 0}, for any
+-- op but intent, an unknown one included), and for settle the answer ("ok", "expired",
+-- "conflict", "missing"; "missing" also for an attempt still preparing or aborted) and whether
+-- it repeated an earlier one; for intent, replayed = 1 when the record existed. Other ops
+-- answer status "ok".
+-- Error replies:
+--   STOCKCTL_CONFLICT <kind>    intent: the id is taken by other lines or the other kind
+--                               (<kind>: this call's ARGV[3])
+--   STOCKCTL_INVALID <what>     "kind" (intent's ARGV[3]), "record <key>" (a record this
+--                               script cannot read), "op <op>", "action <action>"; the last
+--                               two after a held record past its expiry was saved as expired
 --
 -- The record, one string (one GET to read it, one SET to write it: a script call costs about
 -- as much per command it runs and per element of the replies it reads as for its own Lua):

@@ -1,9 +1,10 @@
 # cmake -DLUA_DIR=<dir> -DOUT=<header> -P embed.cmake
 #
-# Turns every lua/NAME-NUMKEYS.lua (NUMKEYS: the most keys it takes) into a constant in one
-# header, with the SHA1 Redis will give the body, so EVALSHA needs no SCRIPT LOAD round trip
-# first. Rewrites the header only when its content changes, so an unchanged script does not
-# rebuild the tool.
+# Turns every lua/NAME-NUMKEYS.lua (NUMKEYS: the keys a call sends unless it says how many;
+# stock-2 and put-2 take more with a request id or a log, load-3 3 per item) into a constant
+# in one header, with the SHA1 Redis will give the body, so EVALSHA needs no SCRIPT LOAD round
+# trip first. Rewrites the header only when its content changes, so an unchanged script does
+# not rebuild the tool.
 #
 # Scripts sent by EVALSHA cannot share code at run time, so steps that several scripts take
 # are shared at build time: a line "-- @include NAME" (alone on its line, indented or not) is

@@ -24,12 +24,19 @@
 --          lines in another order is a conflict.
 --
 -- Returns {replayed, expires_at_ms, code_1, stock_1, code_2, stock_2, ...}, per line the
--- deduction's codes: -3 not initialized, -2 insufficient (stock = current), -1 unlimited,
--- n >= 0 ok (stock = n, after the hold; when another line failed, the current stock). Only
--- when every line is ok or unlimited is anything held or deducted, and only then is the id
--- recorded: a refused attempt changed nothing, so the same id may try again.
--- Error replies, after which no line is held:
---   STOCKCTL_CONFLICT <kind>  the id was used for another kind or other lines
+-- deduction's codes: -3 not initialized (stock -3), -2 insufficient (stock = current), -1
+-- unlimited (stock -1), n >= 0 ok (stock = n, after the hold; when another line failed, the
+-- current stock). expires_at_ms is the hold's expiry (0 for an order), sent also when a line
+-- failed, where it means nothing. Only when every line is ok or unlimited is anything held or
+-- deducted, and only then is the id recorded: a refused attempt held nothing and recorded
+-- nothing, so the same id may try again. It may still have changed what every touch of an
+-- item changes: expired holds given back, and missing keys created from their initial stock
+-- (as a deduction creates them). A repeat (replayed = 1) answers the first attempt's codes
+-- from the record, whatever was settled since; a record of the previous version answers
+-- {1, its stored answer...}.
+-- Error replies, after which no line is held and no key was created:
+--   STOCKCTL_CONFLICT <kind>  the id was used for another kind or other lines (<kind>: this
+--                             call's ARGV[1]); also the answer to a tombstone (tombstone-1.lua)
 --   STOCKCTL_CORRUPT <i> <value>  line i's stored value is not -1 or a canonical integer
 --                                 0 .. 2^53-1
 --   STOCKCTL_INVALID <what>   an argument is not what this header says
@@ -148,8 +155,9 @@ local now
 
 -- Check every line before changing any (expired holds first: their units are available). The
 -- stocks before (the initial stock of a key this call creates) are kept for the record: of the
--- first three lines in locals (the last of them in r3), of the rest as text. What is rare takes a table of its own:
--- `created` (keys to create from their initial stock) and `unlimited`.
+-- first three lines in locals (the last of them in r3), of the rest as text. What is rare
+-- takes a table of its own: `created` (keys to create from their initial stock) and
+-- `unlimited`.
 local r1, r2, r3, befores = nil, nil, nil, ''
 local refused, created, unlimited = false, nil, nil
 for i = 1, n do
@@ -241,7 +249,7 @@ end
 local out = {0, expires_at, nil, nil, nil, nil, nil, nil}
 
 -- Refused: every line's code and current stock (read again: this path is not the budget),
--- nothing changed.
+-- nothing held or recorded.
 if refused then
   for i = 1, n do
     local raw, code, stock = call('GET', KEYS[3 + G * (i - 1)])

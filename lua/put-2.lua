@@ -2,7 +2,8 @@
 --
 -- KEYS[1]  the item's stock key
 -- KEYS[2]  the item's init lock (same hash slot)
--- ARGV[1]  the value to store: canonical integer 0 .. 2^53-1, or -1 for unlimited
+-- ARGV[1]  the value to store: canonical integer 0 .. 2^53-1, or -1 for unlimited (checked by
+--          the caller: this script stores what it is given)
 -- ARGV[2]  mode: "create" stores only if the key is missing; "force" always stores;
 --          "peek" stores nothing and only reports (dry run)
 -- ARGV[3]  expiry in seconds for the stored key; "0" = none (a replaced key keeps its own)
@@ -20,13 +21,15 @@
 -- ARGV[8]  change log: actor; ARGV[9]: reason ("" = none)
 --
 -- Returns {verdict, previous, held}; previous is the stock value before the call (after the
--- expired holds went back to it; in mode "peek", with their units counted on it), or nil; held is the units of live holds left out of the
--- value (ARGV[5] = "1"; else, and for unlimited, 0). The value is ARGV[1] - held:
+-- expired holds went back to it; in mode "peek", with their units counted on it), or nil;
+-- held is the units of live holds left out of the value (ARGV[5] = "1"; else, and for
+-- unlimited, 0). The value is ARGV[1] - held:
 --   "created"   the key was missing and now holds the value
---   "kept"      the key exists and was left as it was
+--   "kept"      the key exists and was left as it was (mode "create", and "peek")
 --   "replaced"  the key existed and now holds the value (mode "force")
 --   "absent"    mode "peek" and the key is missing
 --   "locked"    the key is missing and its init lock is held: the holder will create it
+-- No error reply of its own (a key of another type gives Redis's WRONGTYPE).
 -- Running as one script makes check-and-create atomic; the init lock is honoured so that a
 -- process initializing the item from its own source is not raced.
 --

@@ -13,8 +13,9 @@
 --
 -- Returns {status, replayed, stock_1, stock_2, ...}: status "ok", "expired" (a hold that
 -- expired or was released cannot be confirmed), "conflict" (the action does not apply to what
--- the id is now), or "missing" (no record: unknown id, or forgotten after --request-ttl); the
--- stocks are each line's current stock after the call (-1 unlimited, -3 missing).
+-- the id is now), or "missing" (no record: unknown id, or forgotten after --request-ttl; the
+-- reply is then {"missing", 0}, without stocks); the stocks are each line's current stock
+-- after the call (-1 unlimited, -3 missing).
 -- What each action does to each state:
 --   held:      confirm -> confirmed; release, cancel -> released
 --   expired (a held hold past its expiry, or one already returned): every action -> expired
@@ -22,10 +23,16 @@
 --   released:  confirm -> expired; release, cancel -> ok replayed
 --   ordered:   cancel -> cancelled; confirm, release -> conflict
 --   cancelled: cancel -> ok replayed; confirm, release -> conflict
--- Error replies, after which nothing changed:
---   STOCKCTL_INVALID <what>       the keys do not match the record
+-- Error replies, after which nothing changed (but see "action"):
+--   STOCKCTL_INVALID <what>       the keys do not match the record ("keys per line", "line
+--                                 count", "key <key>"), or "action <action>": not one of the
+--                                 three. The action is checked last, so a held hold past its
+--                                 expiry has been expired (units back, state written) first.
 --   STOCKCTL_CORRUPT <i> <value>  line i's stored value is not -1 or a canonical integer
 --                                 0 .. 2^53-1
+-- A record that is a hash without `lines` (a tombstone, tombstone-1.lua) is not one to settle:
+-- the call fails with Lua's error from cjson.decode. stockctl never sends it one (the cluster
+-- protocol skips tombstoned groups; settle_one refuses a record without lines).
 --
 -- Written flat, as hold-4002.lua is: no closures, one table for the lines' keys, quantities
 -- and stocks before, the reply's table holding the stocks, and the clock read only for a hold

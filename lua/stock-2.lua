@@ -33,11 +33,15 @@
 -- Returns the answer alone (an integer) when the stock is the answer itself and the call was
 -- not a replay, and otherwise {answer, stock, replayed}: insufficient gives {-2, stock, 0}, a
 -- repeated request id {answer, stock, 1}.
--- Error replies, after which nothing has changed:
+-- Error replies, after which nothing has changed (but the item's expired holds, given back
+-- before the stock is read, which changes no logical stock):
 --   STOCKCTL_CONFLICT <record>  the request id was used for another op or QTY on this item
+--                               (<record>: the id's ledger record, "<op> <qty> <before>[ -2]")
 --   STOCKCTL_CORRUPT <value>    the stored value is not -1 or a canonical integer 0 .. 2^53-1
 --   STOCKCTL_OVERFLOW <stock>   add: the sum would pass 2^53-1, where Lua numbers stop being exact
---   STOCKCTL_INVALID <what>     an argument is not what this header says
+--   STOCKCTL_INVALID <what>     an argument is not what this header says: "op <op>", "qty
+--                               <qty>", "initial stock <value>", or "a request id needs the
+--                               ledger keys and lifetime"
 --
 -- The server's time per call is the budget on a hot item, so the common path is written flat:
 -- no closures (built again on every call), no tonumber (two strtod calls each) unless two
@@ -51,11 +55,12 @@
 -- every id recorded less than --request-ttl seconds ago is in the current or the previous one,
 -- and the next one is where a caller whose clock runs ahead (by less than a generation)
 -- recorded it: the generation comes from the caller's clock, so that the script stays
--- deterministic, and machines that repeat each other's ids need not agree to the second. HSETNX is both the lookup in the current generation and the
--- write: the record is known before anything changes (it holds the stock before the change),
--- and a field that is there already is a repeat. A generation's ledger expires ARGV[4] seconds
--- (two generations) after its first record, so every record lives at least --request-ttl
--- seconds; the field "" marks that the expiry is set, so it is set once per generation.
+-- deterministic, and machines that repeat each other's ids need not agree to the second.
+-- HSETNX is both the lookup in the current generation and the write: the record is known
+-- before anything changes (it holds the stock before the change), and a field that is there
+-- already is a repeat. A generation's ledger expires ARGV[4] seconds (two generations) after
+-- its first record, so every record lives at least --request-ttl seconds; the field "" marks
+-- that the expiry is set, so it is set once per generation.
 -- Records: "<op> <qty> <stock before>" when applied or unlimited, "<op> <qty> <stock> -2"
 -- when insufficient. Not initialized is not recorded.
 --

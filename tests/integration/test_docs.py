@@ -12,7 +12,7 @@ import tempfile
 import time
 import unittest
 
-from harness import ROOT, STOCKCTL, ServerTest, clean_env, free_port, run
+from harness import ROOT, STOCKCTL, ServerTest, clean_env, free_port, lua_script, run
 
 MAN = os.path.join(ROOT, "man", "stockctl.1")
 BASH = os.path.join(ROOT, "completions", "stockctl.bash")
@@ -208,6 +208,94 @@ class Links(unittest.TestCase):
             readme = f.read()
         for target in ("docs/cli.md", "man/stockctl.1"):
             self.assertTrue("](%s)" % target in readme, "README.md does not link " + target)
+
+
+LUA = os.path.join(ROOT, "lua")
+LUA_README = os.path.join(LUA, "README.md")
+ERROR_CODE = re.compile(r"STOCKCTL_[A-Z_]+")
+# A Lua string literal (kept) or a comment (dropped): what a script sends is in its code, and a
+# header may name a code that another script sends.
+LUA_TOKEN = re.compile(r"'(?:\\.|[^'\\\n])*'|\"(?:\\.|[^\"\\\n])*\"|--\[\[.*?\]\]|--[^\n]*", re.S)
+
+
+def lua_code(text):
+    """`text` without its comments."""
+    return LUA_TOKEN.sub(lambda m: "" if m.group(0).startswith("--") else m.group(0), text)
+
+
+def codes_sent(text):
+    return set(ERROR_CODE.findall(lua_code(text)))
+
+
+def readme_sections(text):
+    """{script file name: its section's text} for every "### `NAME-K.lua`" heading."""
+    heads = list(re.finditer(r"^### `?([a-z_]+-[0-9]+\.lua)`?\s*$", text, re.M))
+    ends = [h.start() for h in heads[1:]] + [len(text)]
+    sections = {}
+    for head, end in zip(heads, ends):
+        body = text[head.end():end]
+        stop = re.search(r"^#{1,3} ", body, re.M)  # the next heading of the same or a higher level
+        sections[head.group(1)] = body[:stop.start()] if stop else body
+    return sections
+
+
+def error_table(text):
+    """{code: the rest of its row} for every row "| `STOCKCTL_...` | ..." of a table."""
+    return {m.group(1): m.group(2)
+            for m in re.finditer(r"^\| *`(STOCKCTL_[A-Z_]+)` *\|(.*)$", text, re.M)}
+
+
+class LuaReplyIndex(unittest.TestCase):
+    """lua/README.md indexes every script's reply protocol and every error code the scripts
+    send: a script or a code added without its entry fails here."""
+
+    def setUp(self):
+        with open(LUA_README) as f:
+            self.readme = f.read()
+        self.scripts = sorted(os.path.basename(p) for p in glob.glob(os.path.join(LUA, "*.lua")))
+        self.includes = sorted(glob.glob(os.path.join(LUA, "include", "*.lua")))
+        self.assertTrue(self.scripts)
+
+    def test_every_script_has_a_section(self):
+        sections = readme_sections(self.readme)
+        self.assertEqual(sorted(set(self.scripts) - set(sections)), [],
+                         "scripts without a section in lua/README.md")
+        self.assertEqual(sorted(set(sections) - set(self.scripts)), [],
+                         "sections of lua/README.md for scripts that do not exist")
+
+    def test_every_section_names_its_keys_arguments_replies_and_reader(self):
+        for name, section in readme_sections(self.readme).items():
+            for part in ("KEYS", "ARGV", "Replies", "Errors", "Read by"):
+                self.assertIn(part, section, "%s: its section has no %s" % (name, part))
+
+    def test_every_error_code_sent_is_in_the_table_with_its_senders(self):
+        table = error_table(self.readme)
+        sent = {}
+        for name in self.scripts:  # with its includes spliced in, as it is sent
+            for code in codes_sent(lua_script(name)):
+                sent.setdefault(code, set()).add(name)
+        for path in self.includes:
+            with open(path) as f:
+                for code in codes_sent(f.read()):
+                    sent.setdefault(code, set()).add("include/" + os.path.basename(path))
+        self.assertIn("STOCKCTL_CORRUPT", sent)  # the scan itself works
+        self.assertEqual(sorted(set(sent) - set(table)), [],
+                         "error codes sent by lua/ but missing from lua/README.md's error table")
+        for code, senders in sent.items():
+            for sender in senders:
+                self.assertTrue(sender.removesuffix(".lua") in table[code],
+                                "%s: the error table does not say %s sends it" % (code, sender))
+
+    def test_every_section_names_the_error_codes_its_script_sends(self):
+        sections = readme_sections(self.readme)
+        for name in self.scripts:
+            for code in codes_sent(lua_script(name)):
+                self.assertTrue(code in sections.get(name, ""),
+                                "%s sends %s, which its section does not name" % (name, code))
+
+    def test_the_comment_filter_keeps_strings_and_drops_comments(self):
+        text = "-- STOCKCTL_A\nreturn redis.error_reply('STOCKCTL_B -- x') -- STOCKCTL_C\n"
+        self.assertEqual(codes_sent(text), {"STOCKCTL_B"})
 
 
 def lock_row(path):
