@@ -208,7 +208,7 @@ void HoldRunner::initialize(Cart& cart) {
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
     if (cart.line_status[i] != Status::uninitialized) continue;
     const std::string lock_key = companion_key(cart.keys[i], kLockSuffix);
-    const std::string token = random_token();
+    const std::string token = new_lock_value();
     const std::string& key = cart.keys[i];
     LockWait wait = acquire_lock(ctx_.redis(), lock_key, token, o_.lock, [&] {
       return ctx_.redis().call(Call{nullptr, {"EXISTS", key}, true}).integer == 1;
@@ -220,9 +220,9 @@ void HoldRunner::initialize(Cart& cart) {
     if (wait == LockWait::timed_out) {
       return fail(
           cart, Status::busy,
-          fmt::format("init lock {} still held by another process after {} ms; "
-                      "nothing was {}",
-                      lock_key, o_.lock.wait_ms, kind_ == CartKind::hold ? "held" : "ordered"));
+          fmt::format("init lock still held by another process after {} ms: {}; nothing was {}",
+                      o_.lock.wait_ms, describe_held_lock(ctx_.redis(), lock_key),
+                      kind_ == CartKind::hold ? "held" : "ordered"));
     }
     locks.push_back(std::make_unique<LockRelease>(ctx_.redis(), lock_key, token));
     ParsedNumber init =

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <string>
 #include <utility>
 
 namespace stockctl {
@@ -26,6 +27,11 @@ ErrorReply classify_error_reply(std::string_view text) {
   for (const auto& [name, kind] : kCodes) {
     if (code == name) return kind;
   }
+  // A script's ACL failure comes back as an ERR that quotes the refusal.
+  if (code == "NOPERM" || text.find("No permissions to access") != std::string_view::npos ||
+      text.find("has no permissions to") != std::string_view::npos) {
+    return ErrorReply::noperm;
+  }
   // Generic ERR replies are told apart by their text, which Redis has kept stable.
   if (text.find("syntax error") != std::string_view::npos) return ErrorReply::syntax;
   if (text.find("cluster support disabled") != std::string_view::npos) {
@@ -45,6 +51,13 @@ std::optional<CorruptLine> corrupt_line(std::string_view text) {
   const auto [ptr, ec] = std::from_chars(first, last, line);
   if (ec != std::errc() || ptr != last || line == 0 || *first == '0') return std::nullopt;
   return CorruptLine{line - 1, "STOCKCTL_CORRUPT " + std::string(text.substr(end + 1))};
+}
+
+std::string noperm_hint(std::string_view prefix) {
+  const std::string items = prefix.empty() ? "<prefix>" : std::string(prefix);
+  return "the Redis user lacks an ACL permission stockctl needs: the key patterns ~" + items +
+         "* (the items and their companion keys) and ~stockctl:* (hold records, the rebuild "
+         "lock, change logs), and the commands of the ACL recipe in the README";
 }
 
 bool not_executed(ErrorReply kind) {
