@@ -25,7 +25,7 @@
 --
 -- Every op returns {state, attempt, exp, finished, lines, status, replayed}: the record after
 -- the op (state "missing" when there is none), and for settle the answer ("ok", "expired",
--- "conflict", "missing") and whether it repeated an earlier one; for intent, replayed = 1 when
+-- "released" (a confirm of a released hold), "conflict", "missing") and whether it repeated an earlier one; for intent, replayed = 1 when
 -- the record existed. Error reply: STOCKCTL_CONFLICT <kind> (intent: the id is taken by other
 -- lines or the other kind), STOCKCTL_INVALID <what>.
 --
@@ -171,7 +171,8 @@ if action == 'confirm' then
     return reply('ok', 0)
   end
   if state == 'confirmed' then return reply('ok', 1) end
-  if state == 'expired' or state == 'released' then return reply('expired', 0) end
+  if state == 'expired' then return reply('expired', 0) end
+  if state == 'released' then return reply('released', 0) end
   return reply('conflict', 0)
 elseif action == 'release' or action == 'cancel' then
   if state == 'held' then
