@@ -26,9 +26,9 @@
 -- Every op returns {state, attempt, exp, finished, lines, status, replayed}: the record after
 -- the op (state "missing" when there is none: {"missing", 0, 0, 0, "", "missing", 0}, for any
 -- op but intent, an unknown one included), and for settle the answer ("ok", "expired",
--- "conflict", "missing"; "missing" also for an attempt still preparing or aborted) and whether
--- it repeated an earlier one; for intent, replayed = 1 when the record existed. Other ops
--- answer status "ok".
+-- "released" (a confirm of a released hold), "conflict", "missing"; "missing" also for an
+-- attempt still preparing or aborted) and whether it repeated an earlier one; for intent,
+-- replayed = 1 when the record existed. Other ops answer status "ok".
 -- Error replies:
 --   STOCKCTL_CONFLICT <kind>    intent: the id is taken by other lines or the other kind
 --                               (<kind>: this call's ARGV[3])
@@ -178,7 +178,8 @@ if action == 'confirm' then
     return reply('ok', 0)
   end
   if state == 'confirmed' then return reply('ok', 1) end
-  if state == 'expired' or state == 'released' then return reply('expired', 0) end
+  if state == 'expired' then return reply('expired', 0) end
+  if state == 'released' then return reply('released', 0) end
   return reply('conflict', 0)
 elseif action == 'release' or action == 'cancel' then
   if state == 'held' then

@@ -23,17 +23,19 @@
 --          by SKU), so the lines' text in their order is canonical: a repeat that names the same
 --          lines in another order is a conflict.
 --
--- Returns {replayed, expires_at_ms, code_1, stock_1, code_2, stock_2, ...}, per line the
--- deduction's codes: -3 not initialized (stock -3), -2 insufficient (stock = current), -1
--- unlimited (stock -1), n >= 0 ok (stock = n, after the hold; when another line failed, the
--- current stock). expires_at_ms is the hold's expiry (0 for an order), sent also when a line
--- failed, where it means nothing. Only when every line is ok or unlimited is anything held or
--- deducted, and only then is the id recorded: a refused attempt held nothing and recorded
--- nothing, so the same id may try again. It may still have changed what every touch of an
--- item changes: expired holds given back, and missing keys created from their initial stock
--- (as a deduction creates them). A repeat (replayed = 1) answers the first attempt's codes
--- from the record, whatever was settled since; a record of the previous version answers
--- {1, its stored answer...}.
+-- Returns {replayed, expires_at_ms, code_1, stock_1, code_2, stock_2, ...}: replayed is 0 for a
+-- new id, 1 for a repeat whose hold is still held (or an order), and for a repeat of a hold
+-- that is no longer held the state it is in ("released", "expired", "confirmed", "cancelled"),
+-- so that its answer does not claim units are held; per line the deduction's codes: -3 not
+-- initialized (stock -3), -2 insufficient (stock = current), -1 unlimited (stock -1), n >= 0
+-- ok (stock = n, after the hold; when another line failed, the current stock). expires_at_ms
+-- is the hold's expiry (0 for an order), sent also when a line failed, where it means nothing.
+-- Only when every line is ok or unlimited is anything held or deducted, and only then is the
+-- id recorded: a refused attempt held nothing and recorded nothing, so the same id may try
+-- again. It may still have changed what every touch of an item changes: expired holds given
+-- back, and missing keys created from their initial stock (as a deduction creates them). A
+-- repeat answers the first attempt's codes from the record, whatever was settled since; a
+-- record of the previous version answers {1, its stored answer...}.
 -- Error replies, after which no line is held and no key was created:
 --   STOCKCTL_CONFLICT <kind>  the id was used for another kind or other lines (<kind>: this
 --                             call's ARGV[1]); also the answer to a tombstone (tombstone-1.lua)
@@ -134,8 +136,17 @@ if found > 0 then
     local out, word_no = {1}, 0
     for word in string.gmatch(string.sub(record, 1, head_end - 1), '%S+') do
       word_no = word_no + 1
-      if word_no == 2 then
+      if word_no == 1 and word ~= 'held' and word ~= 'ordered' then
+        out[1] = word
+      elseif word_no == 2 then
         out[2] = tonumber(word)
+        -- Held past its expiry is expired, whether or not a script gave its units back yet.
+        if out[1] == 1 and kind == 'hold' then
+          local time = call('TIME')
+          if tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000) >= out[2] then
+            out[1] = 'expired'
+          end
+        end
       elseif word_no > 2 then
         local left = tonumber(word)
         if left ~= -1 then left = left - tonumber(ARGV[8 + 3 * (word_no - 2)]) end

@@ -11,8 +11,9 @@
 -- ARGV[4]  change log: actor; ARGV[5]: reason ("" = none)
 -- ARGV[6]  G, the keys per line (3, or 4 with the change log)
 --
--- Returns {status, replayed, stock_1, stock_2, ...}: status "ok", "expired" (a hold that
--- expired or was released cannot be confirmed), "conflict" (the action does not apply to what
+-- Returns {status, replayed, stock_1, stock_2, ...}: status "ok", "expired" (the hold expired:
+-- it cannot be confirmed, and its units are back), "released" (a confirm of a hold that was
+-- released: a conflict that names the release), "conflict" (the action does not apply to what
 -- the id is now), or "missing" (no record: unknown id, or forgotten after --request-ttl; the
 -- reply is then {"missing", 0}, without stocks); the stocks are each line's current stock
 -- after the call (-1 unlimited, -3 missing).
@@ -20,7 +21,7 @@
 --   held:      confirm -> confirmed; release, cancel -> released
 --   expired (a held hold past its expiry, or one already returned): every action -> expired
 --   confirmed: confirm -> ok replayed; release -> conflict; cancel -> cancelled
---   released:  confirm -> expired; release, cancel -> ok replayed
+--   released:  confirm -> released; release, cancel -> ok replayed
 --   ordered:   cancel -> cancelled; confirm, release -> conflict
 --   cancelled: cancel -> ok replayed; confirm, release -> conflict
 -- Error replies, after which nothing changed (but see "action"):
@@ -163,8 +164,10 @@ local status, replayed = 'conflict', 0
 if action == 'confirm' then
   if state == 'confirmed' then
     status, replayed = 'ok', 1
-  elseif state == 'expired' or state == 'released' then
+  elseif state == 'expired' then
     status = 'expired'
+  elseif state == 'released' then
+    status = 'released'
   end
 elseif action == 'release' then
   if state == 'released' then

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "base/text.h"
@@ -32,6 +34,12 @@ void ItemErrorEcho::add(std::string_view sku, std::string_view error) {
 void print_warning(std::string_view message) {
   if (g_verbosity != Verbosity::quiet)
     fmt::print(stderr, "stockctl: warning: {}\n", escape_control(message));
+}
+
+void print_notice(std::string_view message) {
+  const bool shown = g_verbosity == Verbosity::verbose ||
+                     (g_verbosity == Verbosity::normal && isatty(fileno(stderr)) == 1);
+  if (shown) fmt::print(stderr, "stockctl: {}\n", escape_control(message));
 }
 
 void print_info(std::string_view message) {

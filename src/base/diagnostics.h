@@ -34,5 +34,9 @@ class ItemErrorEcho {
 void print_warning(std::string_view message);
 /// Prints "stockctl: MESSAGE" on standard error with --verbose only.
 void print_info(std::string_view message);
+/// Prints "stockctl: MESSAGE" on standard error with --verbose, and also without it when
+/// standard error is a terminal (unless --quiet): for a wait a person would otherwise sit
+/// through in silence. A cron job's log (not a terminal) gets it only with --verbose.
+void print_notice(std::string_view message);
 
 }  // namespace stockctl

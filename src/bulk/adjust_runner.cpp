@@ -231,7 +231,7 @@ void OpRunner::apply_once(ItemResult& item, const std::string& init) {
 
 void OpRunner::initialize(ItemResult& item) {
   const std::string lock_key = companion_key(item.key, ":lock");
-  const std::string token = random_token();
+  const std::string token = new_lock_value();
   // Indexed before any lock is taken, so that reading a large file never holds one.
   if (!options_.init.file.empty() && !init_index_) {
     init_index_ = std::make_unique<InitFileIndex>(options_.init, scheme_);
@@ -249,8 +249,8 @@ void OpRunner::initialize(ItemResult& item) {
     }
     if (wait == LockWait::timed_out) {
       set_error(item, Status::busy,
-                fmt::format("init lock {} still held by another process after {} ms", lock_key,
-                            options_.lock.wait_ms));
+                fmt::format("init lock still held by another process after {} ms: {}",
+                            options_.lock.wait_ms, describe_held_lock(client_, lock_key)));
       return;
     }
     // Measured after SET NX returned, so slightly late; kLockMargin covers that round trip.

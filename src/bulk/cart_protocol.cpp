@@ -469,7 +469,10 @@ void run_attempts(Context& ctx, CartKind kind, const HoldOptions& o, Cart& cart,
     if (rec.state == "aborted") continue;  // reaped past its deadline: a new attempt
     merge_answers(cart, groups);
     cart.replayed = existed;
-    if (kind == CartKind::hold) cart.expires_at_ms = rec.exp;
+    // A repeat of a hold that is no longer held says what it became, and claims no expiry.
+    const bool live = rec.state == "held" || rec.state == "ordered";
+    cart.since = existed && !live ? rec.state : "";
+    if (kind == CartKind::hold && cart.since.empty()) cart.expires_at_ms = rec.exp;
     return;
   }
   fail(cart, Status::error,
@@ -549,8 +552,7 @@ void settle_on_cluster(Context& ctx, const std::string& action, const std::strin
   Finish finish = finish_groups(ctx, id, rec, *lines, kDefaultKeepS);
   read_missing_stocks(ctx, *lines, finish.stocks);
   const Status status = settle_status(rec.status);
-  report(status, *lines, finish.stocks, rec.replayed,
-         status == Status::conflict ? settle_conflict(action) : "");
+  report(status, *lines, finish.stocks, rec.replayed, settle_conflict(action, rec.status));
 }
 
 namespace {

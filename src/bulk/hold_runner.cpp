@@ -51,7 +51,11 @@ nlohmann::ordered_json cart_json(CartKind kind, const Cart& cart) {
     lines.push_back(std::move(line));
   }
   j["lines"] = std::move(lines);
-  if (cart.replayed) j["replayed"] = true;
+  // "replayed" says this is the first answer again, which an error never is.
+  if (cart.replayed && cart.status != Status::error) {
+    j["replayed"] = true;
+    if (!cart.since.empty()) j["state"] = cart.since;
+  }
   if (!cart.error.empty()) j["error"] = cart.error;
   return j;
 }
@@ -143,7 +147,9 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
     return fail(cart, Status::error,
                 fmt::format("unexpected reply from the hold script: {}", describe_reply(r)));
   }
-  cart.replayed = r.elements[0].integer == 1;
+  // A repeat answers 1, or the state of a hold that is no longer held.
+  cart.replayed = r.elements[0].integer == 1 || r.elements[0].type == Reply::Type::string;
+  cart.since = r.elements[0].type == Reply::Type::string ? r.elements[0].str : "";
   cart.line_status.assign(n, Status::ok);
   cart.stock.assign(n, std::nullopt);
   ExitFold fold;
@@ -163,13 +169,22 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
       break;
     }
   }
-  // A short line means nothing was held: only a hold that exists has an expiry.
-  if (cart.status == Status::ok) cart.expires_at_ms = r.elements[1].integer;
+  // A short line means nothing was held: only a hold that is held has an expiry.
+  if (cart.status == Status::ok && cart.since.empty()) cart.expires_at_ms = r.elements[1].integer;
 }
 
 void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
   if (cart.status != Status::ok || acknowledged(result, ctx_.redis().options())) return;
-  fail(cart, Status::error, unacknowledged(result, ctx_.redis().options()));
+  if (!cart.replayed)
+    return fail(cart, Status::error, unacknowledged(result, ctx_.redis().options()));
+  // A repeat wrote nothing; what is not confirmed is the write of its first answer, which this
+  // answer is then not: an error is never a replay.
+  cart.replayed = false;
+  fail(cart, Status::error,
+       fmt::format("id '{}' was {} before and this repeat changed nothing, but the replicas have "
+                   "not confirmed it: {}",
+                   escape_control(cart.id), kind_ == CartKind::hold ? "held" : "ordered",
+                   unacknowledged(result, ctx_.redis().options())));
 }
 
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
@@ -208,7 +223,7 @@ void HoldRunner::initialize(Cart& cart) {
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
     if (cart.line_status[i] != Status::uninitialized) continue;
     const std::string lock_key = companion_key(cart.keys[i], kLockSuffix);
-    const std::string token = random_token();
+    const std::string token = new_lock_value();
     const std::string& key = cart.keys[i];
     LockWait wait = acquire_lock(ctx_.redis(), lock_key, token, o_.lock, [&] {
       return ctx_.redis().call(Call::read({"EXISTS", key})).integer == 1;
@@ -220,9 +235,9 @@ void HoldRunner::initialize(Cart& cart) {
     if (wait == LockWait::timed_out) {
       return fail(
           cart, Status::busy,
-          fmt::format("init lock {} still held by another process after {} ms; "
-                      "nothing was {}",
-                      lock_key, o_.lock.wait_ms, kind_ == CartKind::hold ? "held" : "ordered"));
+          fmt::format("init lock still held by another process after {} ms: {}; nothing was {}",
+                      o_.lock.wait_ms, describe_held_lock(ctx_.redis(), lock_key),
+                      kind_ == CartKind::hold ? "held" : "ordered"));
     }
     locks.push_back(std::make_unique<LockRelease>(ctx_.redis(), lock_key, token));
     ParsedNumber init =
@@ -355,7 +370,7 @@ void print_settle(Context& ctx, const std::string& action, const std::string& id
   }
   ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
   ctx.count(status);
-  fold.add(status);
+  fold.add(action == "release" && status == Status::expired ? ExitCode::ok : exit_code_for(status));
 }
 
 nlohmann::ordered_json settle_json(const std::string& action, const std::string& id, Status status,
@@ -384,12 +399,17 @@ nlohmann::ordered_json settle_json(const std::string& action, const std::string&
 Status settle_status(const std::string& word) {
   if (word == "ok") return Status::ok;
   if (word == "expired") return Status::expired;
-  if (word == "conflict") return Status::conflict;
+  if (word == "conflict" || word == "released") return Status::conflict;
   if (word == "missing") return Status::missing;
   return Status::error;
 }
 
-std::string settle_conflict(const std::string& action) {
+std::string settle_conflict(const std::string& action, const std::string& word) {
+  if (word == "released") {
+    return "the hold was released (by release or cancel) and its units went back to stock; a "
+           "released hold cannot be confirmed";
+  }
+  if (word != "conflict") return "";
   if (action == "confirm") return "only a held hold can be confirmed";
   if (action == "release") return "only a held hold can be released (cancel gives back a sale)";
   return "nothing to cancel";

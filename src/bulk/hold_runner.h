@@ -49,6 +49,9 @@ struct Cart {
   /// one not acknowledged by --wait-replicas replicas does), unset while it is not.
   std::optional<std::int64_t> expires_at_ms;
   bool replayed = false;
+  /// A replayed hold that is no longer held: what it became since ("released", "expired",
+  /// "confirmed", "cancelled"); "" while it is held, and for an order.
+  std::string since;
   std::string error;
   std::string record_key;  ///< where hold-4002.lua keeps the id's record
   std::string index_key;   ///< the index of items with holds it updates (same slot)
@@ -124,17 +127,20 @@ nlohmann::ordered_json settle_json(const std::string& action, const std::string&
                                    bool replayed, const std::string& error);
 
 /// Prints the answer line of confirm, release or cancel of `id` (and, when the status calls for
-/// one, its error line on stderr) and adds the status to `fold`.
+/// one, its error line on stderr) and adds the status to `fold`: `expired` from release counts
+/// as 0 (the units are back, which is what release asked for).
 void print_settle(Context& ctx, const std::string& action, const std::string& id, Status status,
                   const std::vector<RecordLine>& lines,
                   const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
                   const std::string& error, ExitFold& fold);
 
-/// "ok", "expired", ... as a settle script answers them.
+/// "ok", "expired", ... as a settle script answers them ("released": a conflict, the confirm of
+/// a released hold).
 Status settle_status(const std::string& word);
 
-/// Why `action` does not apply (its conflict answer's error text).
-std::string settle_conflict(const std::string& action);
+/// Why `action` does not apply (the error text of a conflict answer, whose script word is
+/// `word`: "conflict", or "released" for a confirm of a released hold); "" for other answers.
+std::string settle_conflict(const std::string& action, const std::string& word);
 
 /// The call of settle-4002.lua for `action` on the record at `record` with these lines.
 Call settle_call(const Context& ctx, const std::string& record, const std::string& index,

@@ -150,7 +150,7 @@ ExitCode settle_one(Context& ctx, const std::string& action, const std::string& 
     stocks.push_back(s >= 0 ? std::optional<std::int64_t>(s) : std::nullopt);
   }
   Status status = settle_status(r.elements[0].str);
-  std::string error = status == Status::conflict ? settle_conflict(action) : "";
+  std::string error = settle_conflict(action, r.elements[0].str);
   if (status == Status::ok && !acknowledged(results[0], ctx.redis().options())) {
     status = Status::error;
     error = unacknowledged(results[0], ctx.redis().options());

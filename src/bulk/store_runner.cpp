@@ -13,6 +13,7 @@
 #include "bulk/replica_ack.h"
 #include "core/hash_slot.h"
 #include "core/sku.h"
+#include "lock/init_lock.h"
 #include "redis/scripts/put.h"
 
 namespace stockctl {
@@ -309,8 +310,18 @@ void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
     }
     locked.swap(still);
   }
-  if (!interrupted()) return;  // what is still locked stays busy
-  for (PutItem* item : locked) set_not_applied(item->result, interrupt_reason());
+  if (interrupted()) {
+    for (PutItem* item : locked) set_not_applied(item->result, interrupt_reason());
+    return;
+  }
+  // What is still locked stays busy, saying who holds each lock and for how long.
+  std::vector<std::string> keys;
+  keys.reserve(locked.size());
+  for (PutItem* item : locked) keys.push_back(companion_key(item->result.key, kLockSuffix));
+  const std::vector<std::string> held = describe_held_locks(client_, keys);
+  for (std::size_t i = 0; i < locked.size(); ++i) {
+    locked[i]->result.error += fmt::format(" after {} ms: {}", lock_.wait_ms, held[i]);
+  }
 }
 
 }  // namespace stockctl

@@ -8,6 +8,7 @@
 
 #include "app/connect_options.h"
 #include "app/context.h"
+#include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/cart_protocol.h"
@@ -361,7 +362,10 @@ ExitCode run_doctor(Program& program, const DoctorOptions& options) {
   }
   doctor.finish();
   program.extra_metrics = render_doctor_metrics(doctor.findings());
-  return doctor_exit_status(doctor.findings(), options.strict) ? ExitCode::failure : ExitCode::ok;
+  const std::string failed = doctor_failure_message(doctor.findings(), options.strict);
+  if (failed.empty()) return ExitCode::ok;
+  print_error(failed);
+  return ExitCode::failure;
 }
 
 }  // namespace

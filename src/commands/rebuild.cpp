@@ -8,6 +8,7 @@
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/sku.h"
+#include "lock/init_lock.h"
 #include "lock/run_lock.h"
 
 namespace stockctl {
@@ -38,8 +39,8 @@ ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   // The lock must outlive a window even on a slow server; it is renewed between windows.
   RunLock lock(*client, rebuild_lock_key(ctx.scheme()), std::max<long long>(o.lock.ttl_ms, 30000));
   if (!lock.take()) {
-    return run.busy(
-        fmt::format("another rebuild is running on this prefix (lock {} is held)", lock.key()));
+    return run.busy(fmt::format("another rebuild is running on this prefix: {}",
+                                describe_held_lock(*client, lock.key())));
   }
   return run.write([&lock] { lock.renew(); });
 }

@@ -527,6 +527,29 @@ int doctor_exit_status(const std::vector<Finding>& findings, bool strict) {
   return 0;
 }
 
+std::string doctor_failure_message(const std::vector<Finding>& findings, bool strict) {
+  // At most this many failures are named; the rest are counted (the JSON lines list them all).
+  constexpr std::size_t kNamed = 5;
+  std::vector<const Finding*> failed;
+  for (const Finding& f : findings) {
+    if (f.status == CheckStatus::fail || (strict && f.status == CheckStatus::warn)) {
+      failed.push_back(&f);
+    }
+  }
+  if (failed.empty()) return "";
+  const char* verb = strict ? "failed or warned (--strict)" : "failed";
+  if (failed.size() == 1) {
+    const Finding& f = *failed.front();
+    return fmt::format("doctor: check {} {} on {}: {}", f.check, verb, f.node, f.detail);
+  }
+  std::string named;
+  for (std::size_t i = 0; i < failed.size() && i < kNamed; ++i) {
+    named += fmt::format("{}{} on {}", i == 0 ? "" : ", ", failed[i]->check, failed[i]->node);
+  }
+  if (failed.size() > kNamed) named += fmt::format(" and {} more", failed.size() - kNamed);
+  return fmt::format("doctor: {} checks {}: {}", failed.size(), verb, named);
+}
+
 std::string render_doctor_metrics(const std::vector<Finding>& findings) {
   // The worst status of each check on each node, in the order first seen.
   std::vector<std::pair<std::string, std::string>> order;

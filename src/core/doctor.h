@@ -130,6 +130,11 @@ std::optional<Finding> check_value(const std::string& node, const std::string& k
 /// Exit status of a doctor run: 1 when a check failed (or warned, with `strict`), else 0.
 int doctor_exit_status(const std::vector<Finding>& findings, bool strict);
 
+/// The one "stockctl: error:" line of a doctor run that exits 1, naming what failed: the check,
+/// its node and (for a single failure) its detail; "" when the run exits 0. Cron alerting reads
+/// standard error, where every other command's exit 1 says why.
+std::string doctor_failure_message(const std::vector<Finding>& findings, bool strict);
+
 /// The findings as gauges for the node_exporter textfile collector:
 /// stockctl_doctor_check{check,node,status} is 1 for the worst status each check had on each
 /// node, 0 for the other two.

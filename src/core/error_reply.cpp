@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <string>
 #include <utility>
 
 namespace stockctl {
@@ -44,6 +45,11 @@ ErrorReply classify_error_reply(std::string_view text) {
   for (const auto& [name, kind] : kCodes) {
     if (code == name) return kind;
   }
+  // A script's ACL failure comes back as an ERR that quotes the refusal.
+  if (text.find("No permissions to access") != std::string_view::npos ||
+      text.find("has no permissions to") != std::string_view::npos) {
+    return ErrorReply::noperm;
+  }
   // Generic ERR replies are told apart by their text, which Redis has kept stable.
   if (starts_with(text, "ERR Function not found")) return ErrorReply::no_function;
   if (starts_with(lower(text), "err unknown command")) return ErrorReply::unknown_command;
@@ -81,6 +87,13 @@ bool refuses_command(std::string_view text, std::string_view command) {
     default:
       return false;
   }
+}
+
+std::string noperm_hint(std::string_view prefix) {
+  const std::string items = prefix.empty() ? "<prefix>" : std::string(prefix);
+  return "the Redis user lacks an ACL permission stockctl needs: the key patterns ~" + items +
+         "* (the items and their companion keys) and ~stockctl:* (hold records, the rebuild "
+         "lock, change logs), and the commands of the ACL recipe in the README";
 }
 
 bool not_executed(ErrorReply kind) {

@@ -22,6 +22,7 @@ enum class ErrorReply {
   readonly,           ///< READONLY: the node we reached has just become a replica
   masterdown,         ///< MASTERDOWN: a replica lost its primary
   wrongtype,          ///< WRONGTYPE: the key holds another type
+  noperm,             ///< NOPERM, or an ACL failure inside a script: the user may not do it
   syntax,             ///< "ERR syntax error": the server does not know an option (SET GET < 6.2)
   cluster_disabled,   ///< "cluster support disabled": a cluster command sent to a plain server
   stockctl_conflict,  ///< a script refused a request id already used for something else
@@ -51,6 +52,10 @@ struct CorruptLine {
 
 /// The line that the error reply `text` names; nullopt when it is not such a reply.
 std::optional<CorruptLine> corrupt_line(std::string_view text);
+
+/// What an ACL refusal (NOPERM) means for stockctl: the key patterns and commands its user
+/// needs, for a message. `prefix` is the items' key prefix (--prefix); "" when unknown.
+std::string noperm_hint(std::string_view prefix);
 
 /// True for the kinds that say the command was not executed (the cluster is reconfiguring, the
 /// server is loading, the node is no longer a primary), so sending it again is safe.

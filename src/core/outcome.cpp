@@ -119,6 +119,17 @@ std::string earlier_use(const std::string& record) {
                      escape_control(record.substr(space + 1, end - space - 1)));
 }
 
+// The items' prefix, for a message: what stands before a stock key's hash tag, or before the
+// tag of one of stockctl's own keys ("stockctl:hold:<prefix>{ID}"); "" when the key does not say.
+std::string_view items_prefix_of(std::string_view key) {
+  if (key.rfind("stockctl:", 0) == 0) {
+    const std::size_t kind_end = key.find(':', 9);
+    key = kind_end == std::string_view::npos ? std::string_view() : key.substr(kind_end + 1);
+  }
+  const std::size_t brace = key.find('{');
+  return brace == std::string_view::npos ? std::string_view() : key.substr(0, brace);
+}
+
 }  // namespace
 
 void apply_error_reply(ItemResult& item, const std::string& text) {
@@ -142,6 +153,16 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
     set_error(item, Status::error,
               fmt::format("the server answered {}: it is a Redis Cluster node; use --cluster",
                           quote_value(text)));
+  } else if (kind == ErrorReply::noperm) {
+    set_error(item, Status::error,
+              fmt::format("refused on {}: {}; {}", item.key, escape_control(text),
+                          noperm_hint(items_prefix_of(item.key))));
+  } else if (not_executed(kind)) {
+    // CLUSTERDOWN, TRYAGAIN, LOADING, READONLY, MASTERDOWN: refused before the command ran
+    // (retried until --retry-timeout): a write did not happen.
+    set_error(item, Status::error,
+              fmt::format("{}{}: refused before it ran: {}",
+                          item.op == "get" ? "" : "not applied: ", item.key, escape_control(text)));
   } else {
     set_error(item, Status::error,
               fmt::format("redis error on {}: {}", item.key, escape_control(text)));

@@ -24,6 +24,7 @@ bool warn_unreplicated(int asked, int attached, bool replicas_expected);
 struct SentinelAnswer {
   std::string address;         ///< "host:port" of SENTINEL GET-MASTER-ADDR-BY-NAME
   long long config_epoch = 0;  ///< the config-epoch of SENTINEL MASTER
+  std::string sentinel;        ///< "host:port" of the sentinel that answered
 };
 
 /// The master the sentinels name: the answer with the highest configuration epoch (a failover

@@ -2,9 +2,14 @@
 
 #include <fmt/format.h>
 #include <sys/random.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include "base/backoff.h"
 #include "base/errors.h"
+#include "core/error_reply.h"
+#include "core/lock_value.h"
 #include "redis/scripts/lock.h"
 
 namespace stockctl {
@@ -22,6 +27,60 @@ std::string random_token() {
   return hex;
 }
 
+namespace {
+
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+}  // namespace
+
+std::string new_lock_value() {
+  return lock_value(random_token(),
+                    LockHolder{host_name(), static_cast<long long>(getpid()), unix_ms()});
+}
+
+std::string describe_held_lock(Client& client, const std::string& key) noexcept {
+  return describe_held_locks(client, {key}).front();
+}
+
+std::vector<std::string> describe_held_locks(Client& client,
+                                             const std::vector<std::string>& keys) noexcept {
+  std::vector<std::string> out;
+  try {
+    std::vector<Call> calls;
+    for (const std::string& key : keys) {
+      calls.push_back(Call::read({"GET", key}));
+      calls.push_back(Call::read({"PTTL", key}));
+    }
+    const std::vector<CallResult> r = client.run(calls);
+    const std::int64_t now = unix_ms();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const CallResult& value = r[2 * i];
+      const CallResult& pttl = r[2 * i + 1];
+      if (value.state != CallResult::State::replied || value.reply.is_error() ||
+          pttl.state != CallResult::State::replied || pttl.reply.type != Reply::Type::integer) {
+        out.push_back(fmt::format("lock {}", keys[i]));
+        continue;
+      }
+      out.push_back(describe_lock(keys[i], value.reply.string_or_nil(), pttl.reply.integer, now));
+    }
+  } catch (...) {
+    // Only the messages are at stake: each names its key alone.
+    out.clear();
+    for (const std::string& key : keys) out.push_back(fmt::format("lock {}", key));
+  }
+  return out;
+}
+
 LockWait acquire_lock(Client& client, const std::string& key, const std::string& token,
                       const LockTiming& timing, const std::function<bool()>& resolved) {
   // Jitter, so that waiting processes do not retry in lockstep.
@@ -30,7 +89,9 @@ LockWait acquire_lock(Client& client, const std::string& key, const std::string&
     Reply r =
         client.call(Call::once({"SET", key, token, "NX", "PX", std::to_string(timing.ttl_ms)}));
     if (r.is_error()) {
-      throw StockctlError(fmt::format("cannot take lock {}: {}", key, r.str));
+      const bool acl = classify_error_reply(r.str) == ErrorReply::noperm;
+      throw StockctlError(
+          fmt::format("cannot take lock {}: {}{}", key, r.str, acl ? "; " + noperm_hint("") : ""));
     }
     if (!r.is_nil()) return LockWait::acquired;
     if (resolved()) return LockWait::resolved;

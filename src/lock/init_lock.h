@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "redis/client.h"
 
@@ -16,6 +17,18 @@ struct LockTiming {
 
 /// A random token (128 bits, hex) that proves a lock is ours.
 std::string random_token();
+
+/// A new lock's value: a random token followed by this host, this process and the time
+/// (core/lock_value.h), so that an operator finding the lock held can tell who holds it. The
+/// whole value is what release and extend compare.
+std::string new_lock_value();
+
+/// Says who holds lock `key` and how long it has left (describe_lock in core/lock_value.h), read
+/// with GET and PTTL. Never throws: without an answer it names the key alone.
+std::string describe_held_lock(Client& client, const std::string& key) noexcept;
+/// describe_held_lock for several locks, read in one pipeline.
+std::vector<std::string> describe_held_locks(Client& client,
+                                             const std::vector<std::string>& keys) noexcept;
 
 /// How waiting for a lock ended.
 enum class LockWait {

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include "base/errors.h"
+#include "core/error_reply.h"
 #include "lock/init_lock.h"
 
 namespace stockctl {
 
 RunLock::RunLock(Client& client, std::string key, long long ttl_ms)
-    : client_(client), key_(std::move(key)), token_(random_token()), ttl_ms_(ttl_ms) {}
+    : client_(client), key_(std::move(key)), token_(new_lock_value()), ttl_ms_(ttl_ms) {}
 
 RunLock::~RunLock() {
   if (held_) release_lock(client_, key_, token_);
@@ -16,6 +17,13 @@ RunLock::~RunLock() {
 
 bool RunLock::take() {
   Reply r = client_.call(Call::once({"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}));
+  if (r.is_error() && classify_error_reply(r.str) == ErrorReply::noperm) {
+    // The run lock's key is "stockctl:rebuild-lock:<prefix>" (rebuild_lock_key).
+    constexpr std::string_view kHead = "stockctl:rebuild-lock:";
+    const std::string_view prefix =
+        key_.rfind(kHead, 0) == 0 ? std::string_view(key_).substr(kHead.size()) : "";
+    throw StockctlError(fmt::format("{}: {}; {}", key_, r.str, noperm_hint(prefix)));
+  }
   if (r.is_error()) throw StockctlError(fmt::format("{}: {}", key_, r.str));
   if (r.is_nil()) return false;
   held_ = true;

@@ -161,9 +161,11 @@ void Client::connect_retrying(const std::function<void()>& connect) const {
     } catch (const FatalConnectionError&) {
       throw;
     } catch (const ConnectionError& e) {
+      // Said once, so that a person at a terminal knows what the silence is (--verbose says
+      // it in a log too).
       if (tries == 1 && options_.retry_timeout_ms > 0) {
-        print_info(
-            fmt::format("{}; trying again for up to {} ms", e.what(), options_.retry_timeout_ms));
+        print_notice(fmt::format("{}; trying again for up to {} ms (--retry-timeout)", e.what(),
+                                 options_.retry_timeout_ms));
       }
       if (!backoff.pause()) {
         throw ConnectionError(fmt::format("{}{}", e.what(), tries_note(tries, started)));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/diagnostics.h"
 #include "core/replication.h"
 #include "redis/errors.h"
 
@@ -60,7 +61,7 @@ std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& m
   RedisUrl url;
   url.host = addr.elements[0].str;
   url.port = std::atoi(addr.elements[1].str.c_str());
-  return SentinelAnswer{describe_endpoint(url), config_epoch(info)};
+  return SentinelAnswer{describe_endpoint(url), config_epoch(info), conn.where()};
 }
 
 bool is_master(Connection& conn) {
@@ -110,14 +111,37 @@ ConnectOptions data_options(const ConnectOptions& options, const std::string& ad
   return data;
 }
 
+// For --verbose: which master stockctl was sent to, and by which sentinels (an operator behind
+// Sentinel otherwise cannot tell where the writes went).
+std::string named_by(const std::vector<SentinelAnswer>& answers, const std::string& address,
+                     const std::string& master) {
+  std::string who;
+  long long epoch = 0;
+  std::size_t count = 0;
+  for (const SentinelAnswer& a : answers) {
+    if (a.address != address) continue;
+    who += (who.empty() ? "" : ", ") + a.sentinel;
+    epoch = std::max(epoch, a.config_epoch);
+    ++count;
+  }
+  return fmt::format(
+      "{} {} {} {} as master '{}' (config epoch {}); connected to it, ROLE says master",
+      count == 1 ? "sentinel" : "sentinels", who, count == 1 ? "names" : "name", address, master,
+      epoch);
+}
+
 }  // namespace
 
 std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options) {
   std::vector<std::string> said;
-  for (const std::string& address : candidates(ask_all(options, said))) {
+  const std::vector<SentinelAnswer> answers = ask_all(options, said);
+  for (const std::string& address : candidates(answers)) {
     try {
       auto conn = std::make_unique<Connection>(data_options(options, address));
-      if (is_master(*conn)) return conn;
+      if (is_master(*conn)) {
+        print_info(named_by(answers, address, options.url.master));
+        return conn;
+      }
       // Mid-failover a sentinel may still name the old master, now a replica.
       said.push_back(fmt::format("{} is not a master (ROLE)", conn->where()));
     } catch (const ConnectionError& e) {

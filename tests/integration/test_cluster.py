@@ -346,3 +346,33 @@ class Failover(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
+class ClusterDown(unittest.TestCase):
+    def test_a_write_refused_with_clusterdown_says_it_was_not_applied(self):
+        # A primary that lost one of its slots says CLUSTERDOWN for every key it serves: the
+        # command never ran. After --retry-timeout the write says "not applied", a read only why.
+        cluster = RedisCluster(primaries=3, replicas_per_primary=0)
+        router = cluster.client()
+        try:
+            on = ("--url", cluster.url, "--cluster")
+            self.assertEqual(run("init", "a", "10", *on).rc, 0)
+            c = router._conn(router.node_port("stock:{a}"))
+            own = [s for s in c("CLUSTER", "SLOTS")
+                   if s[2][1] == router.node_port("stock:{a}")][0]
+            other = own[0] if own[0] != keyslot("stock:{a}") else own[1]
+            c("CLUSTER", "DELSLOTS", other)
+            wait_until(lambda: "cluster_state:fail" in c("CLUSTER", "INFO"))
+            res = run("deduct", "a", "1", "--retry-timeout", "300", *on)
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertRegex(res.one["error"], r"^not applied: stock:\{a\}: refused before it ran: "
+                             r"CLUSTERDOWN ")
+            res = run("get", "a", "--retry-timeout", "300", *on)
+            self.assertRegex(res.one["error"], r"^stock:\{a\}: refused before it ran: CLUSTERDOWN ")
+            c("CLUSTER", "ADDSLOTS", other)
+            wait_until(lambda: "cluster_state:ok" in c("CLUSTER", "INFO"))
+            self.assertEqual(run("get", "a", *on).one["stock"], 10, "nothing was applied")
+        finally:
+            router.close()
+            cluster.stop()

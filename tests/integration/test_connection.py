@@ -2,12 +2,14 @@
 
 import json
 import os
+import pty
 import signal
 import socket
+import subprocess
 import time
 import unittest
 
-from harness import RedisServer, ServerTest, clean_env, free_port, run
+from harness import STOCKCTL, RedisServer, ServerTest, clean_env, free_port, run
 
 
 class Password(ServerTest):
@@ -149,6 +151,38 @@ class Unreachable(unittest.TestCase):
         self.assertEqual(res.stdout, "")
         self.assertIn("cannot connect to 127.0.0.1:%d" % port, res.stderr)
         self.assertEqual(len(res.stderr.strip().splitlines()), 1)
+
+    def test_a_refused_port_on_a_terminal_says_once_what_is_retried_and_for_how_long(self):
+        # Standard error on a pseudo-terminal, as at a person's shell: without --verbose the
+        # wait is announced once; the same run into a pipe (a cron log) stays one error line.
+        port = free_port()
+        main, side = pty.openpty()
+        try:
+            proc = subprocess.run([STOCKCTL, "get", "x", "--url", "redis://127.0.0.1:%d" % port,
+                                   "--retry-timeout", "300"], stdout=subprocess.PIPE, stderr=side,
+                                  env=clean_env(), timeout=60)
+            os.close(side)
+            side = None
+            said = b""
+            while True:
+                try:
+                    chunk = os.read(main, 4096)
+                except OSError:  # EIO: the terminal's other end is closed and drained
+                    break
+                if not chunk:
+                    break
+                said += chunk
+        finally:
+            os.close(main)
+            if side is not None:
+                os.close(side)
+        self.assertEqual(proc.returncode, 1)
+        lines = said.decode().replace("\r\n", "\n").strip().splitlines()
+        notices = [l for l in lines if "trying again" in l]
+        self.assertEqual(len(notices), 1, lines)
+        self.assertEqual(notices[0], "stockctl: cannot connect to 127.0.0.1:%d: Connection refused; "
+                         "trying again for up to 300 ms (--retry-timeout)" % port)
+        self.assertTrue(lines[-1].startswith("stockctl: error: cannot connect"), lines)
 
     def test_paused_server_times_out(self):
         server = RedisServer()

@@ -205,6 +205,22 @@ class Standalone(DoctorTest):
         res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
         self.assertEqual(res.rc, 1, res)
         self.assertEqual(statuses(res, "connect"), ["fail"])
+        # Cron alerting reads standard error: one error line, as every other command's exit 1.
+        errors = [l for l in res.stderr.splitlines() if l.startswith("stockctl: error: ")]
+        self.assertEqual(len(errors), 1, res.stderr)
+        self.assertRegex(errors[0], r"^stockctl: error: doctor: check connect failed on 127\.0\.0\.1:\d+: ")
+
+    def test_a_failed_check_says_so_on_stderr_and_a_clean_run_says_nothing(self):
+        server = self.server("--maxmemory", "10mb", "--maxmemory-policy", "allkeys-lru")
+        res = self.doctor(server)
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("stockctl: error: doctor: check eviction failed on 127.0.0.1:%d: " % server.port,
+                      res.stderr)
+        self.assertEqual(res.stderr.count("stockctl: error:"), 1, res.stderr)
+        good = self.server("--appendonly", "yes")
+        res = self.doctor(good)
+        self.assertEqual(res.rc, 0, res)
+        self.assertNotIn("stockctl: error:", res.stderr)
 
 
 class Cluster(DoctorTest):

@@ -181,8 +181,21 @@ class Rebuild(ServerTest):
         self.assertEqual(res.one["status"], "busy")
         self.assertEqual(self.r("DBSIZE"), 1)
         self.assertEqual(self.r("GET", "stockctl:rebuild-lock:stock:"), "someone-else")
+        # A lock of an earlier version (a bare token) is named, with the time it has left.
+        self.assertRegex(res.stderr, r"stockctl: error: another rebuild is running on this prefix: "
+                         r"lock stockctl:rebuild-lock:stock: is held \(its value records no "
+                         r"holder\), \d+\.\d s left\n")
         other = self.sc("rebuild", "--file", self.export(), "--prefix", "other:")
         self.assertEqual(other.rc, 0, "the lock is per prefix")
+
+    def test_a_busy_rebuild_names_who_holds_the_lock_and_when_it_was_taken(self):
+        self.r("SET", "stockctl:rebuild-lock:stock:", "0f1e host=db-7 pid=4242 at=1764644645000",
+               "PX", "60000")
+        res = self.sc("rebuild", "--file", self.export())
+        self.assertEqual(res.rc, 5, res)
+        self.assertRegex(res.one["error"], r"^another rebuild is running on this prefix: lock "
+                         r"stockctl:rebuild-lock:stock: is held by db-7 \(pid 4242\) since "
+                         r"2025-12-02T03:04:05Z \(\d+ s ago\), (59|60)\.\d s left$")
 
     def test_run_lock_is_released(self):
         self.sc("rebuild", "--file", self.export())
@@ -190,9 +203,14 @@ class Rebuild(ServerTest):
 
     def test_item_under_init_lock_is_left_to_its_holder(self):
         self.r("SET", "stock:{A}:lock", "holder", "PX", "60000")
-        res = self.sc("rebuild", "--file", self.export(), "--lock-wait", "200")
+        report = os.path.join(self.tmp, "busy.jsonl")
+        res = self.sc("rebuild", "--file", self.export(), "--lock-wait", "200", "--report", report)
         self.assertEqual(res.rc, 5, res)
         self.assertEqual(res.one["counts"]["busy"], 1)
+        with open(report) as f:
+            busy = [json.loads(l) for l in f if '"busy"' in l]
+        self.assertRegex(busy[0]["error"], r"after 200 ms: lock stock:\{A\}:lock is held \(its "
+                         r"value records no holder\), \d+\.\d s left$")
         self.assertIsNone(self.r("GET", "stock:{A}"))
         self.assertEqual(self.r("GET", "stock:{B}"), "0")
 

@@ -168,8 +168,31 @@ class Settle(HoldsTest):
         again = self.sc("release", "c")
         self.assertEqual((again.rc, again.one.get("replayed")), (0, True))
         self.assertEqual(self.stock("A"), 10)
+        # A released hold cannot be confirmed: a conflict that names the release, not "expired".
         res = self.sc("confirm", "c")
-        self.assertEqual((res.rc, res.one["status"]), (3, "expired"))
+        self.assertEqual((res.rc, res.one["status"]), (2, "conflict"), res)
+        self.assertIn("the hold was released", res.one["error"])
+        self.assertIn("confirm c: the hold was released", res.stderr)
+
+    def test_a_repeated_hold_says_what_became_of_it_and_claims_no_expiry_once_not_held(self):
+        first = self.sc("hold", "c", "A=2").one
+        again = self.sc("hold", "c", "A=2").one
+        self.assertEqual((again["status"], again["replayed"], again["expires_at_ms"]),
+                         ("ok", True, first["expires_at_ms"]))
+        self.assertNotIn("state", again, "still held: the first answer as it was")
+        self.sc("release", "c")
+        after = self.sc("hold", "c", "A=2")
+        self.assertEqual(after.rc, 0, after)
+        self.assertEqual((after.one["status"], after.one["replayed"], after.one["state"],
+                          after.one["expires_at_ms"]), ("ok", True, "released", None), after)
+        self.assertEqual((self.stock("A"), self.held("A")), (10, 0), "nothing held again")
+        self.sc("hold", "s", "A=1")
+        self.sc("confirm", "s")
+        self.assertEqual(self.sc("hold", "s", "A=1").one["state"], "confirmed")
+        out = self.sc("hold", "e", "B=1", "--expire", "1").one
+        self.wait_past(out["expires_at_ms"])
+        late = self.sc("hold", "e", "B=1", "--expire", "1").one
+        self.assertEqual((late["state"], late["expires_at_ms"]), ("expired", None), late)
 
     def test_cancel_gives_a_sale_back_exactly_once(self):
         self.sc("hold", "h", "A=2")
@@ -190,7 +213,7 @@ class Settle(HoldsTest):
         self.sc("hold", "h", "A=2")
         self.assertEqual(self.sc("cancel", "h").one["status"], "ok")
         self.assertEqual((self.stock("A"), self.held("A")), (10, 0))
-        self.assertEqual(self.sc("confirm", "h").one["status"], "expired")
+        self.assertEqual(self.sc("confirm", "h").one["status"], "conflict")
 
     def test_an_order_cannot_be_confirmed_or_released(self):
         self.sc("order", "o", "A=1")
@@ -283,7 +306,11 @@ class Expiry(HoldsTest):
         out = self.sc("hold", "c", "A=4", "--expire", "1").one
         self.wait_past(out["expires_at_ms"])
         self.assertEqual(self.sc("confirm", "c").one["status"], "expired")
-        self.assertEqual(self.sc("release", "c").one["status"], "expired")
+        # Releasing it is what a cron job cleaning up abandoned carts does: its units are back,
+        # which is what release wanted, so it says expired and exits 0.
+        res = self.sc("release", "c")
+        self.assertEqual((res.rc, res.one["status"]), (0, "expired"), res)
+        self.assertNotIn("error", res.stderr)
         self.assertEqual(self.stock("A"), 10)
         self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
         self.assertEqual(self.stock("A"), 10)
@@ -562,10 +589,14 @@ class WaitReplicas(HoldsTest):
         self.assertEqual(res.rc, 1, res)
         self.assertEqual([(l["status"], l["expires_at_ms"]) for l in res.lines],
                          [("error", expiry("f1")), ("error", expiry("f2"))])
-        # A repeat answers the same expiry; a hold that was not made has none.
+        # A repeat answers the same expiry; a hold that was not made has none. An error is not
+        # the first answer again, so it claims no replay: its message says what the repeat did.
         res = self.sc("hold", "h1", "A=1", *self.WAIT)
-        self.assertEqual((res.one["status"], res.one["replayed"], res.one["expires_at_ms"]),
-                         ("error", True, expiry("h1")), res)
+        self.assertEqual((res.rc, res.one["status"], res.one["expires_at_ms"]),
+                         (1, "error", expiry("h1")), res)
+        self.assertNotIn("replayed", res.one)
+        self.assertEqual(res.one["error"], "id 'h1' was held before and this repeat changed "
+                         "nothing, but the replicas have not confirmed it: " + self.NOT_DURABLE)
         res = self.sc("hold", "h2", "A=100", *self.WAIT)
         self.assertEqual((res.rc, res.one["status"], res.one["expires_at_ms"]),
                          (3, "insufficient", None), res)

@@ -294,7 +294,14 @@ class Holds(ClusterHoldsTest):
         again = self.sc("release", "h").one
         self.assertEqual((again.get("replayed"), [l["stock"] for l in again["lines"]]),
                          (True, [10, 10, 10]))
-        self.assertEqual((self.sc("confirm", "h").rc), 3)
+        refused = self.sc("confirm", "h")
+        self.assertEqual((refused.rc, refused.one["status"]), (2, "conflict"), refused)
+        self.assertIn("the hold was released", refused.one["error"])
+        self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(10, 0)] * 3)
+        # Repeating the hold says it was released since, and claims no expiry.
+        replay = self.sc("hold", "h", *self.lines(1, 2, 3)).one
+        self.assertEqual((replay["status"], replay["replayed"], replay["state"],
+                          replay["expires_at_ms"]), ("ok", True, "released", None), replay)
         self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(10, 0)] * 3)
 
     def test_a_record_of_the_previous_version_is_still_confirmed(self):
@@ -356,7 +363,9 @@ class Holds(ClusterHoldsTest):
         for sku in self.skus:
             self.assertEqual(self.sc("deduct", sku, "1").rc, 0)
         self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(8, 1), (7, 2), (6, 3)])
-        self.assertEqual(self.sc("release", "h").rc, 3)
+        # The units are back, which is what release wanted: expired, exit 0.
+        res = self.sc("release", "h")
+        self.assertEqual((res.rc, res.one["status"]), (0, "expired"), res)
         self.assertEqual([(self.stock(s), self.held(s)) for s in self.skus], [(9, 0)] * 3)
 
     def test_confirm_after_expiry_gives_the_units_back_instead(self):

@@ -1,6 +1,10 @@
 """The init lock: foreign tokens are never deleted, waits are bounded and re-check the key."""
 
 import hashlib
+import os
+import re
+import socket
+import tempfile
 import time
 import unittest
 
@@ -21,6 +25,45 @@ class InitLock(ServerTest):
         self.assertLess(time.monotonic() - started, 10)
         self.assertEqual(self.r("GET", "stock:{x}:lock"), "foreign-token")
         self.assertIsNone(self.r("GET", "stock:{x}"))
+        # A lock that records no holder (earlier versions, other programs) is still named.
+        self.assertRegex(res.one["error"], r"^init lock still held by another process after 300 ms: "
+                         r"lock stock:\{x\}:lock is held \(its value records no holder\), "
+                         r"\d+\.\d s left$")
+
+    def test_busy_names_the_holder_its_pid_and_when_it_took_the_lock(self):
+        # The first process holds the init lock while its --init-cmd waits for a file; a second
+        # one gives up after --lock-wait and says who holds the lock. The first then finishes
+        # and releases its lock: release still compares the whole value.
+        go = os.path.join(tempfile.mkdtemp(prefix="stockctl-lock-"), "go")
+        first = spawn("deduct", "x", "1", "--init-cmd",
+                      "while [ ! -e %s ]; do sleep 0.02; done; echo 5" % go,
+                      "--lock-ttl", "60000", *self.target_args())
+        try:
+            deadline = time.monotonic() + 30
+            while self.r("EXISTS", "stock:{x}:lock") == 0:
+                self.assertLess(time.monotonic(), deadline, "the first process took no lock")
+                self.assertIsNone(first.poll())
+            value = self.r("GET", "stock:{x}:lock")
+            token = value.split(" ")[0]
+            self.assertRegex(token, r"^[0-9a-f]{32}$")
+            self.assertEqual(value.split(" ")[1:3], ["host=" + socket.gethostname(),
+                                                     "pid=%d" % first.pid])
+            res = self.sc("deduct", "x", "1", "--init-value", "9", "--lock-wait", "200")
+            self.assertEqual((res.rc, res.one["status"]), (5, "busy"), res)
+            self.assertRegex(res.one["error"],
+                             r"^init lock still held by another process after 200 ms: lock "
+                             r"stock:\{x\}:lock is held by %s \(pid %d\) since "
+                             r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(\d+ s ago\), "
+                             r"(59|60)\.\d s left$" % (re.escape(socket.gethostname()), first.pid))
+            open(go, "w").close()
+            out, err = first.communicate(timeout=30)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+        self.assertEqual(first.returncode, 0, err)
+        self.assertIn('"stock":4', out)
+        self.assertEqual(self.r("EXISTS", "stock:{x}:lock"), 0, "released by its owner")
 
     def test_expired_foreign_lock_is_taken_over(self):
         self.r("SET", "stock:{x}:lock", "foreign-token", "PX", "300")

@@ -4,6 +4,7 @@ found again after a failover (SIGKILL of the master, SENTINEL FAILOVER) in the m
 with request ids: every item applied exactly once and reported."""
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -166,6 +167,28 @@ class Discovery(unittest.TestCase):
         res = run("get", "a", "--url", url, "--retry-timeout", "0")
         self.assertEqual(res.rc, 1, res)
         self.assertIn("does not know a master named 'nosuch'", res.stderr)
+
+    def test_verbose_names_the_master_and_the_sentinels_that_named_it(self):
+        self.r("SET", "stock:{a}", "10")
+        res = run("get", "a", "--url", self.set.url(), "--verbose")
+        self.assertEqual(res.rc, 0, res)
+        master = "127.0.0.1:%d" % self.set.current_master().port
+        sentinels = ", ".join("127.0.0.1:%d" % s.port for s in self.set.sentinels)
+        self.assertRegex(res.stderr, r"stockctl: sentinels %s name %s as master '%s' \(config epoch "
+                         r"\d+\); connected to it, ROLE says master\n"
+                         % (re.escape(sentinels), re.escape(master), MASTER))
+        quiet = run("get", "a", "--url", self.set.url())
+        self.assertNotIn("as master", quiet.stderr)
+
+    def test_an_unknown_master_name_says_once_that_it_is_retried_and_for_how_long(self):
+        url = self.set.url().rsplit("/", 1)[0] + "/nosuch"
+        res = run("get", "a", "--url", url, "--retry-timeout", "300", "--verbose")
+        self.assertEqual(res.rc, 1, res)
+        notices = [l for l in res.stderr.splitlines() if "trying again" in l]
+        self.assertEqual(len(notices), 1, res.stderr)
+        self.assertIn("does not know a master named 'nosuch'", notices[0])
+        self.assertTrue(notices[0].endswith("; trying again for up to 300 ms (--retry-timeout)"),
+                        notices[0])
 
     def test_the_urls_password_is_the_data_nodes_and_never_printed(self):
         url = self.set.url().replace("redis+sentinel://", "redis+sentinel://:wrong-pw@")

@@ -155,6 +155,20 @@ TEST_CASE("exit status: a failure, or with --strict a warning, is 1") {
   CHECK(doctor_exit_status(warned, false) == 1);
 }
 
+TEST_CASE("failure message: one line naming what failed, empty when doctor exits 0") {
+  std::vector<Finding> findings{{"persistence", "a:1", CheckStatus::warn, "no AOF", "x"}};
+  CHECK(doctor_failure_message(findings, false).empty());
+  CHECK(doctor_failure_message(findings, true) ==
+        "doctor: check persistence failed or warned (--strict) on a:1: no AOF");
+  findings.push_back({"connect", "b:2", CheckStatus::fail, "connection refused", "h"});
+  CHECK(doctor_failure_message(findings, false) ==
+        "doctor: check connect failed on b:2: connection refused");
+  for (int i = 0; i < 6; ++i) findings.push_back({"locks", "c:3", CheckStatus::fail, "", ""});
+  CHECK(doctor_failure_message(findings, false) ==
+        "doctor: 7 checks failed: connect on b:2, locks on c:3, locks on c:3, locks on c:3, "
+        "locks on c:3 and 2 more");
+}
+
 TEST_CASE("metrics: one gauge per check, node and status; the worst status is 1") {
   std::vector<Finding> findings{{"values", "a:1", CheckStatus::fail, "stock:{x}", "h"},
                                 {"values", "a:1", CheckStatus::ok, "summary", ""}};

@@ -21,6 +21,15 @@ TEST_CASE("an error reply is classified by its code") {
   CHECK(classify_error_reply("STOCKCTL_INVALID keys per line") == ErrorReply::stockctl_invalid);
 }
 
+TEST_CASE("an ACL refusal is noperm, in a script too") {
+  CHECK(classify_error_reply("NOPERM No permissions to access a key") == ErrorReply::noperm);
+  CHECK(classify_error_reply("NOPERM User u has no permissions to run the 'fcall' command") ==
+        ErrorReply::noperm);
+  CHECK(classify_error_reply("ERR Error running script: No permissions to access a key") ==
+        ErrorReply::noperm);
+  CHECK_FALSE(not_executed(ErrorReply::noperm));
+}
+
 TEST_CASE("a code is matched as a whole word, never as a prefix") {
   CHECK(classify_error_reply("ASKING is not allowed here") == ErrorReply::other);
   CHECK(classify_error_reply("MOVEDX 1 a:1") == ErrorReply::other);

@@ -142,3 +142,36 @@ TEST_CASE("a server's error text is kept on one line") {
   apply_error_reply(i, "ERR one\ntwo");
   CHECK(i.error == "redis error on stock:{42}: ERR one\\ntwo");
 }
+
+TEST_CASE("a refusal before the command ran says a write was not applied; a read only why") {
+  ItemResult i = item();
+  apply_error_reply(i, "CLUSTERDOWN The cluster is down (4 tries over 10000 ms)");
+  CHECK(i.status == Status::error);
+  CHECK(i.error ==
+        "not applied: stock:{42}: refused before it ran: CLUSTERDOWN The cluster is down (4 tries "
+        "over 10000 ms)");
+  ItemResult read = item();
+  read.op = "get";
+  apply_error_reply(read, "LOADING Redis is loading the dataset in memory");
+  CHECK(read.error ==
+        "stock:{42}: refused before it ran: LOADING Redis is loading the dataset in memory");
+}
+
+TEST_CASE("NOPERM names the key patterns and the recipe stockctl needs") {
+  ItemResult i = item();
+  apply_error_reply(i, "NOPERM No permissions to access a key");
+  CHECK(i.status == Status::error);
+  CHECK(i.error ==
+        "refused on stock:{42}: NOPERM No permissions to access a key; the Redis user lacks an "
+        "ACL permission stockctl needs: the key patterns ~stock:* (the items and their companion "
+        "keys) and ~stockctl:* (hold records, the rebuild lock, change logs), and the commands of "
+        "the ACL recipe in the README");
+  ItemResult own = item();
+  own.key = "stockctl:hold:stock:{c1}";
+  apply_error_reply(own, "ERR ACL failure in script: No permissions to access a key");
+  CHECK(own.error.find("the key patterns ~stock:* (the items") != std::string::npos);
+  ItemResult log = item();
+  log.key = "stockctl:log:{7}";
+  apply_error_reply(log, "NOPERM No permissions to access a key");
+  CHECK(log.error.find("~<prefix>*") != std::string::npos);
+}

@@ -25,10 +25,10 @@ TEST_CASE("a primary left without replicas warns only where one was expected") {
 
 TEST_CASE("the sentinels' master is the answer with the highest config epoch") {
   CHECK_FALSE(sentinels_master({}).has_value());
-  CHECK(sentinels_master({{"a:1", 3}}) == "a:1");
+  CHECK(sentinels_master({{"a:1", 3, "s"}}) == "a:1");
   // The first sentinel has not heard of the failover yet; the second has.
-  CHECK(sentinels_master({{"old:1", 3}, {"new:2", 4}, {"new:2", 4}}) == "new:2");
-  CHECK(sentinels_master({{"new:2", 4}, {"old:1", 3}}) == "new:2");
+  CHECK(sentinels_master({{"old:1", 3, "s"}, {"new:2", 4, "s"}, {"new:2", 4, "s"}}) == "new:2");
+  CHECK(sentinels_master({{"new:2", 4, "s"}, {"old:1", 3, "s"}}) == "new:2");
   // Agreeing sentinels: the first in the URL's order.
-  CHECK(sentinels_master({{"a:1", 0}, {"b:2", 0}}) == "a:1");
+  CHECK(sentinels_master({{"a:1", 0, "s"}, {"b:2", 0, "s"}}) == "a:1");
 }

@@ -63,6 +63,12 @@ class FakeRedis : public Client {
       n.integer = held.count(key.substr(0, key.size() - std::string(":holds").size())) ? 1 : 0;
       return n;
     }
+    if (argv[0] == "PTTL") {  // every lock has 4.2 s left
+      Reply n;
+      n.type = Reply::Type::integer;
+      n.integer = data.count(key) ? 4200 : -2;
+      return n;
+    }
     Reply previous = value_or_nil(data, key);
     if (argv[0] == "GET") return previous;
     bool nx = false, get = false;
@@ -152,6 +158,10 @@ TEST_CASE("a missing key under someone else's init lock is left to the lock hold
   std::vector<PutItem> items{item("a", 5)};
   PutRunner(redis, kRebuild, 0, LockTiming{1000, 0}).run(items);
   CHECK(items[0].result.status == Status::busy);
+  // The error names the lock, its holder (none recorded in this value) and its time left.
+  CHECK(items[0].result.error ==
+        "stock:{a} is being initialized by another process (its init lock is held) after 0 ms: "
+        "lock stock:{a}:lock is held (its value records no holder), 4.2 s left");
   CHECK(redis.data.count("stock:{a}") == 0);
 }
 

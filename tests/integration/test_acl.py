@@ -1,0 +1,73 @@
+"""The ACL recipe of the README, on a real redis-server: a user created exactly as it says runs
+every command; a user limited to the items' keys is refused with a message naming what it
+lacks."""
+
+import os
+import re
+import unittest
+
+from harness import ROOT, ServerTest, clean_env, run, standalone_only
+
+
+def readme_recipe():
+    """The rules of the README's `ACL SETUSER stockctl ...` line, as a list of words."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    found = re.findall(r"^ACL SETUSER stockctl (.+)$", text, flags=re.M)
+    assert len(found) == 1, found
+    return found[0].split()
+
+
+@standalone_only
+class Recipe(ServerTest):
+    def as_user(self, user, password, *args, **kw):
+        env = clean_env(STOCKCTL_PASSWORD=password)
+        return run(*args, "--url", self.server.url, "--user", user, env=env, **kw)
+
+    def test_the_readme_recipe_runs_every_command(self):
+        rules = [">acl-pw" if w.startswith(">") else w for w in readme_recipe()]
+        self.r("ACL", "SETUSER", "stockctl", *rules)
+        path = self.write("stock.csv", "sku,stock\nA,10\nB,5\n")
+        ok = lambda *args: self.assertEqual(self.as_user("stockctl", "acl-pw", *args).rc, 0, args)
+        ok("init", "--file", path)
+        ok("get", "A", "B", "--details")
+        ok("deduct", "A", "1", "--request-id", "r1")
+        ok("add", "A", "1")
+        ok("deduct", "C", "1", "--init-value", "3")
+        ok("hold", "h1", "A=1", "B=1")
+        ok("confirm", "h1")
+        ok("hold", "h2", "A=1")
+        ok("release", "h2")
+        ok("order", "o1", "B=1")
+        ok("cancel", "o1")
+        ok("reap")
+        ok("rebuild", "--file", path, "--extra")
+        ok("export")
+        ok("log", "A")
+        ok("delete", "C")
+        ok("doctor")
+        # A fresh server without the library: the user loads it itself.
+        self.r("FUNCTION", "FLUSH")
+        ok("deduct", "A", "1")
+        self.assertEqual(self.r("GET", "stock:{A}"), "8")
+
+    def test_a_user_limited_to_the_items_keys_is_told_what_it_lacks(self):
+        self.r("ACL", "SETUSER", "narrow", "on", ">narrow-pw", "~stock:*", "+@all")
+        self.r("SET", "stock:{A}", "10")
+        res = self.as_user("narrow", "narrow-pw", "hold", "h1", "A=1")
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("NOPERM", res.one["error"])
+        self.assertIn("the key patterns ~stock:* (the items and their companion keys) and "
+                      "~stockctl:* (hold records, the rebuild lock, change logs)", res.one["error"])
+        self.assertIn("stockctl: error: hold h1: ", res.stderr)
+        self.assertEqual(self.r("GET", "stock:{A}"), "10")
+        path = self.write("stock.csv", "sku,stock\nA,10\n")
+        res = self.as_user("narrow", "narrow-pw", "rebuild", "--file", path)
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("stockctl: error: stockctl:rebuild-lock:stock:: NOPERM ", res.stderr)
+        self.assertIn("the key patterns ~stock:* (the items and their companion keys) and "
+                      "~stockctl:*", res.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
