@@ -55,15 +55,20 @@ class LineReader {
   bool next(std::string_view& line, bool& crlf) {
     for (;;) {
       const char* start = buf_.data() + begin_;
-      if (const void* nl = std::memchr(start, '\n', end_ - begin_)) {
+      // Only what was read since the last search: a line of many blocks is searched once, not
+      // once per block.
+      if (const void* nl = std::memchr(start + searched_, '\n', end_ - begin_ - searched_)) {
         std::size_t len = static_cast<const char*>(nl) - start;
         begin_ += len + 1;
+        searched_ = 0;
         return finish(line, crlf, start, len);
       }
+      searched_ = end_ - begin_;
       if (eof_) {
         if (begin_ == end_) return false;
         std::size_t len = end_ - begin_;  // a last line without '\n'
         begin_ = end_;
+        searched_ = 0;
         return finish(line, crlf, start, len);
       }
       fill();
@@ -113,6 +118,7 @@ class LineReader {
   std::istream& in_;
   std::vector<char> buf_;
   std::size_t begin_ = 0, end_ = 0;
+  std::size_t searched_ = 0;  ///< bytes from begin_ known to hold no '\n'
   bool eof_ = false;
 };
 
