@@ -37,6 +37,7 @@ struct CommonOptions {
   long long wait_timeout_ms = 1000;
   std::string prefix = "stock:";
   bool no_hashtag = false;
+  bool trim = false;  ///< --trim: remove white space around item ids given as input
   bool cluster = false;
   bool pretty = false;
   bool quiet = false;
@@ -80,6 +81,9 @@ void add_common_footer(CLI::App& sub);
 /// Declares --file, --format, the column renames and --skip-invalid; `stock` picks the stock
 /// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.
 void add_source_options(CLI::App& app, SourceOptions& options, bool stock, bool report);
+
+/// Declares --delimiter, CSV's field separator, stored in `columns` (one character, checked).
+void add_delimiter_option(CLI::App& app, SourceColumns& columns);
 
 /// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).
 void add_from_cmd_options(CLI::App& app, SourceOptions& options);
