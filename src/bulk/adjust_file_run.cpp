@@ -95,7 +95,8 @@ void emit_checked(Context& ctx, const ItemResult& item, ExitFold& fold, ItemErro
 ExitCode run_adjust_file(Context& ctx, OpRunner::Op op, const std::string& name,
                          const OpOptions& options, const SourceOptions& source_options) {
   Source source(source_options.file,
-                source_options.format.empty() ? std::nullopt : parse_format(source_options.format));
+                source_options.format.empty() ? std::nullopt : parse_format(source_options.format),
+                source_options.columns.delimiter);
   RowReader<OpRow> reader = op_reader(source_options.columns, ctx.scheme());
   Validation validation = validate_source(source, reader, source_options.skip_invalid);
   // Connect only now that the whole source is known to be valid.

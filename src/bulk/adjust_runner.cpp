@@ -24,6 +24,12 @@ std::optional<Format> format_option(const std::string& name) {
   return parse_format(name);
 }
 
+// True when `sku` has white space at either end (and something else in it).
+bool padded(const std::string& sku) {
+  const std::string_view trimmed = trim_white_space(sku);
+  return !trimmed.empty() && trimmed.size() != sku.size();
+}
+
 }  // namespace
 
 /// --init-from's source, read once when the first missing item needs it: the stock of every
@@ -33,7 +39,8 @@ class InitFileIndex {
   InitFileIndex(const InitSource& init, const KeyScheme& scheme) : init_(init), scheme_(scheme) {
     try {
       // Kept open: standard input ("-") is read again from its spool, if at all.
-      source_ = std::make_unique<Source>(init.file, format_option(init.format));
+      source_ =
+          std::make_unique<Source>(init.file, format_option(init.format), init.columns.delimiter);
       name_ = source_->name();
       std::size_t rows = read([this](const StockRow& row, bool valid) {
         index_.add(row.sku, valid ? row.value : StockIndex::kInvalid);
@@ -87,7 +94,14 @@ class InitFileIndex {
           ++rows;
           StockRow row;
           const bool valid = interpret_stock_row(record, init_.columns, scheme_, row).empty();
-          if (row.sku_valid) each(row, valid);
+          if (row.sku_valid) {
+            each(row, valid);
+          } else if (padded(row.sku)) {
+            // The item's row with white space around its SKU: its lookup is told why it is
+            // invalid (and of --trim), rather than that there is no row for it.
+            row.sku = std::string(trim_white_space(row.sku));
+            each(row, false);
+          }
           return true;
         }};
     source_->read(stock_columns(init_.columns), handler);
@@ -104,7 +118,7 @@ class InitFileIndex {
           if (record.fatal) return false;
           StockRow row;
           std::string why = interpret_stock_row(record, init_.columns, scheme_, row);
-          if (row.sku != sku) return true;
+          if (row.sku != sku && !(padded(row.sku) && trim_white_space(row.sku) == sku)) return true;
           if (!why.empty()) {
             problem = fmt::format("--init-from {}:{}: {}", name_, record.line, why);
           }

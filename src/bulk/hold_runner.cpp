@@ -79,8 +79,8 @@ void prepare_cart(Cart& cart, const KeyScheme& scheme) {
     return fail(cart, Status::invalid,
                 fmt::format("{} lines; at most {} per id", cart.lines.size(), kMaxHoldLines));
   }
-  for (const HoldLine& line : cart.lines) {
-    if (std::string problem = validate_sku(line.sku, scheme); !problem.empty()) {
+  for (HoldLine& line : cart.lines) {
+    if (std::string problem = accept_sku(line.sku, scheme); !problem.empty()) {
       return fail(cart, Status::invalid, fmt::format("item '{}': {}", line.sku, problem));
     }
   }
@@ -275,7 +275,8 @@ std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme
 std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme) {
   const SourceColumns& columns = o.source.columns;
   Source source(o.source.file,
-                o.source.format.empty() ? std::nullopt : parse_format(o.source.format));
+                o.source.format.empty() ? std::nullopt : parse_format(o.source.format),
+                o.source.columns.delimiter);
   std::vector<Cart> carts;
   std::map<std::string, std::size_t> by_id;
   std::vector<std::string> problems;

@@ -29,10 +29,11 @@ RowReader<StockRow> stock_reader(const SourceColumns& columns, const KeyScheme& 
 std::unique_ptr<Source> open_source(const SourceOptions& options) {
   std::optional<Format> format =
       options.format.empty() ? std::nullopt : parse_format(options.format);
-  if (options.from_cmd.empty()) return std::make_unique<Source>(options.file, format);
+  const char delimiter = options.columns.delimiter;
+  if (options.from_cmd.empty()) return std::make_unique<Source>(options.file, format, delimiter);
   return std::make_unique<Source>(
       SourceCommand{options.from_cmd, std::chrono::milliseconds(options.from_cmd_timeout_ms)},
-      format);
+      format, delimiter);
 }
 
 // Records the items of a file run: counts them in the run's statistics (the summary's

@@ -35,7 +35,8 @@ void PutRunner::start(std::vector<PutItem>& items) {
   for (PutItem& item : items) {
     if (item.pending) pending.push_back(&item);
   }
-  begin(added, mode_.rebuild ? Step::get : Step::set, std::move(pending));
+  // A dry run only reads: SET NX would write, so init's dry run starts with GET as rebuild's does.
+  begin(added, mode_.rebuild || mode_.dry_run ? Step::get : Step::set, std::move(pending));
 }
 
 void PutRunner::finish([[maybe_unused]] std::vector<PutItem>& items) {

@@ -30,6 +30,23 @@ CLI::Validator format_name() {
       "");
 }
 
+// One byte that can separate CSV fields: not a quote or a line break, which RFC 4180 gives
+// their own meaning.
+CLI::Validator delimiter_character() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.size() != 1) {
+          return fmt::format("{} is not one character (for tab-separated files use --format tsv)",
+                             quote_value(text));
+        }
+        if (text == "\"" || text == "\n" || text == "\r") {
+          return fmt::format("{} cannot separate CSV fields", quote_value(text));
+        }
+        return {};
+      },
+      "");
+}
+
 void add_tls_options(CLI::App& app, CommonOptions& o) {
   const char* tls = "TLS and Sentinel";
   app.add_flag("--tls", o.tls.enabled, "connect with TLS (as a rediss:// URL does)")->group(tls);
@@ -119,6 +136,10 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_flag("--no-hashtag", o.no_hashtag,
                "keys are <prefix>SKU, without {} (the classic StockService layout)")
       ->group(keys);
+  app.add_flag("--trim", o.trim,
+               "remove white space around item ids (arguments, files, --from-cmd, --init-from); "
+               "without it such an id is invalid")
+      ->group(keys);
   app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(output);
   app.add_flag("-q,--quiet", o.quiet, "no progress and no warnings on standard error")
       ->group(output);
@@ -153,15 +174,26 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
                  fmt::format("{} (default: from the file name)", format_list()))
       ->check(format_name())
       ->group(src);
+  add_delimiter_option(app, o.columns);
   app.add_option("--sku-column", o.columns.sku, "column holding the item id (default sku)")
       ->group(src);
   if (stock) {
-    app.add_option("--stock-column", o.columns.stock, "column holding the stock (default stock)")
+    // Naming one kind of stock column chooses it when a header has both kinds.
+    SourceColumns& columns = o.columns;
+    app.add_option("--stock-column", o.columns.stock,
+                   "column holding the stock (default stock; chooses it when the header has "
+                   "total/issued too)")
+        ->each([&columns](const std::string&) { columns.stock_named = true; })
         ->group(src);
-    app.add_option("--total-column", o.columns.total, "column holding the total (default total)")
+    app.add_option("--total-column", o.columns.total,
+                   "column holding the total (default total; chooses total - issued when the "
+                   "header has stock too)")
+        ->each([&columns](const std::string&) { columns.total_issued_named = true; })
         ->group(src);
     app.add_option("--issued-column", o.columns.issued,
-                   "column holding the issued count (default issued)")
+                   "column holding the issued count (default issued; chooses total - issued "
+                   "like --total-column)")
+        ->each([&columns](const std::string&) { columns.total_issued_named = true; })
         ->group(src);
   } else {
     app.add_option("--qty-column", o.columns.qty, "column holding the quantity (default qty)")
@@ -175,6 +207,15 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
                    "write one JSON line per item to this file (- for standard output)")
         ->group(src);
   }
+}
+
+void add_delimiter_option(CLI::App& app, SourceColumns& columns) {
+  app.add_option_function<std::string>(
+         "--delimiter", [&columns](const std::string& text) { columns.delimiter = text[0]; },
+         "the character separating CSV fields (default ,)")
+      ->check(delimiter_character())
+      ->type_name("C")
+      ->group("Source");
 }
 
 void add_from_cmd_options(CLI::App& app, SourceOptions& o) {

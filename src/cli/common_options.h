@@ -25,6 +25,9 @@ void add_common_footer(CLI::App& sub);
 /// columns (init, rebuild) rather than the batch ones (deduct, add); `report` adds --report.
 void add_source_options(CLI::App& app, SourceOptions& options, bool stock, bool report);
 
+/// Declares --delimiter, CSV's field separator, stored in `columns` (one character, checked).
+void add_delimiter_option(CLI::App& app, SourceColumns& columns);
+
 /// Declares --from-cmd and --from-cmd-timeout (init, rebuild; after add_source_options).
 void add_from_cmd_options(CLI::App& app, SourceOptions& options);
 

@@ -56,8 +56,9 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
     throw InputError(fmt::format("{} needs SKU and QTY, or --file FILE", name));
   }
   if (o.qty.empty()) throw InputError(fmt::format("{} {}: QTY is missing", name, o.sku));
-  const std::string sku_problem = validate_sku(o.sku, ctx.scheme());
-  ItemResult item = adjust_item(name, ctx.scheme(), o.sku, sku_problem.empty());
+  std::string sku = o.sku;
+  const std::string sku_problem = accept_sku(sku, ctx.scheme());
+  ItemResult item = adjust_item(name, ctx.scheme(), sku, sku_problem.empty());
   item.request_id = o.op.request_id;
   ParsedNumber qty = parse_qty(o.qty);
   ExitFold fold;

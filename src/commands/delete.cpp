@@ -82,11 +82,11 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
     ItemResult item;
     item.op = "delete";
     item.sku = sku;
-    if (std::string problem = validate_sku(sku, ctx.scheme()); !problem.empty()) {
+    if (std::string problem = accept_sku(item.sku, ctx.scheme()); !problem.empty()) {
       set_error(item, Status::invalid, problem);
       invalid = true;
     } else {
-      item.key = stock_key(ctx.scheme(), sku);
+      item.key = stock_key(ctx.scheme(), item.sku);
     }
     items.push_back(std::move(item));
   }

@@ -12,6 +12,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "base/text.h"
 #include "bulk/item_scan.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
@@ -67,6 +68,16 @@ struct ExportRun {
   std::size_t corrupt = 0;
 };
 
+// Another program may have stored an item whose id has white space around it; it is exported
+// as it is, but reading the export back refuses that row (or --trim names another item).
+void warn_if_padded(const std::string& sku) {
+  if (trim_white_space(sku).size() == sku.size()) return;
+  print_warning(fmt::format(
+      "item {} has white space at its start or end: exported as it is, but a source with it is "
+      "invalid until the item is renamed (--trim would read it as another item)",
+      quote_value(sku)));
+}
+
 // Reads the value and expiry of one SCAN batch's items (pipelined) and writes them.
 void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   std::vector<Call> calls;
@@ -104,6 +115,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
                       value.reply.is_error() ? value.reply.str : "'" + value.reply.str + "'"));
       continue;
     }
+    warn_if_padded(batch[i].sku);
     ExportRow row{
         std::move(batch[i].sku), *stock, view ? view->held : 0,
         ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt};

@@ -18,15 +18,29 @@
 #include "commands/program.h"
 #include "core/sku.h"
 #include "redis/scripts/held.h"
+#include "sources/open_source.h"
+#include "sources/rows.h"
 
 namespace stockctl {
 namespace {
 
 struct GetOptions {
   std::vector<std::string> skus;
-  std::string file;  ///< one SKU per line; "-" = standard input
+  std::string file;    ///< a source, or one SKU per line; "-" = standard input
+  std::string format;  ///< --format: a source format or "lines"; empty: by the file's name
+  SourceColumns columns;
+  bool columns_given = false;  ///< --sku-column or --delimiter, which only a source has
   bool details = false;
 };
+
+// How `get --file` reads its file: a source format by --format or the file's extension (so
+// that an export reads back), else one SKU per line, as plain text and standard input are.
+std::optional<Format> source_format(const GetOptions& o) {
+  if (o.format == "lines") return std::nullopt;
+  if (!o.format.empty()) return parse_format(o.format);
+  if (o.file == "-") return std::nullopt;
+  return format_from_extension(o.file);
+}
 
 ItemResult get_item(const Context& ctx, std::string sku, bool details) {
   ItemResult item;
@@ -34,7 +48,7 @@ ItemResult get_item(const Context& ctx, std::string sku, bool details) {
   item.sku = std::move(sku);
   item.has_held = true;
   item.details = details;
-  if (std::string problem = validate_sku(item.sku, ctx.scheme()); !problem.empty()) {
+  if (std::string problem = accept_sku(item.sku, ctx.scheme()); !problem.empty()) {
     set_error(item, Status::invalid, problem);
   } else {
     item.key = stock_key(ctx.scheme(), item.sku);
@@ -177,11 +191,62 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
   return code;
 }
 
+// Every row of a source, by its SKU column (or a JSON object map's keys): an invalid row is
+// reported in its place, naming file and line, and the others are read all the same.
+ExitCode get_from_source(Context& ctx, const GetOptions& o, Format format) {
+  Source source(o.file, format, o.columns.delimiter);
+  GetPipeline pipeline(ctx, false);
+  std::string fatal;
+  RecordHandler handler{
+      [&o](const std::vector<bool>& present) {
+        return present[0] ? std::string() : fmt::format("header has no '{}' column", o.columns.sku);
+      },
+      [&](Record& record) {
+        if (record.fatal) {
+          fatal = fmt::format("{}:{}: {}", source.name(), record.line, record.error);
+          return false;
+        }
+        std::string sku;
+        std::string problem = record.keyed || !record.fields.empty()
+                                  ? read_record_sku(record, o.columns.sku, ctx.scheme(), sku)
+                                  : std::string("no SKU");
+        if (!record.error.empty()) problem = record.error;
+        ItemResult item = get_item(ctx, sku, o.details);
+        if (!problem.empty()) {
+          print_error(fmt::format("{}:{}: {}", source.name(), record.line, problem));
+          set_error(item, Status::invalid, problem);
+          item.key.clear();
+          item.has_held = false;
+          item.details = false;
+        }
+        pipeline.add(std::move(item));
+        return !interrupted();
+      }};
+  source.read({o.columns.sku}, handler);
+  ExitCode code = pipeline.finish();  // the rows read so far are all answered
+  if (!fatal.empty()) throw InputError(fatal);
+  stop_if_interrupted();
+  return code;
+}
+
 ExitCode run_get(Program& program, GetOptions& o) {
   Context ctx(program);
   if (!o.file.empty() && !o.skus.empty()) throw InputError("get: give SKUs or --file, not both");
   if (o.skus.size() == 1 && o.skus[0] == "-") o.file = "-";
-  if (!o.file.empty()) return get_from_lines(ctx, o);
+  const bool columns_given = o.columns_given || o.columns.delimiter != ',';
+  if (o.file.empty() && (!o.format.empty() || columns_given)) {
+    throw InputError("get: --format, --sku-column and --delimiter are for --file FILE (or -)");
+  }
+  if (!o.file.empty()) {
+    if (std::optional<Format> format = source_format(o)) return get_from_source(ctx, o, *format);
+    if (columns_given) {
+      throw InputError(fmt::format(
+          "get: --sku-column and --delimiter are for a source; {} is read as one SKU per line "
+          "(give --format csv|tsv|json|ndjson)",
+          o.file == "-" ? "standard input" : o.file));
+    }
+    return get_from_lines(ctx, o);
+  }
   if (o.skus.empty()) throw InputError("get needs SKU..., --file FILE, or - for standard input");
   return get_listed(ctx, o);
 }
@@ -193,7 +258,17 @@ void setup_get(CLI::App& app, Program& program) {
   CLI::App* sub = app.add_subcommand("get", "read the current stock of one or more items");
   sub->add_option("SKU", options->skus, "item ids; - reads them from standard input");
   sub->add_option("-f,--file", options->file,
-                  "read item ids from FILE, one per line (- = standard input)");
+                  "read item ids from FILE (- = standard input): a source by its name or --format "
+                  "(.csv .tsv .json .ndjson .jsonl, the 'sku' column), else one per line");
+  sub->add_option("--format", options->format,
+                  "csv, tsv, json, ndjson, jsonl, or lines (one SKU per line; the default for "
+                  "standard input and names without those extensions)")
+      ->check(CLI::IsMember({"csv", "tsv", "json", "ndjson", "jsonl", "lines"}).description(""))
+      ->group("Source");
+  sub->add_option("--sku-column", options->columns.sku, "column holding the item id (default sku)")
+      ->each([options](const std::string&) { options->columns_given = true; })
+      ->group("Source");
+  add_delimiter_option(*sub, options->columns);
   sub->add_flag("--details", options->details,
                 "also print ttl (seconds until the key expires) and lock_ttl (ms left on an init "
                 "lock)");

@@ -18,6 +18,7 @@ struct InitOptions {
   std::string value;
   SourceOptions source;
   bool force = false;
+  bool dry_run = false;
   long long ttl_s = 0;
 };
 
@@ -30,7 +31,7 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
   item.result.sku = o.sku;
   ParsedNumber value = parse_stock_value(o.value);
   ExitFold fold;
-  if (std::string problem = validate_sku(item.result.sku, ctx.scheme()); !problem.empty()) {
+  if (std::string problem = accept_sku(item.result.sku, ctx.scheme()); !problem.empty()) {
     set_error(item.result, Status::invalid, problem);
   } else if (!value.ok()) {
     item.result.key = stock_key(ctx.scheme(), item.result.sku);
@@ -54,11 +55,20 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
 
 ExitCode run_init(Program& program, const InitOptions& o) {
   Context ctx(program);
-  if (!has_source(o.source)) return run_init_single(ctx, o);
+  if (!has_source(o.source)) {
+    if (o.dry_run) {
+      throw InputError(
+          "init --dry-run needs a source (--file or --from-cmd); for one item, 'stockctl get "
+          "SKU' shows what it holds");
+    }
+    return run_init_single(ctx, o);
+  }
   if (!o.sku.empty() || !o.value.empty())
     throw InputError("init: give SKU VALUE or a source (--file, --from-cmd), not both");
-  StockFileRun run(ctx, StockFileOptions{"init", o.source, PutMode::for_init().with_force(o.force),
-                                         o.ttl_s, LockTiming{}, false});
+  StockFileRun run(ctx,
+                   StockFileOptions{"init", o.source,
+                                    PutMode::for_init().with_force(o.force).with_dry_run(o.dry_run),
+                                    o.ttl_s, LockTiming{}, false});
   run.validate();
   return run.write();
 }
@@ -72,6 +82,8 @@ void setup_init(CLI::App& app, Program& program) {
   sub->add_option("SKU", o->sku, "item id");
   sub->add_option("VALUE", o->value, "stock: 0 to 9007199254740991, or -1 / unlimited");
   sub->add_flag("--force", o->force, "overwrite existing keys");
+  sub->add_flag("--dry-run", o->dry_run,
+                "write nothing; report what would happen (with --file or --from-cmd)");
   sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
       ->check(integer_range(0, 1LL << 40));
   add_source_options(*sub, o->source, true, true);

@@ -119,9 +119,9 @@ void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemL
   }
 }
 
-ExitCode run_log(Program& program, const LogOptions& o) {
+ExitCode run_log(Program& program, LogOptions& o) {
   Context ctx(program);
-  if (std::string problem = validate_sku(o.sku, ctx.scheme()); !problem.empty()) {
+  if (std::string problem = accept_sku(o.sku, ctx.scheme()); !problem.empty()) {
     throw InputError(fmt::format("item '{}': {}", o.sku, problem));
   }
   std::int64_t since = 0;

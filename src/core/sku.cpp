@@ -54,6 +54,25 @@ std::string_view hash_tag(std::string_view key) {
   return key.substr(open + 1, close - open - 1);
 }
 
+std::string_view trim_white_space(std::string_view text) {
+  constexpr std::string_view kWhiteSpace = " \t\r\n\v\f";
+  const auto first = text.find_first_not_of(kWhiteSpace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kWhiteSpace) - first + 1);
+}
+
+std::string accept_sku(std::string& sku, const KeyScheme& scheme) {
+  const std::string_view trimmed = trim_white_space(sku);
+  if (trimmed.size() != sku.size()) {
+    if (!scheme.trim_skus) {
+      return fmt::format("item id {} has white space at its start or end (--trim removes it)",
+                         quote_value(sku));
+    }
+    sku = std::string(trimmed);
+  }
+  return validate_sku(sku, scheme);
+}
+
 std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
   if (sku.empty()) return "an item id (SKU) cannot be empty";
   if (sku.size() > kMaxSkuBytes) {

@@ -10,6 +10,8 @@ namespace stockctl {
 struct KeyScheme {
   std::string prefix = "stock:";
   bool hashtag = true;
+  /// --trim: white space around an item id given as input is removed before it is checked.
+  bool trim_skus = false;
 };
 
 /// The longest item id, in bytes.
@@ -18,6 +20,15 @@ inline constexpr std::size_t kMaxSkuBytes = 512;
 /// Returns why `sku` cannot name an item under `scheme`, or "" when it can. Checks length,
 /// control characters, and that every companion key can share the stock key's hash slot.
 std::string validate_sku(std::string_view sku, const KeyScheme& scheme);
+
+/// Checks an item id read from input (an argument, a source row, a command's output): with
+/// `scheme.trim_skus` it first removes the white space around it, else such white space is a
+/// problem (a `char(n)` column's padding would otherwise name another key). Returns why the
+/// id cannot be used, or "" (then validate_sku holds too).
+std::string accept_sku(std::string& sku, const KeyScheme& scheme);
+
+/// `text` without the ASCII white space at either end.
+std::string_view trim_white_space(std::string_view text);
 
 /// The stock key of a valid item id.
 std::string stock_key(const KeyScheme& scheme, std::string_view sku);

@@ -29,6 +29,6 @@ ChangeLogSettings change_log_settings(const CommonOptions& o) {
   return s;
 }
 
-KeyScheme key_scheme(const CommonOptions& o) { return KeyScheme{o.prefix, !o.no_hashtag}; }
+KeyScheme key_scheme(const CommonOptions& o) { return KeyScheme{o.prefix, !o.no_hashtag, o.trim}; }
 
 }  // namespace stockctl

@@ -41,6 +41,7 @@ struct CommonOptions {
   long long wait_timeout_ms = 1000;
   std::string prefix = "stock:";
   bool no_hashtag = false;
+  bool trim = false;  ///< --trim: remove white space around item ids given as input
   bool cluster = false;
   bool pretty = false;
   bool quiet = false;

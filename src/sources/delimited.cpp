@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.h"
+
 namespace stockctl {
 namespace {
 
@@ -55,15 +57,20 @@ class LineReader {
   bool next(std::string_view& line, bool& crlf) {
     for (;;) {
       const char* start = buf_.data() + begin_;
-      if (const void* nl = std::memchr(start, '\n', end_ - begin_)) {
+      // Only what was read since the last search: a line of many blocks is searched once, not
+      // once per block.
+      if (const void* nl = std::memchr(start + searched_, '\n', end_ - begin_ - searched_)) {
         std::size_t len = static_cast<const char*>(nl) - start;
         begin_ += len + 1;
+        searched_ = 0;
         return finish(line, crlf, start, len);
       }
+      searched_ = end_ - begin_;
       if (eof_) {
         if (begin_ == end_) return false;
         std::size_t len = end_ - begin_;  // a last line without '\n'
         begin_ = end_;
+        searched_ = 0;
         return finish(line, crlf, start, len);
       }
       fill();
@@ -113,6 +120,7 @@ class LineReader {
   std::istream& in_;
   std::vector<char> buf_;
   std::size_t begin_ = 0, end_ = 0;
+  std::size_t searched_ = 0;  ///< bytes from begin_ known to hold no '\n'
   bool eof_ = false;
 };
 
@@ -149,7 +157,7 @@ void split_views(std::string_view line, char sep, std::vector<std::string_view>&
 // Splits one CSV record, reading more physical lines while a quoted field stays open.
 // Returns false at end of input; sets `error` on a malformed record.
 bool next_csv_record(LineReader& in, std::size_t& line_no, Cells& cells, std::size_t& start_line,
-                     std::string& error) {
+                     std::string& error, char delimiter) {
   bool crlf = false;
   std::string_view line;
   do {
@@ -160,7 +168,7 @@ bool next_csv_record(LineReader& in, std::size_t& line_no, Cells& cells, std::si
   start_line = line_no;
   error.clear();
   if (line.find('"') == std::string_view::npos) {
-    split_views(line, ',', cells.views);
+    split_views(line, delimiter, cells.views);
     return true;
   }
   std::vector<std::string>& out = cells.owned;
@@ -191,7 +199,7 @@ bool next_csv_record(LineReader& in, std::size_t& line_no, Cells& cells, std::si
       } else {
         quoted = false;
       }
-    } else if (c == ',') {
+    } else if (c == delimiter) {
       next_cell(out, n).swap(field);
       field.clear();
       was_quoted = false;
@@ -312,12 +320,40 @@ void report_fatal(const RecordHandler& handler, std::size_t line, std::string me
   handler.record(r);
 }
 
+// How a display of `c` reads in a message: a tab is not visible.
+std::string shown_character(char c) { return c == '\t' ? "tab" : fmt::format("'{}'", c); }
+
+// What a CSV header without the SKU column was split into, and the --delimiter it may need:
+// a European spreadsheet's `sku;stock` read at ',' is one column named "sku;stock".
+std::string csv_header_context(const std::vector<std::string>& header, char delimiter) {
+  std::string joined;
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (i > 0) joined += delimiter;
+    joined += header[i];
+  }
+  std::string context =
+      fmt::format(" (fields split at {}: {} field{}, {})", shown_character(delimiter),
+                  header.size(), header.size() == 1 ? "" : "s", quote_value(joined));
+  for (char other : {';', '|', '\t', ','}) {
+    if (other == delimiter || joined.find(other) == std::string::npos) continue;
+    context += other == '\t' ? "; for tab-separated files use --format tsv"
+                             : fmt::format("; try --delimiter '{}'", other);
+    break;
+  }
+  return context;
+}
+
 bool start_header(const std::vector<std::string>& header, std::size_t line,
                   const WantedColumns& wanted, const RecordHandler& handler,
-                  std::vector<int>& index) {
+                  std::vector<int>& index, const char* delimiter = nullptr) {
   index = map_columns(header, wanted);
   std::string problem = repeated_column(header);
-  if (problem.empty() && handler.header) problem = handler.header(present_columns(index));
+  if (problem.empty() && handler.header) {
+    problem = handler.header(present_columns(index));
+    if (!problem.empty() && delimiter && !index.empty() && index[0] < 0) {
+      problem += csv_header_context(header, *delimiter);
+    }
+  }
   if (problem.empty()) return true;
   report_fatal(handler, line, problem);
   return false;
@@ -329,18 +365,21 @@ void report_empty(const RecordHandler& handler) {
 
 }  // namespace
 
-void read_csv(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
+void read_csv(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler,
+              char delimiter) {
   LineReader lines(in);
   std::size_t line_no = 0, start = 0;
   Cells cells;
   std::string error;
-  if (!next_csv_record(lines, line_no, cells, start, error)) return report_empty(handler);
+  if (!next_csv_record(lines, line_no, cells, start, error, delimiter)) {
+    return report_empty(handler);
+  }
   if (!error.empty()) return report_fatal(handler, start, "header row: " + error);
   std::vector<int> index;
-  if (!start_header(cells.copy(), start, wanted, handler, index)) return;
+  if (!start_header(cells.copy(), start, wanted, handler, index, &delimiter)) return;
   const std::size_t columns = cells.views.size();
   Record record;
-  while (next_csv_record(lines, line_no, cells, start, error)) {
+  while (next_csv_record(lines, line_no, cells, start, error, delimiter)) {
     record.line = start;
     record.fatal = !error.empty() && error.rfind("unterminated", 0) == 0;
     record.error = !error.empty() ? error

@@ -86,10 +86,10 @@ std::optional<Format> format_from_extension(const std::string& path) {
 }
 
 void read_records(std::istream& in, Format format, const WantedColumns& wanted,
-                  const RecordHandler& handler) {
+                  const RecordHandler& handler, char delimiter) {
   switch (format) {
     case Format::csv:
-      return read_csv(in, wanted, handler);
+      return read_csv(in, wanted, handler, delimiter);
     case Format::tsv:
       return read_tsv(in, wanted, handler);
     case Format::json:
@@ -99,8 +99,8 @@ void read_records(std::istream& in, Format format, const WantedColumns& wanted,
   }
 }
 
-Source::Source(std::string path, std::optional<Format> format)
-    : path_(std::move(path)), name_(path_ == "-" ? "<stdin>" : path_) {
+Source::Source(std::string path, std::optional<Format> format, char delimiter)
+    : path_(std::move(path)), name_(path_ == "-" ? "<stdin>" : path_), delimiter_(delimiter) {
   if (!format) format = format_from_extension(path_);
   if (!format) {
     throw InputError(
@@ -109,6 +109,7 @@ Source::Source(std::string path, std::optional<Format> format)
                     name_));
   }
   format_ = *format;
+  check_delimiter();
   if (path_ != "-") {
     struct stat st {};
     if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -119,8 +120,19 @@ Source::Source(std::string path, std::optional<Format> format)
   }
 }
 
-Source::Source(SourceCommand command, std::optional<Format> format)
-    : name_("<from-cmd>"), format_(format.value_or(Format::csv)), command_(std::move(command)) {}
+Source::Source(SourceCommand command, std::optional<Format> format, char delimiter)
+    : name_("<from-cmd>"),
+      format_(format.value_or(Format::csv)),
+      delimiter_(delimiter),
+      command_(std::move(command)) {
+  check_delimiter();
+}
+
+void Source::check_delimiter() const {
+  if (delimiter_ == ',' || format_ == Format::csv) return;
+  throw InputError(fmt::format("{}: --delimiter applies to CSV only, and this source is read as {}",
+                               name_, format_ == Format::tsv ? "TSV (tab separated)" : "JSON"));
+}
 
 Source::~Source() {
   if (spool_) std::fclose(spool_);
@@ -131,14 +143,14 @@ void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
     std::rewind(spool_);
     FileBuf buf(spool_);
     std::istream in(&buf);
-    read_records(in, format_, wanted, handler);
+    read_records(in, format_, wanted, handler, delimiter_);
     return;
   }
   if (command_) return read_command(wanted, handler);
   if (path_ == "-") return spool(*std::cin.rdbuf(), wanted, handler);
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
-  read_records(in, format_, wanted, handler);
+  read_records(in, format_, wanted, handler, delimiter_);
   if (in.bad()) throw IoError(fmt::format("error reading {}", name_));
 }
 
@@ -152,7 +164,7 @@ void Source::spool(std::streambuf& input, const WantedColumns& wanted,
   }
   TeeBuf tee(&input, spool_);
   std::istream in(&tee);
-  read_records(in, format_, wanted, handler);
+  read_records(in, format_, wanted, handler, delimiter_);
   // Drain what the parser did not consume, so the spool holds all of the input.
   in.ignore(std::numeric_limits<std::streamsize>::max());
   if (tee.failed() || std::fflush(spool_) != 0) {

@@ -18,9 +18,10 @@ std::optional<Format> parse_format(const std::string& name);
 /// The format a path's extension names; nullopt when it names none.
 std::optional<Format> format_from_extension(const std::string& path);
 
-/// Reads records of any format from a stream (pure: no files are opened here).
+/// Reads records of any format from a stream (pure: no files are opened here); `delimiter`
+/// separates CSV's fields.
 void read_records(std::istream& in, Format format, const WantedColumns& wanted,
-                  const RecordHandler& handler);
+                  const RecordHandler& handler, char delimiter = ',');
 
 /// A command whose standard output is the source (--from-cmd).
 struct SourceCommand {
@@ -34,12 +35,13 @@ struct SourceCommand {
 /// first pass, never held in memory.
 class Source {
  public:
-  /// Opens `path` ("-" = standard input). Throws InputError when the format cannot be told
-  /// and IoError when the file cannot be opened.
-  Source(std::string path, std::optional<Format> format);
+  /// Opens `path` ("-" = standard input); CSV fields are separated by `delimiter`. Throws
+  /// InputError when the format cannot be told or a delimiter other than ',' is given for
+  /// another format, and IoError when the file cannot be opened.
+  Source(std::string path, std::optional<Format> format, char delimiter = ',');
   /// Runs `command` on the first read (format: `format`, else CSV). A first read that finds the
   /// command failed, killed or timed out throws StockctlError (exit 1), whatever its output held.
-  Source(SourceCommand command, std::optional<Format> format);
+  Source(SourceCommand command, std::optional<Format> format, char delimiter = ',');
   ~Source();
   Source(const Source&) = delete;
   Source& operator=(const Source&) = delete;
@@ -54,6 +56,7 @@ class Source {
   std::string path_;
   std::string name_;
   Format format_;
+  char delimiter_ = ',';
   std::optional<SourceCommand> command_;
   std::FILE* spool_ = nullptr;  // standard input or the command's output, once read
   bool spooled_ = false;
@@ -61,6 +64,8 @@ class Source {
   /// The first read of standard input or the command: parses it while copying it to the spool.
   void spool(std::streambuf& input, const WantedColumns& wanted, const RecordHandler& handler);
   void read_command(const WantedColumns& wanted, const RecordHandler& handler);
+  /// Refuses a delimiter that the format does not use. Throws InputError.
+  void check_delimiter() const;
 };
 
 }  // namespace stockctl

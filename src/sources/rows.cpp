@@ -10,9 +10,10 @@ namespace {
 enum StockColumn { kSku, kStock, kTotal, kIssued };
 enum OpColumn { kOpSku, kOpQty, kOpRequestId };
 
-// The SKU of a record: its map key for JSON object maps, else the sku column.
-std::string read_sku(const Record& record, const std::string& column, const KeyScheme& scheme,
-                     std::string& sku) {
+}  // namespace
+
+std::string read_record_sku(const Record& record, const std::string& column,
+                            const KeyScheme& scheme, std::string& sku) {
   if (record.keyed) {
     sku = record.sku_key;
   } else if (!record.fields[0].present) {
@@ -22,9 +23,11 @@ std::string read_sku(const Record& record, const std::string& column, const KeyS
   } else {
     sku = record.fields[0].text;
   }
-  std::string problem = validate_sku(sku, scheme);
+  std::string problem = accept_sku(sku, scheme);
   return problem.empty() ? problem : fmt::format("column '{}': {}", column, problem);
 }
+
+namespace {
 
 std::string read_number(const Field& f, const std::string& column,
                         ParsedNumber (*parse)(std::string_view), std::int64_t& out) {
@@ -42,9 +45,45 @@ WantedColumns stock_columns(const SourceColumns& n) { return {n.sku, n.stock, n.
 
 WantedColumns op_columns(const SourceColumns& n) { return {n.sku, n.qty, n.request_id}; }
 
+SourceColumns::StockChoice SourceColumns::stock_choice() const {
+  if (stock_named == total_issued_named) return StockChoice::unset;
+  return stock_named ? StockChoice::stock : StockChoice::total_issued;
+}
+
+namespace {
+
+// Why a row or header naming both kinds of stock column cannot be read, or "": which one the
+// export meant would be a guess.
+std::string ambiguous_stock_columns(bool stock, bool total, bool issued, const SourceColumns& n) {
+  if (!stock || !(total || issued) || n.stock_choice() != SourceColumns::StockChoice::unset) {
+    return {};
+  }
+  std::string both = total && issued ? fmt::format("'{}' and '{}'", n.total, n.issued)
+                                     : fmt::format("'{}'", total ? n.total : n.issued);
+  return fmt::format(
+      "both a '{}' column and {}: ambiguous; choose with --stock-column {} or "
+      "--total-column {} --issued-column {}",
+      n.stock, both, n.stock, n.total, n.issued);
+}
+
+}  // namespace
+
 std::string check_stock_header(const std::vector<bool>& present, const SourceColumns& n) {
   if (!present[kSku]) return fmt::format("header has no '{}' column", n.sku);
-  if (present[kStock] || (present[kTotal] && present[kIssued])) return {};
+  if (std::string e =
+          ambiguous_stock_columns(present[kStock], present[kTotal], present[kIssued], n);
+      !e.empty()) {
+    return "header has " + e;
+  }
+  using Choice = SourceColumns::StockChoice;
+  const bool stock = present[kStock] && n.stock_choice() != Choice::total_issued;
+  const bool total_issued =
+      present[kTotal] && present[kIssued] && n.stock_choice() != Choice::stock;
+  if (stock || total_issued) return {};
+  if (n.stock_choice() == Choice::stock) return fmt::format("header has no '{}' column", n.stock);
+  if (n.stock_choice() == Choice::total_issued) {
+    return fmt::format("header has no '{}' column", present[kTotal] ? n.issued : n.total);
+  }
   return fmt::format("header has neither a '{}' column nor '{}' and '{}' columns", n.stock, n.total,
                      n.issued);
 }
@@ -63,14 +102,24 @@ std::string interpret_stock_row(const Record& record, const SourceColumns& n,
   row.line = record.line;
   // The SKU is read even from a malformed record, so that the row can be found by it.
   std::string sku_problem = record.keyed || !record.fields.empty()
-                                ? read_sku(record, n.sku, scheme, row.sku)
+                                ? read_record_sku(record, n.sku, scheme, row.sku)
                                 : std::string("no SKU");
   row.sku_valid = sku_problem.empty();
   if (!record.error.empty()) return record.error;
   if (!sku_problem.empty()) return sku_problem;
   const auto& f = record.fields;
   row.counts_held = false;
-  if (f[kStock].present || !(f[kTotal].present || f[kIssued].present)) {
+  // JSON rows are objects, each with its own keys: each row is checked as a header is.
+  if (std::string e =
+          ambiguous_stock_columns(f[kStock].present, f[kTotal].present, f[kIssued].present, n);
+      !e.empty()) {
+    return "row has " + e;
+  }
+  using Choice = SourceColumns::StockChoice;
+  const bool use_stock = n.stock_choice() == Choice::stock ||
+                         (n.stock_choice() == Choice::unset &&
+                          (f[kStock].present || !(f[kTotal].present || f[kIssued].present)));
+  if (use_stock) {
     return read_number(f[kStock], n.stock, parse_stock_value, row.value);
   }
   std::int64_t total = 0, issued = 0;
@@ -88,7 +137,7 @@ std::string interpret_op_row(const Record& record, const SourceColumns& n, const
                              OpRow& row) {
   if (!record.error.empty()) return record.error;
   row.line = record.line;
-  std::string sku_problem = read_sku(record, n.sku, scheme, row.sku);
+  std::string sku_problem = read_record_sku(record, n.sku, scheme, row.sku);
   row.sku_valid = sku_problem.empty();
   if (!row.sku_valid) return sku_problem;
   if (std::string e = read_number(record.fields[kOpQty], n.qty, parse_qty, row.qty); !e.empty()) {

@@ -20,6 +20,16 @@ struct SourceColumns {
   /// The request id column was named on the command line: a source without it is invalid,
   /// rather than applied without ids (a re-run would then apply every row again).
   bool request_id_required = false;
+  /// Which stock columns the command line chose (--stock-column, or --total-column /
+  /// --issued-column): a source with both kinds is ambiguous unless one was chosen.
+  enum class StockChoice { unset, stock, total_issued };
+  bool stock_named = false;         ///< --stock-column was given
+  bool total_issued_named = false;  ///< --total-column or --issued-column was given
+  /// --stock-column alone chooses `stock`, --total-column or --issued-column alone
+  /// `total - issued`; neither or both choose nothing.
+  StockChoice stock_choice() const;
+  /// --delimiter: the field separator of CSV.
+  char delimiter = ',';
 };
 
 /// A row that sets an item's stock (init, rebuild, --init-from).
@@ -41,6 +51,11 @@ struct OpRow {
   std::size_t line = 0;
   bool sku_valid = false;  ///< the SKU passed validate_sku, even when the rest of the row did not
 };
+
+/// The SKU of a record into `sku`: its map key for a JSON object map, else its first field
+/// (the `column` asked for first), checked with accept_sku. Returns why it is invalid, or "".
+std::string read_record_sku(const Record& record, const std::string& column,
+                            const KeyScheme& scheme, std::string& sku);
 
 /// The columns stock rows are read from: sku, stock, total, issued (in that order).
 WantedColumns stock_columns(const SourceColumns& names);

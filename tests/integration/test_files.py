@@ -137,6 +137,37 @@ class InitFile(ServerTest):
         self.assertEqual(self.r("DBSIZE"), 5000 + len(slots))
         self.assertEqual(self.r("GET", "stock:{s4999}"), "4999")
 
+    def test_dry_run_writes_nothing_and_reports_what_would_happen(self):
+        self.r("SET", "stock:{2}", "5")
+        path = self.write("d.csv", "sku,stock\n1,10\n2,20\n3,30\n")
+        report = os.path.join(self.tmp, "dry.jsonl")
+        # Without the change log a plain init writes with SET NX, which a dry run must not send.
+        for force, log in [(f, l) for f in ((), ("--force",)) for l in ((), ("--no-log",))]:
+            res = self.sc("init", "--file", path, "--dry-run", "--report", report, *force, *log)
+            self.assertEqual(res.rc, 0, res)
+            summary = res.one
+            self.assertTrue(summary["dry_run"], summary)
+            with open(report) as f:
+                lines = [json.loads(l) for l in f]
+            if force:
+                self.assertEqual([l["status"] for l in lines], ["ok", "ok", "ok"])
+                self.assertEqual(lines[1]["previous"], 5, lines[1])
+            else:
+                self.assertEqual([(l["status"], l.get("stock")) for l in lines],
+                                 [("ok", 10), ("exists", 5), ("ok", 30)])
+                self.assertEqual((summary["counts"]["ok"], summary["counts"]["exists"]), (2, 1))
+            self.assertEqual(self.r("DBSIZE"), 1)  # no key, no change log
+            self.assertEqual(self.r("GET", "stock:{2}"), "5")
+
+    def test_dry_run_from_cmd_and_without_a_source(self):
+        res = self.sc("init", "--from-cmd", "printf 'sku,stock\\nA,1\\n'", "--dry-run")
+        self.assertEqual((res.rc, res.one["dry_run"], res.one["counts"]["ok"]), (0, True, 1), res)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        res = self.sc("init", "A", "1", "--dry-run")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("init --dry-run needs a source", res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
 
 class Rebuild(ServerTest):
     def export(self):

@@ -1,5 +1,6 @@
-"""get --file / get -: many items pipelined in input order; get --details; held."""
+"""get --file / get -: many items pipelined in input order; get --details; held; sources."""
 
+import os
 import unittest
 
 from harness import ServerTest
@@ -49,6 +50,82 @@ class GetMany(ServerTest):
         self.assertEqual(list(a), ["op", "sku", "key", "status", "stock", "held", "ttl", "lock_ttl"])
         self.assertTrue(0 < a["ttl"] <= 1000 and 0 < a["lock_ttl"] <= 60000, a)
         self.assertEqual((b["status"], b["held"], b["ttl"], b["lock_ttl"]), ("unlimited", 0, None, None))
+
+
+class GetSource(ServerTest):
+    """get --file reads a source by its name or --format (its 'sku' column), else one SKU a line."""
+
+    def setUp(self):
+        super().setUp()
+        self.r("SET", "stock:{a}", "5")
+        self.r("SET", "stock:{b}", "-1")
+        self.r("SET", "stock:{c,x}", "2")
+
+    def test_every_export_format_reads_back(self):
+        for fmt in ("csv", "tsv", "ndjson", "json"):
+            path = os.path.join(self.tmp, "e." + fmt)
+            self.assertEqual(self.sc("export", "--format", fmt, "--output", path).rc, 0)
+            res = self.sc("get", "--file", path)
+            self.assertEqual(res.rc, 0, (fmt, res))
+            self.assertEqual(sorted((l["sku"], l["status"]) for l in res.lines),
+                             [("a", "ok"), ("b", "unlimited"), ("c,x", "ok")], fmt)
+
+    def test_format_and_sku_column_name_what_the_file_holds(self):
+        path = self.write("items.txt", "item;qty\na;1\nnope;2\n")
+        res = self.sc("get", "--file", path, "--format", "csv", "--sku-column", "item",
+                      "--delimiter", ";")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("a", "ok"), ("nope", "missing")])
+        # By its name a .txt file is one SKU per line: its header is an SKU like any other.
+        res = self.sc("get", "--file", path)
+        self.assertEqual([l["sku"] for l in res.lines], ["item;qty", "a;1", "nope;2"])
+        # --format lines reads a .csv the same way.
+        csv = self.write("skus.csv", "a\nb\n")
+        res = self.sc("get", "--file", csv, "--format", "lines")
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("a", "ok"), ("b", "unlimited")])
+
+    def test_ndjson_and_standard_input_with_a_format(self):
+        path = self.write("items.ndjson", '{"sku":"a"}\n{"sku":"b","other":1}\n')
+        res = self.sc("get", "--file", path)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["sku"] for l in res.lines], ["a", "b"])
+        res = self.sc("get", "-", "--format", "csv", input="sku\na\n")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["sku"] for l in res.lines], ["a"])
+        # A JSON object map names its items by its keys.
+        res = self.sc("get", "--file", self.write("m.json", '{"a": 1, "zz": 2}'))
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("a", "ok"), ("zz", "missing")])
+
+    def test_invalid_rows_are_reported_in_place_naming_file_and_line(self):
+        path = self.write("bad.csv", "sku,stock\na,1\nb,2,3\nbad{x},1\n")
+        res = self.sc("get", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines],
+                         [("a", "ok"), ("b", "invalid"), ("bad{x}", "invalid")])
+        self.assertIn("stockctl: error: %s:3: 3 fields but the header has 2" % path, res.stderr)
+        self.assertIn("stockctl: error: %s:4: column 'sku': " % path, res.stderr)
+        nd = self.write("bad.ndjson", '{"sku":"a"}\n{"item":"b"}\n')
+        res = self.sc("get", "--file", nd)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:2: no 'sku' column" % nd, res.stderr)
+
+    def test_a_header_without_the_sku_column_reads_nothing(self):
+        path = self.write("semi.csv", "sku;stock\na;5\n")
+        res = self.sc("get", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(res.stdout, "")
+        self.assertIn("%s:1: header has no 'sku' column (fields split at ',': 1 field, 'sku;stock'); "
+                      "try --delimiter ';'" % path, res.stderr)
+        self.assertEqual(self.sc("get", "--file", path, "--delimiter", ";").one["stock"], 5)
+
+    def test_source_options_without_a_source_are_refused(self):
+        res = self.sc("get", "a", "--sku-column", "item")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("are for --file FILE (or -)", res.stderr)
+        res = self.sc("get", "--file", self.write("s.txt", "a\n"), "--sku-column", "item")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("is read as one SKU per line", res.stderr)
+        self.assertEqual(self.sc("get", "--file", "x.csv", "--format", "xml").rc, 2)
 
 
 if __name__ == "__main__":

@@ -272,5 +272,122 @@ class InitFrom(ServerTest):
         self.assertEqual(self.r("DBSIZE"), 0)
 
 
+class PaddedSkus(ServerTest):
+    """White space around a SKU is invalid on every path, or trimmed on every path by --trim."""
+
+    HINT = "has white space at its start or end (--trim removes it)"
+
+    def test_a_padded_csv_sku_is_invalid_naming_file_and_line_and_trim_loads_it(self):
+        path = self.write("pad.csv", "sku,stock\nB-6 ,8\nB-5, 7\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: %s:2: column 'sku': item id 'B-6 ' %s" % (path, self.HINT),
+                      res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        res = self.sc("init", "--file", path, "--trim")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("MGET", "stock:{B-6}", "stock:{B-5}"), ["8", "7"])
+
+    def test_a_char_n_column_from_cmd_is_invalid_and_trim_loads_it(self):
+        cmd = "printf 'sku,stock\\nCH-1    ,3\\n'"
+        res = self.sc("rebuild", "--from-cmd", cmd)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("<from-cmd>:2: column 'sku': item id 'CH-1    ' " + self.HINT, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        self.assertEqual(self.sc("rebuild", "--from-cmd", cmd, "--trim").rc, 0)
+        self.assertEqual(self.r("GET", "stock:{CH-1}"), "3")
+
+    def test_padded_arguments_and_lines_are_invalid_unless_trimmed(self):
+        self.r("SET", "stock:{A}", "4")
+        res = self.sc("get", "A ")
+        self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)
+        self.assertIn(self.HINT, res.one["error"])
+        self.assertEqual(self.sc("init", " A", "5").rc, 2)
+        self.assertEqual(self.sc("deduct", "A ", "1").rc, 2)
+        self.assertEqual(self.r("GET", "stock:{A}"), "4")
+        self.assertEqual(self.sc("get", "A ", "--trim").one["stock"], 4)
+        self.assertEqual(self.sc("deduct", " A", "1", "--trim").one["stock"], 3)
+        res = self.sc("get", "--file", self.write("s.txt", "A\t\n"))
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("s.txt:1: item 'A\\t': item id 'A\\t' " + self.HINT, res.stderr)
+        self.assertEqual(self.sc("get", "-", "--trim", input="  A \n").one["stock"], 3)
+        for padded in ("A ", " A"):
+            self.assertEqual(self.r("EXISTS", "stock:{%s}" % padded), 0)
+
+    def test_init_from_names_the_padded_row(self):
+        path = self.write("init.csv", "sku,stock\nA ,5\n")
+        res = self.sc("deduct", "A", "1", "--init-from", path)
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)  # as any bad init row
+        self.assertIn("--init-from %s:2: column 'sku': item id 'A ' %s" % (path, self.HINT), res.stderr)
+        self.assertIsNone(self.r("GET", "stock:{A}"))
+        res = self.sc("deduct", "A", "1", "--init-from", path, "--trim")
+        self.assertEqual(res.one["stock"], 4, res)
+
+    def test_export_lists_an_item_stored_with_a_padded_sku_and_warns(self):
+        self.r("SET", "stock:{P }", "2")
+        res = self.sc("export")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual([l["sku"] for l in res.lines], ["P "])
+        self.assertIn("stockctl: warning: item 'P ' has white space at its start or end", res.stderr)
+
+
+class Delimiters(ServerTest):
+    def test_a_semicolon_export_says_what_was_tried_and_loads_with_delimiter(self):
+        path = self.write("eu.csv", "sku;stock\nA;1\n\"B;x\";2\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: %s:1: header has no 'sku' column (fields split at ',': 1 field, "
+                      "'sku;stock'); try --delimiter ';'" % path, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        res = self.sc("init", "--file", path, "--delimiter", ";")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("MGET", "stock:{A}", "stock:{B;x}"), ["1", "2"])
+
+    def test_a_delimiter_must_be_one_character_and_csv_only(self):
+        path = self.write("eu.csv", "sku;stock\nA;1\n")
+        for bad in (";;", "", '"'):
+            res = self.sc("init", "--file", path, "--delimiter", bad)
+            self.assertEqual(res.rc, 2, (bad, res))
+            self.assertIn("--delimiter", res.stderr)
+        tsv = self.write("t.tsv", "sku\tstock\nA\t1\n")
+        res = self.sc("init", "--file", tsv, "--delimiter", ";")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s: --delimiter applies to CSV only" % tsv, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_batch_deduct_and_init_from_use_the_delimiter(self):
+        self.r("SET", "stock:{A}", "5")
+        res = self.sc("deduct", "--file", self.write("d.csv", "sku;qty\nA;2\n"), "--delimiter", ";")
+        self.assertEqual(res.one["stock"], 3, res)
+        res = self.sc("deduct", "N", "1", "--init-from", self.write("i.csv", "sku|stock\nN|9\n"),
+                      "--delimiter", "|")
+        self.assertEqual(res.one["stock"], 8, res)
+
+
+class StockColumnChoice(ServerTest):
+    def test_stock_with_total_and_issued_is_ambiguous_unless_an_option_chooses(self):
+        path = self.write("both.csv", "sku,stock,total,issued\nA,5,10,3\n")
+        res = self.sc("rebuild", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: %s:1: header has both a 'stock' column and 'total' and 'issued': "
+                      "ambiguous; choose with --stock-column stock or --total-column total "
+                      "--issued-column issued" % path, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        self.assertEqual(self.sc("init", "--file", path, "--stock-column", "stock").rc, 0)
+        self.assertEqual(self.r("GET", "stock:{A}"), "5")
+        self.assertEqual(self.sc("init", "--file", path, "--total-column", "total", "--force").rc, 0)
+        self.assertEqual(self.r("GET", "stock:{A}"), "7")
+
+    def test_a_json_row_with_both_is_invalid(self):
+        path = self.write("both.ndjson", '{"sku":"A","stock":1}\n{"sku":"B","stock":1,"total":3}\n')
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:2: row has both a 'stock' column and 'total': ambiguous" % path, res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        res = self.sc("init", "--file", path, "--issued-column", "issued")
+        self.assertEqual(res.rc, 2, res)  # total - issued chosen: row 1 has neither
+        self.assertEqual(self.sc("init", "--file", path, "--stock-column", "stock").rc, 0)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -31,3 +31,15 @@ TEST_CASE("every format name --help lists is one the source parser accepts") {
     CHECK(parse_format(name).has_value());
   }
 }
+
+TEST_CASE("--delimiter takes one character that can separate CSV fields") {
+  SourceColumns columns;
+  CLI::App app;
+  add_delimiter_option(app, columns);
+  app.parse("--delimiter ;", false);
+  CHECK(columns.delimiter == ';');
+  for (const char* bad : {"--delimiter ';;'", "--delimiter '\"'", "--delimiter ''"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(app.parse(bad, false), CLI::ParseError);
+  }
+}

@@ -201,3 +201,51 @@ TEST_CASE("tsv: a row longer than the reader's block") {
   CHECK(r.records[1].fields[1].text == "6");
   CHECK(r.records[1].line == 3);
 }
+
+namespace {
+
+// The fatal message a CSV reader gives for `text` when the caller's header check refuses a
+// header without the SKU column.
+std::string header_problem(const std::string& text, char delimiter) {
+  std::istringstream in(text);
+  std::string problem;
+  RecordHandler handler{[](const std::vector<bool>& present) {
+                          return present[0] ? std::string()
+                                            : std::string("header has no 'sku' column");
+                        },
+                        [&](Record& r) {
+                          if (r.fatal) problem = r.error;
+                          return true;
+                        }};
+  read_csv(in, {"sku", "stock"}, handler, delimiter);
+  return problem;
+}
+
+}  // namespace
+
+TEST_CASE("csv: --delimiter splits fields at another character, quotes included") {
+  std::istringstream in("sku;stock\n\"a;b\";1\nc;2\n");
+  std::vector<Record> records;
+  RecordHandler handler{nullptr, [&](Record& r) {
+                          records.push_back(r);
+                          return true;
+                        }};
+  read_csv(in, {"sku", "stock"}, handler, ';');
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].fields[0].text == "a;b");
+  CHECK(records[0].fields[1].text == "1");
+  CHECK(records[1].fields[0].text == "c");
+  CHECK(records[1].error.empty());
+}
+
+TEST_CASE("csv: a header without the SKU column says how it was split, and hints a delimiter") {
+  CHECK(header_problem("sku;stock\nA;1\n", ',') ==
+        "header has no 'sku' column (fields split at ',': 1 field, 'sku;stock'); try "
+        "--delimiter ';'");
+  CHECK(header_problem("item,stock\nA,1\n", ',') ==
+        "header has no 'sku' column (fields split at ',': 2 fields, 'item,stock')");
+  CHECK(header_problem("sku,stock\nA,1\n", ';') ==
+        "header has no 'sku' column (fields split at ';': 1 field, 'sku,stock'); try "
+        "--delimiter ','");
+  CHECK(header_problem("sku\tstock\n", ',').find("use --format tsv") != std::string::npos);
+}

@@ -100,3 +100,52 @@ TEST_CASE("batch rows: an empty or NULL request id is invalid, an absent column 
   CHECK(interpret_op_row(none.records[0], kNames, kScheme, row).empty());
   CHECK(row.request_id.empty());
 }
+
+TEST_CASE("a header with both stock and total/issued is ambiguous unless an option chooses") {
+  CHECK(check_stock_header({true, true, true, true}, kNames) ==
+        "header has both a 'stock' column and 'total' and 'issued': ambiguous; choose with "
+        "--stock-column stock or --total-column total --issued-column issued");
+  CHECK(check_stock_header({true, true, true, false}, kNames)
+            .find("both a 'stock' column and "
+                  "'total': ambiguous") != std::string::npos);
+  SourceColumns stock = kNames;
+  stock.stock_named = true;  // --stock-column
+  CHECK(check_stock_header({true, true, true, true}, stock).empty());
+  CHECK(check_stock_header({true, false, true, true}, stock) == "header has no 'stock' column");
+  SourceColumns total = kNames;
+  total.total_issued_named = true;  // --total-column or --issued-column
+  CHECK(check_stock_header({true, true, true, true}, total).empty());
+  CHECK(check_stock_header({true, true, true, false}, total) == "header has no 'issued' column");
+  SourceColumns both = stock;
+  both.total_issued_named = true;  // both kinds named: no choice
+  CHECK_FALSE(check_stock_header({true, true, true, true}, both).empty());
+}
+
+TEST_CASE("the chosen stock columns give the row's value") {
+  const std::string csv = "sku,stock,total,issued\n42,5,10,3\n";
+  auto r = read_string(csv, Format::csv, stock_columns(kNames));
+  StockRow row;
+  CHECK(interpret_stock_row(r.records[0], kNames, kScheme, row).rfind("row has both", 0) == 0);
+  SourceColumns stock = kNames;
+  stock.stock_named = true;
+  CHECK(interpret_stock_row(r.records[0], stock, kScheme, row).empty());
+  CHECK((row.value == 5 && !row.counts_held));
+  SourceColumns total = kNames;
+  total.total_issued_named = true;
+  CHECK(interpret_stock_row(r.records[0], total, kScheme, row).empty());
+  CHECK((row.value == 7 && row.counts_held));
+}
+
+TEST_CASE("a SKU with white space around it is invalid unless --trim") {
+  StockRow row;
+  CHECK(stock_row("sku,stock\nB-6 ,8\n", row) ==
+        "column 'sku': item id 'B-6 ' has white space at its start or end (--trim removes it)");
+  CHECK_FALSE(row.sku_valid);
+  CHECK(stock_row("sku,stock\nB-5, 7\n", row).empty());  // numbers may carry spaces
+  CHECK(row.value == 7);
+  KeyScheme trimming;
+  trimming.trim_skus = true;
+  auto r = read_string("sku,stock\nCH-1    ,8\n", Format::csv, stock_columns(kNames));
+  CHECK(interpret_stock_row(r.records[0], kNames, trimming, row).empty());
+  CHECK(row.sku == "CH-1");
+}

@@ -118,3 +118,31 @@ TEST_CASE("escape_glob makes the prefix match only itself") {
   CHECK(escape_glob("p*[x]?\\:") == "p\\*\\[x\\]\\?\\\\:");
   CHECK(escape_glob("{t}:") == "{t}:");
 }
+
+TEST_CASE("accept_sku refuses white space around an id unless --trim asks to remove it") {
+  std::string padded = "CH-1    ";
+  CHECK(accept_sku(padded, kTagged) ==
+        "item id 'CH-1    ' has white space at its start or end (--trim removes it)");
+  CHECK(padded == "CH-1    ");
+  std::string leading = " B-6";
+  CHECK_FALSE(accept_sku(leading, kTagged).empty());
+  std::string inner = "a b";
+  CHECK(accept_sku(inner, kTagged).empty());
+
+  KeyScheme trimming = kTagged;
+  trimming.trim_skus = true;
+  std::string tabbed = "\tB-6 \r";
+  CHECK(accept_sku(tabbed, trimming).empty());
+  CHECK(tabbed == "B-6");
+  std::string blank = "   ";
+  CHECK(accept_sku(blank, trimming) == "an item id (SKU) cannot be empty");
+  std::string braced = " {x} ";
+  CHECK_FALSE(accept_sku(braced, trimming).empty());  // trimmed, then checked as any id
+}
+
+TEST_CASE("trim_white_space removes ASCII white space at both ends only") {
+  CHECK(trim_white_space("  a b \t") == "a b");
+  CHECK(trim_white_space("ab") == "ab");
+  CHECK(trim_white_space(" \t ").empty());
+  CHECK(trim_white_space("").empty());
+}
