@@ -84,7 +84,7 @@ void print_invalid_rows(Context& ctx, const std::string& name, Source& source,
   for_each_window(
       source, reader, validation,
       [&job](const OpRow& row, const std::string& problem) { return job.item_for(row, problem); },
-      [&ctx](std::vector<ItemResult> window) {
+      [&ctx](const std::vector<ItemResult>& window) {
         ExitFold unused;  // the refusal decides the exit status
         for (const ItemResult& item : window) {
           if (item.status == Status::invalid) ctx.emit(item, unused);

@@ -222,7 +222,7 @@ void StockFileRun::report_invalid_rows() {
       [&job](const StockRow& row, const std::string& problem) {
         return job.item_for(row, problem);
       },
-      [&log](std::vector<PutItem> window) {
+      [&log](const std::vector<PutItem>& window) {
         for (const PutItem& item : window) {
           if (item.result.status == Status::invalid) log.add(item.result, false);
         }
