@@ -117,7 +117,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
 }
 
 std::string skipped_message(std::size_t corrupt, const std::string& output, bool written) {
-  const std::string skipped =
+  std::string skipped =
       fmt::format("{} {} not exported (corrupt values)", corrupt, corrupt == 1 ? "item" : "items");
   if (output.empty()) return skipped;
   if (written) return fmt::format("{}; {} holds the others", skipped, output);
