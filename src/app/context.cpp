@@ -8,6 +8,7 @@
 #include "base/diagnostics.h"
 #include "redis/clients/open_client.h"
 #include "redis/errors.h"
+#include "redis/tls.h"
 
 namespace stockctl {
 
@@ -46,6 +47,9 @@ Client& Context::redis() {
       print_unconnected(refused.what());
       throw refused;
     } catch (const ConnectionError& e) {
+      print_unconnected(e.what());
+      throw;
+    } catch (const TlsError& e) {  // a refused handshake: no connection either
       print_unconnected(e.what());
       throw;
     }
