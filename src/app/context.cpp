@@ -8,6 +8,7 @@
 #include "base/diagnostics.h"
 #include "redis/clients/open_client.h"
 #include "redis/errors.h"
+#include "redis/tls.h"
 
 namespace stockctl {
 
@@ -41,8 +42,16 @@ Client& Context::redis() {
     try {
       client_ = open_client(topology_of(options_), options, client_options(options_));
     } catch (const AuthenticationError& e) {
-      throw AuthenticationError(
+      AuthenticationError refused(
           fmt::format("{}; {}", e.what(), password_sources(options_, options)));
+      print_unconnected(refused.what());
+      throw refused;
+    } catch (const ConnectionError& e) {
+      print_unconnected(e.what());
+      throw;
+    } catch (const TlsError& e) {  // a refused handshake: no connection either
+      print_unconnected(e.what());
+      throw;
     }
     print_info(fmt::format("connected to {} (db {}{})", describe_endpoint(options.url),
                            options.url.db, options.user ? ", user " + *options.user : ""));
@@ -60,6 +69,38 @@ Client* Context::redis_or_null() {
     print_error(connect_error_);
     return nullptr;
   }
+}
+
+void Context::on_unconnected(std::function<void(const std::string& reason)> lines) {
+  unconnected_lines_ = std::move(lines);
+}
+
+void Context::on_unconnected(std::vector<ItemResult> items, bool writes) {
+  on_unconnected([this, items = std::move(items), writes](const std::string& reason) mutable {
+    ExitFold unused;  // the connection error that ends the run decides the exit status
+    ItemErrorEcho invalid;
+    for (ItemResult& item : items) {
+      if (item.status == Status::invalid) {
+        invalid.add(item.sku, item.error);
+      } else {
+        if (writes) {
+          set_not_applied(item, reason);
+        } else {
+          set_error(item, Status::error, reason);
+        }
+      }
+      emit(item, unused);
+    }
+  });
+}
+
+void Context::print_unconnected(const std::string& reason) {
+  // Once: a command that tries again prints its lines the first time only.
+  std::function<void(const std::string&)> lines = std::move(unconnected_lines_);
+  unconnected_lines_ = nullptr;
+  if (!lines) return;
+  lines(reason);
+  out_.flush();
 }
 
 void Context::emit(const ItemResult& item, ExitFold& fold) {

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "app/program.h"
 #include "core/exit_fold.h"
@@ -29,6 +32,13 @@ class Context {
   /// reports each row as not applied instead of failing the same way once per row.
   Client* redis_or_null();
   const std::string& connect_error() const { return connect_error_; }
+  /// Names what the command was asked about, before it connects: when no connection can be
+  /// made (refused, timed out, credentials refused), redis() calls `lines(reason)` once before
+  /// it throws, so that every item still gets its line on standard output.
+  void on_unconnected(std::function<void(const std::string& reason)> lines);
+  /// on_unconnected for item lines: each item prints as `error` with the reason ("not applied:
+  /// REASON" when `writes`), one already invalid as it is, in the order given.
+  void on_unconnected(std::vector<ItemResult> items, bool writes);
   /// A new, separate client with the same settings (one per thread). Throws ConnectionError.
   std::unique_ptr<Client> new_client() const;
   /// For an event loop over many connections (bench): `count` connections to the server, opened
@@ -45,6 +55,8 @@ class Context {
   const RunStats& stats() const { return stats_; }
 
  private:
+  void print_unconnected(const std::string& reason);
+
   const CommonOptions& options_;
   RunStats& stats_;
   KeyScheme scheme_;
@@ -52,6 +64,7 @@ class Context {
   JsonWriter out_;
   std::unique_ptr<Client> client_;
   std::string connect_error_;
+  std::function<void(const std::string&)> unconnected_lines_;
 };
 
 }  // namespace stockctl

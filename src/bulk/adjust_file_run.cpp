@@ -75,6 +75,24 @@ class AdjustJob {
   ItemErrorEcho echo_;
 };
 
+// A source with invalid rows writes nothing: each invalid row still gets its line on standard
+// output (told on standard error when the source was validated), as --report holds them for
+// init and rebuild.
+void print_invalid_rows(Context& ctx, const std::string& name, Source& source,
+                        const RowReader<OpRow>& reader, const Validation& validation) {
+  AdjustJob job(ctx, name, source);
+  for_each_window(
+      source, reader, validation,
+      [&job](const OpRow& row, const std::string& problem) { return job.item_for(row, problem); },
+      [&ctx](const std::vector<ItemResult>& window) {
+        ExitFold unused;  // the refusal decides the exit status
+        for (const ItemResult& item : window) {
+          if (item.status == Status::invalid) ctx.emit(item, unused);
+        }
+      });
+  ctx.out().flush();
+}
+
 }  // namespace
 
 ItemResult adjust_item(const std::string& name, const KeyScheme& scheme, const std::string& sku,
@@ -98,7 +116,11 @@ ExitCode run_adjust_file(Context& ctx, OpRunner::Op op, const std::string& name,
                 source_options.format.empty() ? std::nullopt : parse_format(source_options.format),
                 source_options.columns.delimiter);
   RowReader<OpRow> reader = op_reader(source_options.columns, ctx.scheme());
-  Validation validation = validate_source(source, reader, source_options.skip_invalid);
+  Validation validation = check_source(source, reader, source_options.skip_invalid);
+  if (!validation.refusal.empty()) {
+    print_invalid_rows(ctx, name, source, reader, validation);
+    throw InputError(validation.refusal);
+  }
   // Connect only now that the whole source is known to be valid.
   Client* client = ctx.redis_or_null();
   std::optional<OpRunner> runner;

@@ -210,6 +210,14 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
     fold.add(Status::invalid);
     return fold.code();
   }
+  ctx.on_unconnected([&ctx, kind, &carts](const std::string& reason) {
+    ExitFold unused;  // the connection error that ends the run decides the exit status
+    for (Cart& cart : carts) {
+      const bool sendable = cart.status == Status::ok;
+      if (sendable) fail(cart, Status::error, "not applied: " + reason);
+      print_cart(ctx, kind, cart, unused, !sendable);
+    }
+  });
   if (program.common.cluster) return hold_on_cluster(ctx, kind, o, carts);
   HoldRunner runner(ctx, kind, o, o.expire_s * 1000);
   runner.require_acks();
@@ -233,6 +241,13 @@ ExitCode run_settles(Program& program, const std::string& action,
   if (ids.empty()) throw InputError(fmt::format("{} needs ID...", action));
   ExitFold fold;
   if (report_invalid_ids(ctx, action, ids, fold)) return fold.code();
+  ctx.on_unconnected([&ctx, &action, &ids](const std::string& reason) {
+    for (const std::string& id : ids) {
+      ctx.out().write(
+          settle_json(action, id, Status::error, {}, {}, false, "not applied: " + reason));
+      ctx.count(Status::error);
+    }
+  });
   for (const std::string& id : ids) {
     if (program.common.cluster) {
       try {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 
 #include "base/diagnostics.h"
@@ -53,6 +54,7 @@ class FileRunLog {
     if (!item.note.empty()) ++maybe_own_;
     // Enough to see what is wrong without flooding a terminal when a server goes away mid-run.
     if (echo && item.status == Status::error) errors_.add(item.sku, item.error);
+    name_finding(item);
   }
   // Says how many items may have been found as this run's own write; commits the report.
   // Throws IoError.
@@ -66,14 +68,28 @@ class FileRunLog {
                       "in --report)",
                       maybe_own_));
     }
+    for (const auto& [status, seen] : findings_) {
+      if (seen > kNamedFindings) {
+        print_warning(more_findings_line(status, seen - kNamedFindings, report_ != nullptr));
+      }
+    }
     if (report_) report_->commit();
   }
   ExitFold& fold() { return fold_; }
 
  private:
+  // A few drifting and extra items by name, so that an operator sees which without opening the
+  // report; the report has them all.
+  static constexpr std::size_t kNamedFindings = 10;
+  void name_finding(const ItemResult& item) {
+    if (item.status != Status::drift && item.status != Status::extra) return;
+    if (++findings_[item.status] <= kNamedFindings) print_warning(finding_line(item));
+  }
+
   Context& ctx_;
   std::unique_ptr<ReportFile> report_;
-  std::size_t maybe_own_ = 0;  ///< items with the note kMaybeOwnWrite
+  std::size_t maybe_own_ = 0;               ///< items with the note kMaybeOwnWrite
+  std::map<Status, std::size_t> findings_;  ///< drift and extra items seen
   ItemErrorEcho errors_;
   ExitFold fold_;
 };
@@ -178,8 +194,49 @@ StockFileRun::StockFileRun(Context& ctx, StockFileOptions options)
 StockFileRun::~StockFileRun() = default;
 
 std::size_t StockFileRun::validate() {
-  validation_ = validate_source(*source_, reader_, options_.source.skip_invalid, options_.extra);
+  try {
+    validation_ = check_source(*source_, reader_, options_.source.skip_invalid, options_.extra);
+  } catch (const InputError& e) {
+    // A source that cannot be read as rows at all still ends with its summary.
+    print_refusal(e.what());
+    throw;
+  }
+  if (!validation_.refusal.empty()) {
+    if (options_.source.report.empty()) {
+      // Validation counted them: only a report needs the source read again.
+      for (std::size_t i = 0; i < validation_.invalid; ++i) ctx_.count(Status::invalid);
+    } else {
+      report_invalid_rows();
+    }
+    print_refusal(validation_.refusal);
+    throw InputError(validation_.refusal);
+  }
   return validation_.rows;
+}
+
+void StockFileRun::report_invalid_rows() {
+  FileRunLog log(ctx_, options_.source.report, false);
+  const std::function<void()> no_window_step;
+  StockJob job(options_, ctx_.scheme(), *source_, log, no_window_step);
+  for_each_window(
+      *source_, reader_, validation_,
+      [&job](const StockRow& row, const std::string& problem) {
+        return job.item_for(row, problem);
+      },
+      [&log](const std::vector<PutItem>& window) {
+        for (const PutItem& item : window) {
+          if (item.result.status == Status::invalid) log.add(item.result, false);
+        }
+      });
+  log.finish();
+}
+
+void StockFileRun::print_refusal(const std::string& why) {
+  Summary refused = summary();
+  refused.rows = validation_.rows;
+  refused.status = "invalid";
+  refused.error = why;
+  ctx_.out().write(summary_json(refused));
 }
 
 ExitCode StockFileRun::write(const std::function<void()>& before_window) {

@@ -37,7 +37,8 @@ class StockFileRun {
   StockFileRun& operator=(const StockFileRun&) = delete;
 
   /// Reads the whole source before anything is written; throws InputError when rows are
-  /// invalid (unless --skip-invalid). Returns how many rows it has.
+  /// invalid (unless --skip-invalid), once the summary (status "invalid", the invalid rows
+  /// counted) is printed and --report holds the invalid rows. Returns how many rows it has.
   std::size_t validate();
   /// Writes the validated source and returns the run's exit status. `before_window` runs
   /// before each window is sent (rebuild extends its run lock there) and may throw
@@ -49,6 +50,10 @@ class StockFileRun {
 
  private:
   Summary summary() const;
+  /// Writes each invalid row to --report (and counts it for the summary). Throws IoError.
+  void report_invalid_rows();
+  /// Prints the summary of a run that wrote nothing because its source is invalid.
+  void print_refusal(const std::string& why);
 
   Context& ctx_;
   StockFileOptions options_;

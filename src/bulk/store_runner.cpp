@@ -169,7 +169,7 @@ std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vec
         next.push_back(sent[first + i]);
       } else {
         apply_put_verdict(r, "created", std::nullopt, sent[first + i]->value, mode_);
-        if (r.status == Status::ok) check_durability(r, result, client_.options());
+        if (is_written(r.status)) check_durability(r, result, client_.options());
       }
     }
     first += count;
@@ -219,7 +219,7 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
       next.push_back(sent[i]);  // the key exists: NX stored nothing
     } else {
       apply_put_verdict(r, "created", std::nullopt, sent[i]->value, mode_);
-      if (r.status == Status::ok) check_durability(r, result, client_.options());
+      if (is_written(r.status)) check_durability(r, result, client_.options());
     }
   }
   return next;
@@ -292,7 +292,7 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
                     mode_);
   // A key the script found (kept, or replaced by --force) may be the lost try's own write.
   if ((result.after_unknown || item.after_unknown) && answer->previous) r.note = kMaybeOwnWrite;
-  if (r.status == Status::ok && !mode_.dry_run) check_durability(r, result, client_.options());
+  if (is_written(r.status) && !mode_.dry_run) check_durability(r, result, client_.options());
 }
 
 void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {

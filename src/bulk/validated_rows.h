@@ -29,6 +29,8 @@ struct Validation {
   std::size_t invalid = 0;
   std::unordered_set<std::size_t> duplicate_lines;  ///< later rows repeating an earlier SKU
   std::vector<std::uint64_t> sku_hashes;  ///< with keep_hashes: sku_hash of every valid row, sorted
+  /// Why nothing may be written ("F: 2 of 9 rows are invalid; nothing was written ..."), or "".
+  std::string refusal;
 };
 
 /// The 8-byte hash duplicate detection keeps per row (FNV-1a: stable and cheap).
@@ -46,6 +48,13 @@ inline std::uint64_t sku_hash(std::string_view sku) {
 template <class Row>
 Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
                            bool keep_hashes = false);
+
+/// validate_source that hands back invalid rows (without `skip_invalid`) as the result's
+/// `refusal` instead of throwing it, so that the caller can still report them; a fatal error
+/// still throws InputError.
+template <class Row>
+Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
+                        bool keep_hashes = false);
 
 /// Reads the source again, parsing each row once, and hands its rows to `each_window` in order,
 /// in windows of up to kWindow items: `make_item(row, problem)` makes each row's item, where

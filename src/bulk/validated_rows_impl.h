@@ -52,6 +52,14 @@ std::unordered_map<std::size_t, std::size_t> confirm_duplicates(
 template <class Row>
 Validation validate_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
                            bool keep_hashes) {
+  Validation v = check_source(source, reader, skip_invalid, keep_hashes);
+  if (!v.refusal.empty()) throw InputError(v.refusal);
+  return v;
+}
+
+template <class Row>
+Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_invalid,
+                        bool keep_hashes) {
   using namespace batch_detail;
   Validation v;
   std::size_t printed = 0;
@@ -112,10 +120,10 @@ Validation validate_source(Source& source, const RowReader<Row>& reader, bool sk
                             printed - kMaxPrinted, printed - kMaxPrinted == 1 ? "row" : "rows"));
   }
   if (v.invalid > 0 && !skip_invalid) {
-    throw InputError(
-        fmt::format("{}: {} of {} rows are invalid; nothing was written (use "
-                    "--skip-invalid to write the valid rows)",
-                    source.name(), v.invalid, v.rows));
+    v.refusal = fmt::format(
+        "{}: {} of {} rows are invalid; nothing was written (use --skip-invalid to write the "
+        "valid rows)",
+        source.name(), v.invalid, v.rows);
   }
   return v;
 }

@@ -73,6 +73,7 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
   } else {
     item.qty = qty.value;
     std::vector<ItemResult> items{item};
+    ctx.on_unconnected(items, true);
     OpRunner runner(ctx.redis(), op, o.op, ctx.scheme());
     runner.set_change_log(ctx.change_log());
     runner.run(items);

@@ -100,6 +100,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
     }
     return fold.code();
   }
+  ctx.on_unconnected(items, true);
   const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
   std::vector<Call> calls;
   std::vector<std::size_t> sent;

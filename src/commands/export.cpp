@@ -30,7 +30,8 @@ struct ExportOptions {
   std::string match = "*";
   std::string format = "ndjson";
   std::string output;
-  long long count = 1000;  ///< SCAN COUNT: keys looked at per round trip
+  long long count = 1000;     ///< SCAN COUNT: keys looked at per round trip
+  bool keep_partial = false;  ///< put --output in place even when items were skipped
 };
 
 // Where the export goes: standard output, or --output (a regular file written atomically, a
@@ -54,6 +55,9 @@ class ExportSink {
       throw IoError(fmt::format("cannot write standard output: {}", std::strerror(errno)));
     }
   }
+  /// True when the output replaces a file only once it is committed: a partial export can still
+  /// leave the file there as it was.
+  bool replaces() const { return file_ && file_->mode() == OutputMode::replace; }
 
  private:
   std::unique_ptr<AtomicFile> file_;
@@ -125,6 +129,15 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   run.sink.write(run.buffer);
 }
 
+std::string skipped_message(std::size_t corrupt, const std::string& output, bool written) {
+  std::string skipped =
+      fmt::format("{} {} not exported (corrupt values)", corrupt, corrupt == 1 ? "item" : "items");
+  if (output.empty()) return skipped;
+  if (written) return fmt::format("{}; {} holds the others", skipped, output);
+  return fmt::format("{}; {} left as it was (--keep-partial writes the others to it)", skipped,
+                     output);
+}
+
 ExitCode run_export(Program& program, const ExportOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   Context ctx(program);
@@ -145,18 +158,25 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   });
   append_export_tail(run.buffer, run.format, run.items == 0);
   sink.write(run.buffer);
-  sink.commit();
+  // An export that left items out is not the snapshot it claims to be: it does not replace the
+  // last good file (a cron job's restore source) unless asked.
+  const bool written = run.corrupt == 0 || o.keep_partial || !sink.replaces();
+  if (written) sink.commit();
   if (!output.empty()) {
     nlohmann::ordered_json summary;
     summary["op"] = "export";
     summary["items"] = run.items;
+    summary["skipped"] = {{"corrupt", run.corrupt}};
     summary["output"] = o.output;
+    summary["written"] = written;
     summary["elapsed_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - started)
                                 .count();
     ctx.out().write(summary);
   }
-  return run.corrupt > 0 ? ExitCode::failure : ExitCode::ok;
+  if (run.corrupt == 0) return ExitCode::ok;
+  print_error(skipped_message(run.corrupt, output, written));
+  return ExitCode::failure;
 }
 
 }  // namespace
@@ -172,6 +192,9 @@ void setup_export(CLI::App& app, Program& program) {
       "-o,--output", o->output,
       "write to FILE (a file atomically, a device or FIFO in place; - for standard output) and "
       "print a summary object on standard output");
+  sub->add_flag("--keep-partial", o->keep_partial,
+                "with --output: put the file in place even when corrupt items were left out "
+                "(by default it is left as it was)");
   sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
       ->check(CLI::Range(1LL, 1000000LL).description(""));
   add_common_footer(*sub);

@@ -150,15 +150,18 @@ class GetPipeline {
 // Every SKU gets its line, in input order, invalid ones included: a read changes nothing, so
 // the valid ones are read all the same.
 ExitCode get_listed(Context& ctx, const GetOptions& o) {
-  GetPipeline pipeline(ctx, true);
+  std::vector<ItemResult> items;
+  items.reserve(o.skus.size());
   for (const std::string& sku : o.skus) {
-    ItemResult item = get_item(ctx, sku, o.details);
+    ItemResult& item = items.emplace_back(get_item(ctx, sku, o.details));
     if (item.status == Status::invalid) {
       item.has_held = false;
       item.details = false;
     }
-    pipeline.add(std::move(item));
   }
+  ctx.on_unconnected(items, false);
+  GetPipeline pipeline(ctx, true);
+  for (ItemResult& item : items) pipeline.add(std::move(item));
   return pipeline.finish();
 }
 

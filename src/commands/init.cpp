@@ -40,6 +40,7 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
     item.result.key = stock_key(ctx.scheme(), item.result.sku);
     item.value = value.value;
     std::vector<PutItem> items{item};
+    ctx.on_unconnected({item.result}, true);
     PutRunner runner(ctx.redis(), PutMode::for_init().with_force(o.force), o.ttl_s, LockTiming{});
     runner.set_change_log(ctx.change_log(), "init");
     runner.run(items);

@@ -119,6 +119,18 @@ void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemL
   }
 }
 
+// The line of an item that has no entries to show: missing, or error with the reason.
+nlohmann::ordered_json log_status_json(const std::string& sku, const std::string& key,
+                                       Status status, const std::string& error) {
+  nlohmann::ordered_json j;
+  j["op"] = "log";
+  j["sku"] = sku;
+  j["key"] = key;
+  j["status"] = std::string(status_name(status));
+  if (!error.empty()) j["error"] = error;
+  return j;
+}
+
 ExitCode run_log(Program& program, LogOptions& o) {
   Context ctx(program);
   if (std::string problem = accept_sku(o.sku, ctx.scheme()); !problem.empty()) {
@@ -132,6 +144,9 @@ ExitCode run_log(Program& program, LogOptions& o) {
     since = *ms;
   }
   const std::string key = stock_key(ctx.scheme(), o.sku);
+  ctx.on_unconnected([&ctx, &o, &key](const std::string& reason) {
+    ctx.out().write(log_status_json(o.sku, key, Status::error, reason));
+  });
   ItemLog log;
   read_stream(ctx, key, since, log);
   read_packed(ctx, key, since, log);
@@ -149,12 +164,7 @@ ExitCode run_log(Program& program, LogOptions& o) {
   for (const std::string& k : {key, log_key(key), stream_log_key(key)}) {
     if (read_call(ctx.redis(), {"EXISTS", k}, k).integer > 0) return ExitCode::ok;
   }
-  nlohmann::ordered_json j;
-  j["op"] = "log";
-  j["sku"] = o.sku;
-  j["key"] = key;
-  j["status"] = "missing";
-  ctx.out().write(j);
+  ctx.out().write(log_status_json(o.sku, key, Status::missing, ""));
   return ExitCode::uninitialized;
 }
 

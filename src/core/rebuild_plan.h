@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,6 +26,11 @@ struct PutMode {
   PutMode with_dry_run(bool on) const { return PutMode{rebuild, force, on}; }
 };
 
+/// True for the statuses of a value written (or that a dry run would write): ok and unlimited.
+inline bool is_written(Status status) {
+  return status == Status::ok || status == Status::unlimited;
+}
+
 /// The put script's mode argument for these settings ("create", "force" or "peek").
 std::string_view put_script_mode(const PutMode& mode);
 
@@ -33,5 +39,15 @@ std::string_view put_script_mode(const PutMode& mode);
 void apply_put_verdict(ItemResult& item, std::string_view verdict,
                        const std::optional<std::string>& previous, std::int64_t value,
                        const PutMode& mode);
+
+/// What rebuild found about an item it did not write, for one line on standard error: for drift
+/// "drift: item 'A': stock:{A} holds 5, the source says 7", for extra "extra: item 'X':
+/// stock:{X} is in Redis and the source has no row for it"; "" for any other status.
+std::string finding_line(const ItemResult& item);
+
+/// Says how many findings of `status` (drift, extra) were not named one by one: "and 5 more
+/// items with drift (--report lists every one)", "and 1 more extra item (...)"; `reported` says
+/// whether --report was given.
+std::string more_findings_line(Status status, std::size_t more, bool reported);
 
 }  // namespace stockctl

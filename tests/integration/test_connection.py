@@ -67,7 +67,8 @@ class Password(ServerTest):
 
     def test_no_password_fails_once_naming_the_sources_looked_at(self):
         res = self.sc("get", "p", "q")
-        self.assertEqual((res.rc, res.stdout), (1, ""), res)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("p", "error"), ("q", "error")])
         self.assertEqual(len(res.stderr.splitlines()), 1, res)
         self.assertRegex(res.stderr, r"^stockctl: error: authentication failed at 127\.0\.0\.1:\d+: "
                          r"the server requires a password \(NOAUTH\); no password given \(looked at "
@@ -148,7 +149,7 @@ class Unreachable(unittest.TestCase):
         port = free_port()
         res = run("get", "x", "--url", "redis://127.0.0.1:%d" % port, "--retry-timeout", "300")
         self.assertEqual(res.rc, 1)
-        self.assertEqual(res.stdout, "")
+        self.assertEqual((res.one["sku"], res.one["status"]), ("x", "error"))
         self.assertIn("cannot connect to 127.0.0.1:%d" % port, res.stderr)
         self.assertEqual(len(res.stderr.strip().splitlines()), 1)
 

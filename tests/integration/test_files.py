@@ -17,13 +17,15 @@ class InitFile(ServerTest):
         summary = res.one
         self.assertEqual(list(summary)[:4], ["op", "source", "rows", "counts"])
         self.assertEqual((summary["op"], summary["rows"]), ("init", 4))
-        self.assertEqual((summary["counts"]["ok"], summary["counts"]["exists"]), (3, 1))
+        counts = summary["counts"]
+        self.assertEqual((counts["ok"], counts["exists"], counts["unlimited"]), (2, 1, 1))
         self.assertFalse(summary["dry_run"])
         self.assertIn("elapsed_ms", summary)
         with open(report) as f:
             lines = [json.loads(l) for l in f]
         self.assertEqual([l["sku"] for l in lines], ["1", "2", "3,x", "4"])
-        self.assertEqual([l["status"] for l in lines], ["ok", "exists", "ok", "ok"])
+        self.assertEqual([l["status"] for l in lines], ["ok", "exists", "ok", "unlimited"])
+        self.assertIsNone(lines[3]["stock"])
         self.assertEqual(self.r("GET", "stock:{3,x}"), "30")
         self.assertEqual(self.r("GET", "stock:{2}"), "5")
         self.assertEqual(self.r("GET", "stock:{4}"), "-1")
@@ -32,9 +34,35 @@ class InitFile(ServerTest):
         path = self.write("bad.csv", "sku,stock\n1,10\n2,1.5\n3,30\n")
         res = self.sc("init", "--file", path)
         self.assertEqual(res.rc, 2, res)
-        self.assertEqual(res.stdout, "")
         self.assertIn("stockctl: error: %s:3: column 'stock': '1.5' is not a stock value" % path, res.stderr)
         self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_an_invalid_source_still_prints_its_summary_and_report(self):
+        report = os.path.join(self.tmp, "refused.jsonl")
+        for op in ("init", "rebuild"):
+            path = self.write("bad.csv", "sku,stock\n1,10\n2,1.5\n3,30\n1,4\n")
+            res = self.sc(op, "--file", path, "--report", report)
+            self.assertEqual(res.rc, 2, res)
+            summary = res.one
+            self.assertEqual((summary["op"], summary["source"], summary["rows"]), (op, path, 4))
+            self.assertEqual(summary["counts"]["invalid"], 2)
+            self.assertEqual(sum(summary["counts"].values()), 2, "nothing else was done")
+            self.assertEqual(summary["status"], "invalid")
+            self.assertIn("2 of 4 rows are invalid; nothing was written", summary["error"])
+            self.assertFalse(summary["dry_run"])
+            with open(report) as f:
+                lines = [json.loads(l) for l in f]
+            self.assertEqual([(l["sku"], l["status"]) for l in lines], [("2", "invalid"), ("1", "invalid")])
+            self.assertIn("%s:3: column 'stock'" % path, lines[0]["error"])
+            self.assertIn("%s:5: duplicate SKU" % path, lines[1]["error"])
+            self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_a_source_without_its_columns_still_prints_its_summary(self):
+        path = self.write("cols.csv", "sku,amount\n1,10\n")
+        res = self.sc("init", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual((res.one["status"], res.one["rows"]), ("invalid", 0))
+        self.assertIn("%s:1: header has" % path, res.one["error"])
 
     def test_duplicate_sku_is_invalid(self):
         path = self.write("dup.csv", "sku,stock\nA,1\nB,2\nA,3\n")
@@ -186,6 +214,45 @@ class Rebuild(ServerTest):
             drift = [json.loads(l) for l in f][2]
         self.assertEqual((drift["status"], drift["stock"], drift["expected"]), ("drift", 4, 9))
 
+    def test_unlimited_is_counted_as_unlimited(self):
+        path = self.write("u.csv", "sku,stock\nU,-1\nV,unlimited\nW,3\n")
+        report = os.path.join(self.tmp, "u.jsonl")
+        res = self.sc("rebuild", "--file", path, "--report", report)
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual((res.one["counts"]["unlimited"], res.one["counts"]["ok"]), (2, 1))
+        with open(report) as f:
+            self.assertEqual([(l["status"], l["stock"]) for l in map(json.loads, f)],
+                             [("unlimited", None), ("unlimited", None), ("ok", 3)])
+        self.assertEqual(self.r("MGET", "stock:{U}", "stock:{V}"), ["-1", "-1"])
+
+    def test_drift_is_named_on_standard_error(self):
+        self.r("SET", "stock:{C}", "4")
+        self.r("SET", "stock:{A}", "-1")
+        res = self.sc("rebuild", "--file", self.export())
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn("stockctl: warning: drift: item 'A': stock:{A} holds unlimited, the source says 70\n",
+                      res.stderr)
+        self.assertIn("stockctl: warning: drift: item 'C': stock:{C} holds 4, the source says 9\n",
+                      res.stderr)
+        self.assertNotIn("more", res.stderr)
+
+    def test_many_drifting_items_are_named_ten_then_counted_and_all_reported(self):
+        n = 25
+        self.r("MSET", *[x for i in range(n) for x in ("stock:{d%02d}" % i, "1")])
+        path = self.write("d.csv", "sku,stock\n" + "".join("d%02d,2\n" % i for i in range(n)))
+        report = os.path.join(self.tmp, "drift.jsonl")
+        res = self.sc("rebuild", "--file", path, "--report", report)
+        self.assertEqual(res.rc, 0, res)
+        named = [l for l in res.stderr.splitlines() if "warning: drift: item" in l]
+        self.assertEqual(len(named), 10, res.stderr)
+        self.assertIn("stockctl: warning: and 15 more items with drift (--report lists every one)",
+                      res.stderr)
+        with open(report) as f:
+            self.assertEqual(sorted(l["sku"] for l in map(json.loads, f) if l["status"] == "drift"),
+                             ["d%02d" % i for i in range(n)])
+        res = self.sc("rebuild", "--file", path, "--dry-run")
+        self.assertIn("and 15 more items with drift (--report FILE lists every one)", res.stderr)
+
     def test_fail_on_drift_exits_6(self):
         self.r("SET", "stock:{C}", "4")
         res = self.sc("rebuild", "--file", self.export(), "--fail-on-drift")
@@ -285,10 +352,14 @@ class BatchOps(ServerTest):
     def test_invalid_batch_row_writes_nothing(self):
         self.r("SET", "stock:{1}", "10")
         path = self.write("d.csv", "sku,qty\n1,2\n1,0\n")
-        res = self.sc("deduct", "--file", path)
-        self.assertEqual(res.rc, 2)
-        self.assertIn("%s:3: column 'qty'" % path, res.stderr)
-        self.assertEqual(self.r("GET", "stock:{1}"), "10")
+        for op in ("deduct", "add"):
+            res = self.sc(op, "--file", path)
+            self.assertEqual(res.rc, 2)
+            self.assertIn("%s:3: column 'qty'" % path, res.stderr)
+            self.assertEqual(self.r("GET", "stock:{1}"), "10")
+            # Each invalid row still gets its line, as init's --report holds them.
+            self.assertEqual([(l["op"], l["sku"], l["status"]) for l in res.lines], [(op, "1", "invalid")])
+            self.assertIn("%s:3: column 'qty'" % path, res.one["error"])
 
     def test_request_id_column_makes_a_rerun_change_nothing(self):
         self.r("SET", "stock:{1}", "10")

@@ -2,7 +2,7 @@
 
 import unittest
 
-from harness import ServerTest, keyslot
+from harness import ServerTest, free_port, keyslot, run
 
 
 class Get(ServerTest):
@@ -230,10 +230,17 @@ class Init(ServerTest):
         self.assertEqual(self.r("GET", "stock:{42}"), "100")
 
     def test_negative_one_and_unlimited_mean_unlimited(self):
-        self.assertEqual(self.sc("init", "a", "-1").one["status"], "ok")
+        # One word for unlimited stock, as get says it; exit 0 as for ok.
+        res = self.sc("init", "a", "-1")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "unlimited", None))
         self.assertEqual(self.r("GET", "stock:{a}"), "-1")
-        self.sc("init", "b", "unlimited")
+        self.assertEqual(self.sc("get", "a").one["status"], "unlimited")
+        res = self.sc("init", "b", "unlimited")
+        self.assertEqual((res.rc, res.one["status"]), (0, "unlimited"))
         self.assertEqual(self.r("GET", "stock:{b}"), "-1")
+        # A forced overwrite with unlimited says what it replaced.
+        res = self.sc("init", "b", "-1", "--force")
+        self.assertEqual((res.rc, res.one["status"], res.one["previous"]), (0, "unlimited", -1))
 
     def test_invalid_values(self):
         for value in ("-2", "1.5", "lots", "9007199254740992"):
@@ -267,6 +274,71 @@ class KeyLayout(ServerTest):
         self.assertEqual(self.sc("init", sku, "3").rc, 0)
         res = self.sc("get", sku)
         self.assertEqual((res.one["sku"], res.one["stock"]), (sku, 3))
+
+
+class Unconnected(ServerTest):
+    """Every item a command was asked about gets its line when the command cannot log in or
+    connect: status error with the reason, one stockctl: error line, exit 1."""
+
+    server_kwargs = {"password": "s3cret-pw"}
+
+    def assert_lines(self, res, key, names, not_applied=True):
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(len(res.stderr.splitlines()), 1, res)
+        self.assertIn("NOAUTH", res.stderr)
+        self.assertEqual([l[key] for l in res.lines], names, res)
+        for line in res.lines:
+            self.assertEqual(line["status"], "error", line)
+            self.assertIn("NOAUTH", line["error"])
+            self.assertEqual(line["error"].startswith("not applied: "), not_applied, line)
+            self.assertNotIn("s3cret-pw", line["error"])
+        return res.lines
+
+    def test_get_prints_a_line_per_sku(self):
+        lines = self.assert_lines(self.sc("get", "A", "B"), "sku", ["A", "B"], not_applied=False)
+        self.assertEqual((lines[0]["key"], lines[0]["stock"], lines[0]["held"]), ("stock:{A}", None, None))
+
+    def test_an_invalid_sku_keeps_its_own_line(self):
+        res = self.sc("get", "A", "{x}")
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("A", "error"), ("{x}", "invalid")])
+        self.assertEqual(len(res.stderr.splitlines()), 2, res)
+
+    def test_deduct_add_init_delete(self):
+        for args in (("deduct", "A", "2"), ("add", "A", "2"), ("init", "A", "5")):
+            line = self.assert_lines(self.sc(*args), "sku", ["A"])[0]
+            self.assertEqual((line["op"], line["key"], line["stock"]), (args[0], "stock:{A}", None))
+            if args[0] != "init":
+                self.assertEqual(line["qty"], 2)
+        self.assert_lines(self.sc("delete", "A", "B"), "sku", ["A", "B"])
+        self.assertEqual(self.r("GET", "stock:{A}"), None)
+
+    def test_log(self):
+        line = self.assert_lines(self.sc("log", "A"), "sku", ["A"], not_applied=False)[0]
+        self.assertEqual((line["op"], line["key"]), ("log", "stock:{A}"))
+
+    def test_holds_orders_and_settles(self):
+        line = self.assert_lines(self.sc("hold", "c1", "A=1", "B=2"), "id", ["c1"])[0]
+        self.assertEqual(line["op"], "hold")
+        self.assert_lines(self.sc("order", "o1", "A=1"), "id", ["o1"])
+        path = self.write("carts.csv", "id,sku,qty\nc1,A,1\nc2,B,1\nc1,B,1\n")
+        self.assert_lines(self.sc("hold", "--file", path), "id", ["c1", "c2"])
+        for action in ("confirm", "release", "cancel"):
+            self.assert_lines(self.sc(action, "c1", "c2"), "id", ["c1", "c2"])
+
+
+class Refused(unittest.TestCase):
+    def test_nothing_listening_still_prints_each_item(self):
+        url = "redis://127.0.0.1:%d" % free_port()
+        for args, key, names in ((("get", "A", "B"), "sku", ["A", "B"]),
+                                 (("deduct", "A", "1"), "sku", ["A"]),
+                                 (("confirm", "c1"), "id", ["c1"])):
+            res = run(*args, "--url", url, "--retry-timeout", "100")
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual([(l[key], l["status"]) for l in res.lines],
+                             [(n, "error") for n in names], res)
+            self.assertIn("cannot connect to", res.lines[0]["error"])
+            self.assertEqual(len(res.stderr.splitlines()), 1, res)
 
 
 if __name__ == "__main__":

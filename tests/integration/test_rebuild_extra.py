@@ -29,6 +29,13 @@ class RebuildExtra(ServerTest):
         self.assertEqual([l["sku"] for l in report[:3]], ["a", "b", "new"])
         self.assertEqual(self.r("GET", "stock:{gone-1}"), "7")
 
+    def test_extra_items_are_named_on_standard_error(self):
+        self.r("SET", "stock:{gone}", "7")
+        res, _ = self.rebuild("sku,stock\na,3\n", "--extra")
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn("stockctl: warning: extra: item 'gone': stock:{gone} is in Redis and the "
+                      "source has no row for it\n", res.stderr)
+
     def test_without_the_flag_nothing_is_extra(self):
         self.r("SET", "stock:{x}", "1")
         res, report = self.rebuild("sku,stock\ny,1\n")
@@ -43,6 +50,10 @@ class RebuildExtra(ServerTest):
         self.assertEqual(res.rc, 0, res)
         self.assertEqual(sorted(l["sku"] for l in report if l["status"] == "extra"),
                          sorted("i%d" % i for i in range(n) if i % 3 == 0))
+        named = [l for l in res.stderr.splitlines() if "warning: extra: item" in l]
+        self.assertEqual(len(named), 10, res.stderr)
+        self.assertIn("stockctl: warning: and 990 more extra items (--report lists every one)",
+                      res.stderr)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ class CsvRecords(ServerTest):
         path = self.write("comma.csv", "sku,stock\nB,2\nA,1,000\n")
         res = self.sc("init", "--file", path)
         self.assertEqual(res.rc, 2, res)
-        self.assertEqual(res.stdout, "")
+        self.assertEqual((res.one["status"], res.one["counts"]["invalid"]), ("invalid", 1))
         self.assertIn("stockctl: error: %s:3: 3 fields but the header has 2 (quote a value that holds a comma)"
                       % path, res.stderr)
         self.assertEqual(self.r("DBSIZE"), 0)

@@ -94,7 +94,7 @@ class Verified(TlsTest):
         res = sc("get", "a", "--url", self.url(), "--cacert", self.cert("other-ca.pem"), *NO_RETRY)
         self.assert_fails(res, "TLS handshake with 127.0.0.1:%d" % self.server.tls_port,
                           "unknown CA", "--cacert")
-        self.assertEqual(res.stdout, "")
+        self.assertEqual((res.one["sku"], res.one["status"]), ("a", "error"))
 
     def test_no_ca_given_and_none_in_the_store(self):
         res = sc("get", "a", "--url", self.url(), *NO_RETRY)

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/quantity.h"
 #include "core/rebuild_plan.h"
 
 using namespace stockctl;
@@ -174,4 +175,42 @@ TEST_CASE("NOPERM names the key patterns and the recipe stockctl needs") {
   log.key = "stockctl:log:{7}";
   apply_error_reply(log, "NOPERM No permissions to access a key");
   CHECK(log.error.find("~<prefix>*") != std::string::npos);
+}
+
+TEST_CASE("an unlimited value written is unlimited, as get says, forced or in a dry run") {
+  ItemResult i = item();
+  apply_put_verdict(i, "created", std::nullopt, kUnlimited, PutMode::for_init());
+  CHECK(i.status == Status::unlimited);
+  CHECK_FALSE(i.stock);
+  apply_put_verdict(i, "replaced", std::string("5"), kUnlimited,
+                    PutMode::for_init().with_force(true));
+  CHECK(i.status == Status::unlimited);
+  CHECK(i.forced);
+  CHECK(i.previous == std::optional<std::string>("5"));
+  apply_put_verdict(i, "absent", std::nullopt, kUnlimited,
+                    PutMode::for_rebuild().with_dry_run(true));
+  CHECK(i.status == Status::unlimited);
+  apply_put_verdict(i, "kept", std::string("-1"), kUnlimited, PutMode::for_init());
+  CHECK(i.status == Status::exists);  // nothing was written: it was there
+  CHECK(is_written(Status::unlimited));
+  CHECK_FALSE(is_written(Status::exists));
+}
+
+TEST_CASE("rebuild names a drifting or extra item in one line") {
+  ItemResult i = item();
+  apply_put_verdict(i, "kept", std::string("10"), 7, PutMode::for_rebuild());
+  CHECK(finding_line(i) == "drift: item '42': stock:{42} holds 10, the source says 7");
+  apply_put_verdict(i, "kept", std::string("-1"), 7, PutMode::for_rebuild());
+  CHECK(finding_line(i) == "drift: item '42': stock:{42} holds unlimited, the source says 7");
+  apply_put_verdict(i, "kept", std::string("3"), kUnlimited, PutMode::for_rebuild());
+  CHECK(finding_line(i) == "drift: item '42': stock:{42} holds 3, the source says unlimited");
+  i.status = Status::extra;
+  CHECK(finding_line(i) ==
+        "extra: item '42': stock:{42} is in Redis and the source has no row for it");
+  i.status = Status::ok;
+  CHECK(finding_line(i).empty());
+  CHECK(more_findings_line(Status::drift, 1, true) ==
+        "and 1 more item with drift (--report lists every one)");
+  CHECK(more_findings_line(Status::extra, 5, false) ==
+        "and 5 more extra items (--report FILE lists every one)");
 }
