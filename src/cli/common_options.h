@@ -39,6 +39,7 @@ struct CommonOptions {
   bool no_hashtag = false;
   bool cluster = false;
   bool pretty = false;
+  bool table = false;  ///< --table: aligned columns for a person instead of JSON
   bool quiet = false;
   bool verbose = false;
   std::string metrics_file;

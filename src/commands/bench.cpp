@@ -289,7 +289,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   j["errors"] = total.errors;
   j["stock_taken"] = taken;
   j["correct"] = correct;
-  ctx.out().write(j);
+  ctx.out().write_summary(j);
   return correct ? ExitCode::ok : ExitCode::failure;
 }
 

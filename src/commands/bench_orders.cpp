@@ -276,7 +276,7 @@ ExitCode run_order_bench_on_cluster(Program& program, const OrderBenchOptions& o
   j["errors"] = total.errors;
   j["stock_taken"] = left.taken;
   j["correct"] = correct;
-  ctx.out().write(j);
+  ctx.out().write_summary(j);
   return correct ? ExitCode::ok : ExitCode::failure;
 }
 

@@ -141,7 +141,7 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
     summary["elapsed_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - started)
                                 .count();
-    ctx.out().write(summary);
+    ctx.out().write_summary(summary);
   }
   return run.corrupt > 0 ? ExitCode::failure : ExitCode::ok;
 }

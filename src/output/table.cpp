@@ -22,7 +22,10 @@ void flatten(const std::string& name, const nlohmann::ordered_json& v, TableRow&
     return;
   }
   for (const auto& [key, value] : v.items()) {
-    flatten(name.empty() ? key : name + "." + key, value, row);
+    std::string nested = name;
+    if (!nested.empty()) nested += '.';
+    nested += key;
+    flatten(nested, value, row);
   }
 }
 
@@ -85,13 +88,16 @@ std::vector<TableBlocks::Column> TableBlocks::layout_for_block() const {
                         [&name](const Column& c) { return c.name == name; });
   };
   for (const TableRow& row : rows_) {
-    // A name not seen before goes right after the name that precedes it in its row, so that
-    // a field only some rows have (an error message) keeps its place among the others.
-    auto after = columns.begin();
-    for (const auto& [name, cell] : row) {
-      auto at = position(name);
-      if (at == columns.end()) at = columns.insert(after, Column{name, display_width(name), true});
-      after = at + 1;
+    // A name not seen before goes right before the name that follows it in its row, or last
+    // when none does: a field that only some rows have (an error message) keeps its place
+    // among the others, and one that ends its row ends the table.
+    auto before = columns.end();
+    for (auto field = row.rbegin(); field != row.rend(); ++field) {
+      auto at = position(field->first);
+      if (at == columns.end()) {
+        at = columns.insert(before, Column{field->first, display_width(field->first), true});
+      }
+      before = at;
     }
   }
   for (Column& column : columns) {

@@ -41,6 +41,16 @@ class Bench(ServerTest):
         res = self.sc("bench", "-c", "2", "--stock", "10", "-n", "20")
         self.assertEqual((res.rc, res.stderr), (0, ""))
 
+    def test_table(self):
+        res = self.sc("bench", "-c", "2", "--stock", "100", "-n", "50", "--table")
+        self.assertEqual(res.rc, 0, res)
+        fields = dict(line.split(None, 1) for line in res.stdout.splitlines())
+        self.assertEqual(fields["op"], "bench")
+        self.assertEqual(fields["requests"].strip(), "50")
+        self.assertRegex(fields["throughput_per_s"], r"^ *\d+$")
+        self.assertRegex(fields["latency_us.p99"], r"^ *\d+$")
+        self.assertEqual(fields["correct"], "true")
+
     def test_spread_over_many_items(self):
         res = self.sc("bench", "-c", "4", "--items", "20", "--stock", "10", "-n", "400")
         self.assertEqual((res.rc, res.one["ok"], res.one["insufficient"]), (0, 200, 200))

@@ -56,7 +56,18 @@ TEST_CASE("a column with any text is left-aligned") {
   CHECK(out == "v\n7\nx\n");
 }
 
-TEST_CASE("a field only some rows have keeps its place after the field before it") {
+TEST_CASE("a field that ends the rows having it ends the table") {
+  std::string out = render_all({
+      {{"sku", "A"}, {"stock", 1}, {"held", 0}},
+      {{"sku", "B"}, {"stock", nullptr}, {"error", "bad"}},
+  });
+  CHECK(out ==
+        "sku  stock  held  error\n"
+        "A        1     0  -\n"
+        "B        -     -  bad\n");
+}
+
+TEST_CASE("a field only some rows have keeps its place before the field after it") {
   std::string out = render_all({
       {{"sku", "A"}, {"status", "ok"}},
       {{"sku", "B"}, {"replayed", true}, {"status", "ok"}},
