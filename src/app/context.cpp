@@ -12,12 +12,21 @@
 
 namespace stockctl {
 
+namespace {
+
+OutputStyle output_style(const CommonOptions& options) {
+  if (options.table) return OutputStyle::table;
+  return options.pretty ? OutputStyle::pretty : OutputStyle::json;
+}
+
+}  // namespace
+
 Context::Context(Program& program)
     : options_(program.common),
       stats_(program.stats),
       scheme_(key_scheme(program.common)),
       change_log_(change_log_settings(program.common)),
-      out_(std::cout, program.common.pretty) {}
+      out_(std::cout, output_style(program.common)) {}
 
 namespace {
 

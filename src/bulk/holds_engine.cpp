@@ -298,7 +298,7 @@ ExitCode run_reap(Program& program) {
   j["op"] = "reap";
   j["holds"] = holds;
   j["units"] = units;
-  ctx.out().write(j);
+  ctx.out().write_summary(j);
   return ExitCode::ok;
 }
 

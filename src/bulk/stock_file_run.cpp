@@ -274,7 +274,7 @@ ExitCode StockFileRun::write(const std::function<void()>& before_window) {
                              interrupt_reason(), unsent);
     print_error(done.error);
   }
-  ctx_.out().write(summary_json(done));
+  ctx_.out().write_summary(summary_json(done));
   if (!report_error.empty()) {
     print_error(report_error);
     log.fold().add(ExitCode::failure);
@@ -287,7 +287,7 @@ ExitCode StockFileRun::busy(const std::string& why) {
   Summary ended = summary();
   ended.status = "busy";
   ended.error = why;
-  ctx_.out().write(summary_json(ended));
+  ctx_.out().write_summary(summary_json(ended));
   return ExitCode::busy;
 }
 

@@ -140,7 +140,12 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                "remove white space around item ids (arguments, files, --from-cmd, --init-from); "
                "without it such an id is invalid")
       ->group(keys);
-  app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(output);
+  CLI::Option* pretty = app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(output);
+  app.add_flag("--table", o.table,
+               "print aligned columns for a person instead of JSON (null as -; rows aligned in "
+               "blocks of 1000)")
+      ->excludes(pretty)
+      ->group(output);
   app.add_flag("-q,--quiet", o.quiet, "no progress and no warnings on standard error")
       ->group(output);
   app.add_flag("-v,--verbose", o.verbose, "say what is being done on standard error")

@@ -19,6 +19,7 @@
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "lock/init_lock.h"
+#include "output/progress.h"
 #include "redis/errors.h"
 #include "redis/pipelined_connections.h"
 #include "redis/scripts/registry.h"
@@ -117,7 +118,8 @@ void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us)
 
 void worker(Context& ctx, const BenchOptions& o, const std::string& run,
             const std::vector<std::string>& keys, std::atomic<long long>& budget,
-            std::chrono::steady_clock::time_point until, WorkerTally& tally) {
+            std::chrono::steady_clock::time_point until, WorkerTally& tally,
+            RequestProgress& progress, bool drawer) {
   std::unique_ptr<Client> client = ctx.new_client();
   std::size_t next = 0;
   for (;;) {
@@ -135,6 +137,7 @@ void worker(Context& ctx, const BenchOptions& o, const std::string& run,
         tally,
         r[0].state == CallResult::State::replied ? std::optional<Reply>(r[0].reply) : std::nullopt,
         us);
+    progress.answered(drawer);
   }
 }
 
@@ -143,7 +146,8 @@ void worker(Context& ctx, const BenchOptions& o, const std::string& run,
 // call on the wire at a time.
 void event_loop(PipelinedConnections& connections, const BenchOptions& o, const std::string& run,
                 const std::vector<std::string>& keys, std::atomic<long long>& budget,
-                std::chrono::steady_clock::time_point until, WorkerTally& tally) {
+                std::chrono::steady_clock::time_point until, WorkerTally& tally,
+                RequestProgress& progress) {
   using clock = std::chrono::steady_clock;
   std::vector<clock::time_point> sent(connections.size());
   std::size_t next = 0;
@@ -160,6 +164,7 @@ void event_loop(PipelinedConnections& connections, const BenchOptions& o, const 
     auto us =
         std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - sent[connection]);
     record(tally, reply, us.count());
+    progress.answered(true);
     send(connection);
   };
   for (std::size_t i = 0; i < connections.size(); ++i) send(i);
@@ -214,13 +219,14 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
                    : std::chrono::steady_clock::time_point{};
   std::vector<WorkerTally> tallies(program.common.cluster ? static_cast<std::size_t>(o.connections)
                                                           : 1);
+  RequestProgress progress(o.requests, o.duration_s);
   auto started = std::chrono::steady_clock::now();
   if (!program.common.cluster) {
     // The event loop sends its calls raw, without the client's recovery of a missing script.
     const ScriptCalls calls = load_scripts_for_raw_calls(client, {&stock_script(), &hold_script()});
     std::unique_ptr<PipelinedConnections> connections =
         ctx.open_pipelined(static_cast<std::size_t>(o.connections), calls);
-    event_loop(*connections, o, run, keys, budget, until, tallies[0]);
+    event_loop(*connections, o, run, keys, budget, until, tallies[0], progress);
   } else {
     // A cluster spreads the items over nodes; one client (and thread) per connection keeps
     // the routing in the cluster client.
@@ -228,12 +234,14 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
     threads.reserve(tallies.size());
     for (auto& tally : tallies) {
       threads.emplace_back(worker, std::ref(ctx), std::cref(o), std::cref(run), std::cref(keys),
-                           std::ref(budget), until, std::ref(tally));
+                           std::ref(budget), until, std::ref(tally), std::ref(progress),
+                           threads.empty());
     }
     for (auto& t : threads) t.join();
   }
   double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  progress.finish();
 
   WorkerTally total;
   for (auto& t : tallies) {
@@ -271,7 +279,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   j["items"] = o.items;
   j["requests"] = total.latencies_us.size();
   j["elapsed_ms"] = static_cast<long long>(elapsed * 1000);
-  j["throughput"] =
+  j["throughput_per_s"] =
       elapsed > 0 ? static_cast<long long>(static_cast<double>(total.latencies_us.size()) / elapsed)
                   : 0;
   j["latency_us"] = {{"p50", percentile(total.latencies_us, 0.50)},
@@ -282,7 +290,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   j["errors"] = total.errors;
   j["stock_taken"] = taken;
   j["correct"] = correct;
-  ctx.out().write(j);
+  ctx.out().write_summary(j);
   return correct ? ExitCode::ok : ExitCode::failure;
 }
 

@@ -22,6 +22,7 @@
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "lock/init_lock.h"
+#include "output/progress.h"
 
 namespace stockctl {
 namespace {
@@ -115,7 +116,8 @@ void record(Tally& tally, Status status, Clock::time_point started) {
 // One connection: carts one after the other, each through the whole protocol.
 void worker(Program& program, const OrderBenchOptions& o, const std::string& run,
             const std::vector<Triple>& triples, std::atomic<long long>& budget,
-            std::atomic<std::size_t>& next, Clock::time_point until, Tally& tally) {
+            std::atomic<std::size_t>& next, Clock::time_point until, Tally& tally,
+            RequestProgress& progress, bool drawer) {
   Context ctx(program);
   HoldOptions hold;
   hold.request_ttl_s = 3600;
@@ -130,6 +132,7 @@ void worker(Program& program, const OrderBenchOptions& o, const std::string& run
       cart.status = Status::error;
     }
     record(tally, cart.status, started);
+    progress.answered(drawer);
   }
 }
 
@@ -192,12 +195,14 @@ Tally run_workers(Program& program, const OrderBenchOptions& o, const std::strin
   std::vector<Tally> tallies(static_cast<std::size_t>(o.connections));
   std::vector<std::thread> threads;
   threads.reserve(tallies.size());
+  RequestProgress progress(o.requests, o.duration_s);
   for (Tally& tally : tallies) {
     threads.emplace_back(worker, std::ref(program), std::cref(o), std::cref(run),
                          std::cref(triples), std::ref(budget), std::ref(next), until,
-                         std::ref(tally));
+                         std::ref(tally), std::ref(progress), threads.empty());
   }
   for (std::thread& t : threads) t.join();
+  progress.finish();
   Tally total;
   for (Tally& t : tallies) {
     total.ok += t.ok;
@@ -259,7 +264,8 @@ ExitCode run_order_bench_on_cluster(Program& program, const OrderBenchOptions& o
   j["items"] = keys.size();
   j["requests"] = carts;
   j["elapsed_ms"] = static_cast<long long>(elapsed * 1000);
-  j["throughput"] = elapsed > 0 ? static_cast<long long>(static_cast<double>(carts) / elapsed) : 0;
+  j["throughput_per_s"] =
+      elapsed > 0 ? static_cast<long long>(static_cast<double>(carts) / elapsed) : 0;
   j["latency_us"] = {{"p50", percentile(total.latencies_us, 0.50)},
                      {"p99", percentile(total.latencies_us, 0.99)},
                      {"p999", percentile(total.latencies_us, 0.999)}};
@@ -270,7 +276,7 @@ ExitCode run_order_bench_on_cluster(Program& program, const OrderBenchOptions& o
   j["errors"] = total.errors;
   j["stock_taken"] = left.taken;
   j["correct"] = correct;
-  ctx.out().write(j);
+  ctx.out().write_summary(j);
   return correct ? ExitCode::ok : ExitCode::failure;
 }
 

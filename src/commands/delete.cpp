@@ -13,6 +13,7 @@
 #include "commands/program.h"
 #include "core/sku.h"
 #include "redis/errors.h"
+#include "redis/scripts/held.h"
 
 namespace stockctl {
 namespace {
@@ -74,6 +75,19 @@ std::vector<std::vector<std::string>> find_request_records(Context& ctx,
   return found;
 }
 
+// Sets what the delete removed: `ok` with the item's value in "previous" (its logical value, as
+// get shows it: expired holds' units not yet given back are stock; -1 for unlimited; a value
+// that is not a stock as it was) and the units of its unexpired holds in "held", or `missing`.
+void report_removed(ItemResult& item, const CallResult& held, const Reply& removed) {
+  const std::optional<std::string> stored = removed.string_or_nil();
+  const std::optional<HeldView> view = held_view_from(held);
+  item.status = stored ? Status::ok : Status::missing;
+  item.forced = true;  // prints "previous", null when nothing was there
+  item.previous = view && stored ? logical_value(stored, *view) : stored;
+  item.has_held = true;
+  item.held = view ? std::optional<std::int64_t>(view->held) : std::nullopt;
+}
+
 ExitCode run_delete(Program& program, const DeleteOptions& o) {
   Context ctx(program);
   std::vector<ItemResult> items;
@@ -107,14 +121,17 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   // On a cluster the item also leaves the index of items with group holds in its slot, so that
   // the index never outgrows the items that exist.
   const bool cluster = program.common.cluster;
-  const std::size_t per_item = cluster ? 4 : 3;
+  const std::size_t per_item = cluster ? 5 : 4;
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (!o.force && has_unexpired_holds(ctx.redis(), items[i].key)) {
       set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
       continue;
     }
-    // The stock key alone first, so that its reply tells ok from missing; then the rest.
-    calls.push_back(Call::idempotent_write({"DEL", items[i].key}));
+    // What the item held, so that its line says what was removed: its holds, then its value,
+    // read by the GETDEL that removes it (not resent when its outcome is unknown, where a
+    // second one would find nothing and lose what the first removed). Then the rest.
+    calls.push_back(held_view_call(items[i].key));
+    calls.push_back(Call::write_once({"GETDEL", items[i].key}));
     Call companions{nullptr,
                     {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key),
                      stream_log_key(items[i].key), companion_key(items[i].key, kHoldsSuffix),
@@ -134,7 +151,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   std::vector<CallResult> results = ctx.redis().run(calls);
   for (std::size_t k = 0; k < sent.size(); ++k) {
     ItemResult& item = items[sent[k]];
-    for (std::size_t c = per_item * k; c < per_item * (k + 1); ++c) {
+    for (std::size_t c = per_item * k + 1; c < per_item * (k + 1); ++c) {
       const CallResult* r = &results[c];
       if (r->state != CallResult::State::replied) {
         set_error(item, Status::error, r->error);
@@ -143,7 +160,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
       }
     }
     if (item.error.empty()) {
-      item.status = results[per_item * k].reply.integer == 1 ? Status::ok : Status::missing;
+      report_removed(item, results[per_item * k], results[per_item * k + 1].reply);
     }
   }
   for (const ItemResult& item : items) {
@@ -160,7 +177,9 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
 void setup_delete(CLI::App& app, Program& program) {
   auto o = std::make_shared<DeleteOptions>();
   CLI::App* sub = app.add_subcommand(
-      "delete", "remove items: stock key and every companion key (lock, request records, log)");
+      "delete",
+      "remove items: stock key and every companion key (lock, request records, log); each line "
+      "says what it removed (\"previous\": the stock, \"held\": the units in holds)");
   sub->add_option("SKU", o->skus, "item ids")->required();
   sub->add_flag("--force", o->force, "delete items that have unexpired holds too");
   add_common_footer(*sub);

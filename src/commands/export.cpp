@@ -172,7 +172,7 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
     summary["elapsed_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - started)
                                 .count();
-    ctx.out().write(summary);
+    ctx.out().write_summary(summary);
   }
   if (run.corrupt == 0) return ExitCode::ok;
   print_error(skipped_message(run.corrupt, output, written));

@@ -31,14 +31,20 @@ nlohmann::ordered_json nullable(const std::optional<std::string>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
 }
 
-nlohmann::ordered_json entry_json(const std::string& sku, const std::string& key,
-                                  const LogEntry& e) {
+// One entry as JSON; for --table with its time as ISO 8601 UTC ("time") instead of epoch ms,
+// for a person reading it.
+nlohmann::ordered_json entry_json(const std::string& sku, const std::string& key, const LogEntry& e,
+                                  bool iso_time) {
   nlohmann::ordered_json j;
   j["op"] = "log";
   j["sku"] = sku;
   j["key"] = key;
   j["entry"] = e.id;
-  j["time_ms"] = e.time_ms;
+  if (iso_time) {
+    j["time"] = format_log_time(e.time_ms);
+  } else {
+    j["time_ms"] = e.time_ms;
+  }
   j["change"] = e.change;
   j["qty"] = nullable(e.qty);
   j["before"] = nullable(e.before);
@@ -155,7 +161,7 @@ ExitCode run_log(Program& program, LogOptions& o) {
     from = log.entries.size() - static_cast<std::size_t>(o.limit);
   }
   for (std::size_t i = from; i < log.entries.size(); ++i) {
-    ctx.out().write(entry_json(o.sku, key, log.entries[i]));
+    ctx.out().write(entry_json(o.sku, key, log.entries[i], ctx.out().table()));
   }
   if (!log.entries.empty() || log.first_entry) return ExitCode::ok;
   // Nothing to show: say so only when the item itself does not exist either.

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 namespace stockctl {
@@ -25,6 +26,20 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
   const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// The proleptic Gregorian date of a count of days since 1970-01-01 (Howard Hinnant's
+// civil_from_days), the inverse of days_from_civil.
+void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = static_cast<std::int64_t>(yoe) + era * 400 + (m <= 2);
 }
 
 // Reads exactly `width` digits at `pos`.
@@ -174,6 +189,23 @@ std::optional<std::int64_t> parse_log_time(std::string_view text, std::string& e
   if (auto ms = parse_iso8601(text)) return ms;
   error = "expected ISO 8601 (2026-11-30T21:00:00Z) or epoch milliseconds";
   return std::nullopt;
+}
+
+std::string format_log_time(std::int64_t time_ms) {
+  const std::int64_t ms = ((time_ms % 1000) + 1000) % 1000;
+  const std::int64_t seconds = (time_ms - ms) / 1000;
+  const std::int64_t second_of_day = ((seconds % 86400) + 86400) % 86400;
+  std::int64_t year = 0;
+  unsigned month = 0;
+  unsigned day = 0;
+  civil_from_days((seconds - second_of_day) / 86400, year, month, day);
+  std::array<char, 40> text{};
+  std::snprintf(text.data(), text.size(), "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
+                static_cast<long long>(year), month, day,
+                static_cast<long long>(second_of_day / 3600),
+                static_cast<long long>(second_of_day / 60 % 60),
+                static_cast<long long>(second_of_day % 60), static_cast<long long>(ms));
+  return text.data();
 }
 
 }  // namespace stockctl

@@ -52,4 +52,8 @@ std::optional<LogEntry> parse_packed_log_entry(std::string_view packed);
 /// sets `error` when the text is neither.
 std::optional<std::int64_t> parse_log_time(std::string_view text, std::string& error);
 
+/// Epoch milliseconds as ISO 8601 UTC with milliseconds ("2026-11-30T21:00:00.000Z"), the form
+/// --since reads back.
+std::string format_log_time(std::int64_t time_ms);
+
 }  // namespace stockctl

@@ -44,6 +44,7 @@ struct CommonOptions {
   bool trim = false;  ///< --trim: remove white space around item ids given as input
   bool cluster = false;
   bool pretty = false;
+  bool table = false;  ///< --table: aligned columns for a person instead of JSON
   bool quiet = false;
   bool verbose = false;
   std::string metrics_file;

@@ -213,17 +213,47 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   return j;
 }
 
+JsonWriter::~JsonWriter() {
+  try {
+    finish();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw
+  }
+}
+
 void JsonWriter::write(const ItemResult& item) {
-  if (pretty_) return write(item_json(item));
+  if (style_ == OutputStyle::pretty || table()) return write(item_json(item));
   line_.clear();
   append_item_line(line_, item);
   out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
 }
 
 void JsonWriter::write(const nlohmann::ordered_json& value) {
+  if (table()) {
+    const std::string block = table_.add(table_row(value));
+    out_ << block;
+    table_printed_ = table_printed_ || !block.empty();
+    return;
+  }
   // Invalid UTF-8 in a SKU is replaced rather than aborting the whole run.
-  out_ << value.dump(pretty_ ? 2 : -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+  out_ << value.dump(style_ == OutputStyle::pretty ? 2 : -1, ' ', false,
+                     nlohmann::ordered_json::error_handler_t::replace)
        << '\n';
+}
+
+void JsonWriter::write_summary(const nlohmann::ordered_json& summary) {
+  if (!table()) return write(summary);
+  finish();
+  if (table_printed_) out_ << '\n';
+  out_ << render_fields(table_row(summary));
+  table_printed_ = true;
+}
+
+void JsonWriter::finish() {
+  if (!table()) return;
+  const std::string block = table_.flush();
+  if (block.empty()) return;
+  out_ << block;
+  table_printed_ = true;
 }
 
 void ReportFile::write(const ItemResult& item) {

@@ -9,6 +9,7 @@
 
 #include "core/outcome.h"
 #include "output/atomic_file.h"
+#include "output/table.h"
 
 namespace stockctl {
 
@@ -40,19 +41,40 @@ void append_json_string(std::string& out, std::string_view s);
 /// A summary as an ordered JSON object: op, source, rows, counts, dry_run, elapsed_ms.
 nlohmann::ordered_json summary_json(const Summary& summary);
 
-/// Writes JSON values to standard output, one per line (or indented with --pretty).
+/// How standard output shows what a command prints: JSON lines (the default, on a terminal
+/// too), indented JSON (--pretty) or aligned columns for a person (--table).
+enum class OutputStyle { json, pretty, table };
+
+/// Writes what a command prints to standard output: JSON values one per line (indented with
+/// --pretty), or with --table the same fields as aligned columns (output/table.h), in blocks
+/// of rows so that memory holds one block however many items a command prints.
 class JsonWriter {
  public:
-  JsonWriter(std::ostream& out, bool pretty) : out_(out), pretty_(pretty) {}
+  JsonWriter(std::ostream& out, OutputStyle style) : out_(out), style_(style) {}
+  /// Prints the rows a table still holds; a failed write is left to the stream's state.
+  ~JsonWriter();
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
+
+  bool table() const { return style_ == OutputStyle::table; }
+  /// Writes one row (an item, a finding, a log entry).
   void write(const nlohmann::ordered_json& value);
-  /// Writes one item (compact, or indented with --pretty).
+  /// Writes one item (compact, or indented with --pretty, or a table row).
   void write(const ItemResult& item);
+  /// Writes a run's one summary object: as JSON like any value, and with --table as one line
+  /// per field, after the rows printed before it.
+  void write_summary(const nlohmann::ordered_json& summary);
+  /// Flushes the stream; a table's rows wait until their block is full or the run ends.
   void flush() { out_.flush(); }
+  /// Prints the rows a table still holds.
+  void finish();
 
  private:
   std::ostream& out_;
-  bool pretty_;
+  OutputStyle style_;
   std::string line_;  ///< reused for each item
+  TableBlocks table_;
+  bool table_printed_ = false;  ///< anything printed in table style, for the blank line between
 };
 
 /// The per-item lines of --report FILE, written as AtomicFile writes (a regular file replaced by

@@ -56,6 +56,11 @@ struct Call {
   static Call idempotent_write(std::vector<std::string> argv) {
     return Call{nullptr, std::move(argv), true, true};
   }
+  /// A plain write sent at most once, whose repeat would answer otherwise (GETDEL: a second
+  /// one finds nothing), counted for --wait-replicas.
+  static Call write_once(std::vector<std::string> argv) {
+    return Call{nullptr, std::move(argv), false, true};
+  }
   /// A plain command sent at most once and not waited for by replicas (SET NX of a lock).
   static Call once(std::vector<std::string> argv) { return Call{nullptr, std::move(argv)}; }
   /// A call of `script` with `keys`, then `args`; neither resent nor counted as a write until

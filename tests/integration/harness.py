@@ -507,6 +507,35 @@ def run(*args, input=None, env=None, timeout=60):
     return Result(proc)
 
 
+def run_on_terminal(*args, env=None, timeout=60):
+    """Runs stockctl with standard output and standard error on one pseudo-terminal, as a person
+    at a terminal sees them (line ends as the terminal sends them, "\\r\\n"). Returns the exit
+    status and everything the terminal received, in the order it was written."""
+    import pty
+    import select
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([STOCKCTL, *map(str, args)], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, env=env or clean_env())
+    os.close(slave)
+    received = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], deadline - time.monotonic())
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: every writer has closed the terminal
+                break
+            if not chunk:
+                break
+            received += chunk
+    finally:
+        os.close(master)
+    return proc.wait(timeout=timeout), received.decode(errors="replace")
+
+
 def spawn(*args, env=None, stdout=subprocess.PIPE, **kw):
     return subprocess.Popen([STOCKCTL, *map(str, args)], stdout=stdout,
                             stderr=subprocess.PIPE, text=True, env=env or clean_env(), **kw)

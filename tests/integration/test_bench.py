@@ -2,7 +2,7 @@
 
 import unittest
 
-from harness import ServerTest
+from harness import ServerTest, run_on_terminal
 
 
 class Bench(ServerTest):
@@ -16,6 +16,40 @@ class Bench(ServerTest):
         self.assertEqual(report["requests"], 500)
         self.assertLessEqual(report["latency_us"]["p50"], report["latency_us"]["p99"])
         self.assertEqual(self.r("DBSIZE"), 0, "its keys are removed")
+
+    def test_every_figure_names_its_unit(self):
+        res = self.sc("bench", "-c", "2", "--stock", "100", "-n", "50")
+        self.assertEqual(res.rc, 0, res)
+        report = res.one
+        self.assertEqual(list(report), ["op", "mode", "connections", "items", "requests", "elapsed_ms",
+                                        "throughput_per_s", "latency_us", "ok", "insufficient", "errors",
+                                        "stock_taken", "correct"])
+        self.assertNotIn("throughput", report)
+        self.assertGreater(report["throughput_per_s"], 0)
+
+    def test_progress_reaches_100_percent_and_is_cleared_before_the_summary(self):
+        rc, seen = run_on_terminal("bench", "-c", "4", "--stock", "300", "-n", "500", *self.target_args())
+        self.assertEqual(rc, 0, seen)
+        summary = seen.index('{"op":"bench"')
+        progress = seen[:summary]
+        self.assertIn("bench: 500/500 requests (100%)", progress)
+        # The last thing before the summary clears the line the progress was drawn on.
+        self.assertTrue(progress.endswith("\r\x1b[K"), repr(progress))
+        self.assertNotIn("requests", seen[summary:].replace('"requests"', ""))
+
+    def test_progress_is_not_drawn_when_standard_error_is_not_a_terminal(self):
+        res = self.sc("bench", "-c", "2", "--stock", "10", "-n", "20")
+        self.assertEqual((res.rc, res.stderr), (0, ""))
+
+    def test_table(self):
+        res = self.sc("bench", "-c", "2", "--stock", "100", "-n", "50", "--table")
+        self.assertEqual(res.rc, 0, res)
+        fields = dict(line.split(None, 1) for line in res.stdout.splitlines())
+        self.assertEqual(fields["op"], "bench")
+        self.assertEqual(fields["requests"].strip(), "50")
+        self.assertRegex(fields["throughput_per_s"], r"^ *\d+$")
+        self.assertRegex(fields["latency_us.p99"], r"^ *\d+$")
+        self.assertEqual(fields["correct"], "true")
 
     def test_spread_over_many_items(self):
         res = self.sc("bench", "-c", "4", "--items", "20", "--stock", "10", "-n", "400")

@@ -3,6 +3,7 @@
 import json
 import re
 import socket
+import time
 import unittest
 
 from harness import ServerTest, TARGET, clean_env, spawn, standalone_only
@@ -34,6 +35,27 @@ class ChangeLog(ServerTest):
                                        "after", "request_id", "hold_id", "actor", "reason"])
         self.assertEqual((first["op"], first["sku"], first["key"]), ("log", "42", "stock:{42}"))
         self.assertEqual(first["time_ms"], int(first["entry"].split("-")[0]))
+
+    def test_table_shows_times_as_iso_8601_utc(self):
+        self.sc("init", "42", "10", "--actor", "ann")
+        self.sc("deduct", "42", "3", "--actor", "bob", "--reason", "order 7")
+        entries = self.log("42").lines
+        res = self.log("42", "--table")
+        self.assertEqual(res.rc, 0, res)
+        header, *rows = res.stdout.splitlines()
+        self.assertEqual(header.split(), ["op", "sku", "key", "entry", "time", "change", "qty", "before",
+                                          "after", "request_id", "hold_id", "actor", "reason"])
+        self.assertEqual(len(rows), 2)
+        for entry, row in zip(entries, rows):
+            ms = entry["time_ms"]
+            iso = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + ".%03dZ" % (ms % 1000)
+            self.assertEqual(row.split()[3:5], [entry["entry"], iso], res.stdout)
+        self.assertEqual(rows[0].split()[5:], ["init", "-", "-", "10", "-", "-", "ann", "-"])
+        self.assertEqual(rows[1].split()[5:], ["deduct", "3", "10", "7", "-", "-", "bob", "order", "7"])
+        self.assertTrue(rows[1].endswith("  bob    order 7"), res.stdout)
+        # The time a row shows is one --since reads back.
+        since = rows[1].split()[4]
+        self.assertEqual([e["change"] for e in self.log("42", "--since", since).lines], ["deduct"])
 
     def test_init_from_a_deduction_and_forced_overwrites_are_logged(self):
         self.sc("deduct", "n", "1", "--init-value", "5")

@@ -2,7 +2,7 @@
 
 import unittest
 
-from harness import ServerTest, run
+from harness import ServerTest, run, run_on_terminal
 
 
 class OptionPlacement(ServerTest):
@@ -209,6 +209,112 @@ class Usage(unittest.TestCase):
         res = run("--version")
         self.assertEqual(res.rc, 0)
         self.assertRegex(res.stdout, r"^stockctl \d+\.\d+\.\d+ \(.+\)")
+
+
+class TableOutput(ServerTest):
+    """--table: the same fields as the JSON, in aligned columns for a person."""
+
+    def assert_no_trailing_spaces(self, text):
+        for line in text.splitlines():
+            self.assertEqual(line, line.rstrip(" "), text)
+
+    def test_get_prints_aligned_columns_with_null_as_a_dash(self):
+        self.r("SET", "stock:{A}", "5")
+        self.r("SET", "stock:{long-sku}", "1234")
+        self.r("SET", "stock:{U}", "-1")
+        res = self.sc("get", "A", "long-sku", "U", "gone", "--table")
+        self.assertEqual(res.rc, 4, res)
+        self.assertEqual(res.stdout,
+                         "op   sku       key               status     stock  held\n"
+                         "get  A         stock:{A}         ok             5     0\n"
+                         "get  long-sku  stock:{long-sku}  ok          1234     0\n"
+                         "get  U         stock:{U}         unlimited      -     0\n"
+                         "get  gone      stock:{gone}      missing        -     0\n")
+
+    def test_an_invalid_item_gets_its_row_and_the_error_column(self):
+        self.r("SET", "stock:{A}", "5")
+        res = self.sc("get", "A", "b{c}", "--table")
+        self.assertEqual(res.rc, 2, res)
+        header, first, second = res.stdout.splitlines()
+        self.assertEqual(header.split(), ["op", "sku", "key", "status", "stock", "held", "error"])
+        self.assertTrue(first.endswith("0  -"), res.stdout)
+        self.assertIn("invalid", second)
+        self.assert_no_trailing_spaces(res.stdout)
+
+    def test_get_file_with_details_has_ttl_and_lock_columns(self):
+        self.r("SET", "stock:{A}", "5")
+        self.r("SET", "stock:{B}", "7", "EX", "100")
+        path = self.write("skus.txt", "A\nB\n")
+        res = self.sc("get", "--file", path, "--details", "--table")
+        self.assertEqual(res.rc, 0, res)
+        lines = res.stdout.splitlines()
+        self.assertEqual(lines[0].split(),
+                         ["op", "sku", "key", "status", "stock", "held", "ttl", "lock_ttl"])
+        self.assertEqual(lines[1].split(), ["get", "A", "stock:{A}", "ok", "5", "0", "-", "-"])
+        self.assertEqual(lines[2].split()[:6], ["get", "B", "stock:{B}", "ok", "7", "0"])
+        self.assertTrue(0 < int(lines[2].split()[6]) <= 100, lines[2])
+        self.assertTrue(lines[2].endswith("         -"), res.stdout)  # right-aligned under lock_ttl
+        self.assertEqual(len(lines), 3)
+
+    def test_many_rows_of_one_width_have_one_header(self):
+        skus = ["S%04d" % i for i in range(2500)]
+        path = self.write("many.txt", "".join(s + "\n" for s in skus))
+        res = self.sc("get", "--file", path, "--table")
+        self.assertEqual(res.rc, 4, res)
+        lines = res.stdout.splitlines()
+        self.assertEqual(len(lines), 2501)
+        self.assertEqual([l.split()[1] for l in lines[1:]], skus)
+        self.assertEqual(sum(1 for l in lines if l.startswith("op ")), 1)
+
+    def test_deduct_file_rows(self):
+        self.r("SET", "stock:{A}", "5")
+        path = self.write("d.csv", "sku,qty\nA,2\nA,9\n")
+        res = self.sc("deduct", "--file", path, "--table")
+        self.assertEqual(res.rc, 3, res)
+        self.assertEqual(res.stdout,
+                         "op      sku  key        qty  status        stock\n"
+                         "deduct  A    stock:{A}    2  ok                3\n"
+                         "deduct  A    stock:{A}    9  insufficient      3\n")
+
+    def test_a_summary_is_one_field_per_line(self):
+        path = self.write("init.csv", "sku,stock\nA,5\nB,7\n")
+        self.r("SET", "stock:{B}", "1")
+        res = self.sc("init", "--file", path, "--table")
+        self.assertEqual(res.rc, 0, res)
+        fields = dict(line.split(None, 1) for line in res.stdout.splitlines())
+        self.assertEqual(fields["op"], "init")
+        self.assertEqual(fields["rows"].strip(), "2")
+        self.assertEqual(fields["counts.ok"].strip(), "1")
+        self.assertEqual(fields["counts.exists"].strip(), "1")
+        self.assertEqual(fields["dry_run"], "false")
+        self.assertIn("elapsed_ms", fields)
+        self.assertRegex(res.stdout, r"\nrows +2\n")
+        self.assert_no_trailing_spaces(res.stdout)
+
+    def test_export_summary(self):
+        self.r("SET", "stock:{A}", "5")
+        out = self.write("e.csv", "")
+        res = self.sc("export", "--format", "csv", "--output", out, "--table")
+        self.assertEqual(res.rc, 0, res)
+        fields = dict(line.split(None, 1) for line in res.stdout.splitlines())
+        self.assertTrue(res.stdout.startswith("op "), res.stdout)
+        self.assertEqual((fields["op"], fields["items"].strip(), fields["output"]), ("export", "1", out))
+        self.assertRegex(fields["elapsed_ms"], r"^ *\d+$")
+
+    def test_table_with_pretty_is_a_usage_error(self):
+        self.r("SET", "stock:{A}", "5")
+        res = self.sc("get", "A", "--table", "--pretty")
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual(res.stdout, "")
+        self.assertIn("--table", res.stderr)
+        self.assertIn("--pretty", res.stderr)
+
+    def test_json_stays_the_default_on_a_terminal(self):
+        self.r("SET", "stock:{A}", "5")
+        rc, seen = run_on_terminal("get", "A", *self.target_args())
+        self.assertEqual(rc, 0, seen)
+        self.assertIn('{"op":"get","sku":"A","key":"stock:{A}","status":"ok","stock":5,"held":0}',
+                      seen)
 
 
 if __name__ == "__main__":

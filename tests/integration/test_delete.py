@@ -1,9 +1,10 @@
 """delete: the stock key and every companion key go, nothing of the item is left."""
 
 import re
+import time
 import unittest
 
-from harness import ServerTest
+from harness import ServerTest, standalone_only
 
 
 class Delete(ServerTest):
@@ -25,9 +26,38 @@ class Delete(ServerTest):
         self.sc("deduct", "ab", "1", "--request-id", "r1", "--no-log")
         res = self.sc("delete", "a")
         self.assertEqual(res.rc, 0, res)
-        self.assertEqual(res.stdout, '{"op":"delete","sku":"a","key":"stock:{a}","status":"ok","stock":null}\n')
+        self.assertEqual(res.stdout, '{"op":"delete","sku":"a","key":"stock:{a}","status":"ok","stock":null,'
+                                     '"held":0,"previous":8}\n')
         self.assertEqual([re.sub(r":\d+$", "", k) for k in self.keys()], ["stock:{ab}", "stock:{ab}:ids:86400"])
         self.assertEqual(self.sc("log", "a").rc, 4)
+
+    def test_each_line_says_what_it_removed(self):
+        self.sc("init", "a", "10")
+        self.sc("init", "u", "unlimited")
+        self.r("SET", "stock:{bad}", "x7")
+        self.assertEqual(self.sc("hold", "cart-1", "a=3", "--expire", "600").rc, 0)
+        res = self.sc("delete", "a", "u", "bad", "none", "--force")
+        self.assertEqual(res.rc, 4, res)
+        got = [(l["sku"], l["status"], l["stock"], l["held"], l["previous"]) for l in res.lines]
+        self.assertEqual(got, [("a", "ok", None, 3, 7), ("u", "ok", None, 0, -1),
+                               ("bad", "ok", None, 0, "x7"), ("none", "missing", None, 0, None)])
+        self.assertEqual([k for k in self.keys() if k.startswith("stock:")], [])
+        # What the line says is enough to put the item back by hand: its stock, then its holds.
+        self.sc("init", "a", str(7 + 3))
+        self.assertEqual(self.sc("get", "a").one["stock"], 10)
+
+    @standalone_only
+    def test_the_units_of_expired_holds_count_as_the_stock_removed(self):
+        self.sc("init", "a", "10")
+        hold = self.sc("hold", "h", "a=4", "--expire", "1").one
+        while True:  # until the server's clock, which decides expiry, has passed the hold's
+            seconds, micros = self.r("TIME")
+            if int(seconds) * 1000 + int(micros) // 1000 >= hold["expires_at_ms"]:
+                break
+            time.sleep(0.05)
+        self.assertEqual(self.r("GET", "stock:{a}"), "6")  # as stored: not given back yet
+        res = self.sc("delete", "a")
+        self.assertEqual((res.rc, res.one["previous"], res.one["held"]), (0, 10, 0), res)
 
     def test_ok_and_missing_in_order(self):
         self.r("SET", "stock:{x}", "1")

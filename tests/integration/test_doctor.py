@@ -133,6 +133,26 @@ class Standalone(DoctorTest):
         self.assertIn("appendonly yes", persistence["hint"])
         self.assertEqual(self.doctor(server, "--strict").rc, 1)
 
+    def test_table_has_one_aligned_row_per_finding(self):
+        server = self.server()
+        json_findings = self.doctor(server).lines
+        res = self.doctor(server, "--table")
+        self.assertEqual(res.rc, 0, res)
+        header, *rows = res.stdout.splitlines()
+        self.assertEqual(header.split(), ["op", "check", "node", "status", "detail", "hint"])
+        self.assertEqual(len(rows), len(json_findings))
+        # Every column starts where its header does; a finding without hint shows "-".
+        starts = [header.index(name) for name in ("check", "node", "status", "detail", "hint")]
+        for row, finding in zip(rows, json_findings):
+            self.assertEqual(row, row.rstrip(), res.stdout)
+            for start, name in zip(starts, ("check", "node", "status", "detail", "hint")):
+                if finding["check"] == "memory" and name != "status":
+                    continue  # used_memory differs between the two runs
+                value = finding[name] if finding[name] is not None else "-"
+                self.assertEqual(row[start:start + len(value)], value, res.stdout)
+        persistence = next(r for r in rows if r.split()[1] == "persistence")
+        self.assertIn("a restart loses every item", persistence)
+
     def test_allkeys_lru_that_really_evicts_stock_keys_fails(self):
         server = self.server("--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru")
         path = os.path.join(server.dir, "stock.csv")

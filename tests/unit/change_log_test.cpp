@@ -86,3 +86,15 @@ TEST_CASE("parse_log_time takes epoch ms and ISO 8601") {
   CHECK_FALSE(parse_log_time("2025-13-01", error));
   CHECK_FALSE(parse_log_time("2025-11-30T25:00Z", error));
 }
+
+TEST_CASE("log times print as ISO 8601 UTC with milliseconds, and read back the same") {
+  CHECK(format_log_time(0) == "1970-01-01T00:00:00.000Z");
+  CHECK(format_log_time(1764536400000) == "2025-11-30T21:00:00.000Z");
+  CHECK(format_log_time(951782400123) == "2000-02-29T00:00:00.123Z");
+  CHECK(format_log_time(4102444799999) == "2099-12-31T23:59:59.999Z");
+  std::string error;
+  for (std::int64_t ms : {std::int64_t{0}, std::int64_t{1764536400000}, std::int64_t{951782400123},
+                          std::int64_t{1798761599500}}) {
+    CHECK(parse_log_time(format_log_time(ms), error) == ms);
+  }
+}

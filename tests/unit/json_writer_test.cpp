@@ -47,13 +47,44 @@ TEST_CASE("summaries list every status count") {
 
 TEST_CASE("invalid UTF-8 in a SKU does not stop the output") {
   std::ostringstream out;
-  JsonWriter w(out, false);
+  JsonWriter w(out, OutputStyle::json);
   ItemResult i;
   i.op = "get";
   i.sku = "\xff";
   i.key = "k";
   w.write(item_json(i));
   CHECK(out.str().find("\"sku\":\"\xEF\xBF\xBD\"") != std::string::npos);
+}
+
+TEST_CASE("--table: rows wait for their block, a summary follows them one field per line") {
+  std::ostringstream out;
+  {
+    JsonWriter w(out, OutputStyle::table);
+    ItemResult i;
+    i.op = "get";
+    i.sku = "A";
+    i.key = "stock:{A}";
+    i.status = Status::ok;
+    i.stock = 5;
+    w.write(i);
+    CHECK(out.str().empty());  // a row waits for its block
+    w.write_summary(nlohmann::ordered_json{{"op", "x"}, {"rows", 1}});
+  }
+  CHECK(out.str() ==
+        "op   sku  key        status  stock\n"
+        "get  A    stock:{A}  ok          5\n"
+        "\n"
+        "op    x\n"
+        "rows  1\n");
+}
+
+TEST_CASE("--table: the rows a table still holds are printed when the writer ends") {
+  std::ostringstream out;
+  {
+    JsonWriter w(out, OutputStyle::table);
+    w.write(nlohmann::ordered_json{{"n", 2}});
+  }
+  CHECK(out.str() == "n\n2\n");
 }
 
 TEST_CASE("the fast item writer prints exactly what the JSON library prints") {
