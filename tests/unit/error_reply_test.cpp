@@ -40,7 +40,9 @@ TEST_CASE("generic ERR replies are told apart by their text") {
   CHECK(classify_error_reply("ERR syntax error") == ErrorReply::syntax);
   CHECK(classify_error_reply("ERR This instance has cluster support disabled") ==
         ErrorReply::cluster_disabled);
-  CHECK(classify_error_reply("ERR unknown command 'FOO'") == ErrorReply::other);
+  CHECK(classify_error_reply("ERR unknown command 'FOO'") == ErrorReply::unknown_command);
+  CHECK(classify_error_reply("ERR wrong number of arguments for 'get' command") ==
+        ErrorReply::other);
 }
 
 TEST_CASE("only replies that say the command did not run may be resent") {
