@@ -236,10 +236,15 @@ class Files(ServerTest):
         self.assertIn("is a directory", res.stderr)
 
     def test_report_is_not_left_half_written(self):
+        # A source that fails validation writes nothing to Redis; its report holds the invalid
+        # rows, whole (one JSON line each), and no temporary file is left beside it.
         path = self.write("bad.csv", "sku,stock\nA,1\nB,x\n")
-        report = os.path.join(self.tmp, "never.jsonl")
+        report = os.path.join(self.tmp, "invalid.jsonl")
         self.assertEqual(self.sc("init", "--file", path, "--report", report).rc, 2)
-        self.assertFalse(os.path.exists(report))
+        with open(report) as f:
+            lines = [json.loads(line) for line in f]
+        self.assertEqual([(l["sku"], l["status"]) for l in lines], [("B", "invalid")])
+        self.assertIsNone(self.r("GET", "stock:{A}"))
         self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp." in n])
 
 
