@@ -18,4 +18,17 @@ std::string escape_control(std::string_view text);
 /// shortened to its first bytes (never cutting a UTF-8 character) followed by "... (N bytes)".
 std::string quote_value(std::string_view text);
 
+/// Whether `text` begins with `head`.
+inline bool starts_with(std::string_view text, std::string_view head) {
+  return text.substr(0, head.size()) == head;
+}
+
+/// Whether `text` ends with `tail`.
+inline bool ends_with(std::string_view text, std::string_view tail) {
+  return text.size() >= tail.size() && text.substr(text.size() - tail.size()) == tail;
+}
+
+/// Whether two names are the same letters, ignoring ASCII case (a source's column names).
+bool same_name_ignoring_case(std::string_view a, std::string_view b);
+
 }  // namespace stockctl

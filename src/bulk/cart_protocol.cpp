@@ -47,8 +47,6 @@ namespace {
 constexpr long long kGroupLifeMs = 10LL * 365 * 24 * 3600 * 1000;
 /// How long an attempt may take to hold every group before reap may abort it.
 constexpr long long kPrepareBudgetMs = 120000;
-/// Ids reap takes per slot and call.
-constexpr int kReapBatch = 200;
 /// How long a record that has no --request-ttl of its own (a tombstone written by reap or
 /// release) is kept.
 constexpr long long kDefaultKeepS = 86400;

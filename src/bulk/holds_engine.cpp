@@ -27,8 +27,6 @@ namespace {
 
 /// Holds or orders from --file sent per pipelined window (one Redis).
 constexpr std::size_t kHoldWindow = 64;
-/// Holds a reap call gives back at most per script run, so that one run stays short.
-constexpr int kReapBatch = 200;
 
 // Prints the cart's answer (and, unless `echo` is false, its error line on stderr), counts it
 // for --metrics-file and folds its status into the exit status.

@@ -189,12 +189,6 @@ void remove_records(Client& client, const std::string& prefix, const std::string
   } while (cursor != "0");
 }
 
-long long percentile(std::vector<std::uint32_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  auto index = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1));
-  return sorted[index];
-}
-
 ExitCode run_bench(Program& program, const BenchOptions& o) {
   if (o.mode == "order" && o.items < kCartLines) {
     throw InputError(fmt::format("bench --mode order needs --items {} or more", kCartLines));

@@ -17,4 +17,9 @@ void create_bench_items(Client& client, const std::vector<std::string>& keys, lo
   }
 }
 
+long long percentile(const std::vector<std::uint32_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))];
+}
+
 }  // namespace stockctl

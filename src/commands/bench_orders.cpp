@@ -114,10 +114,10 @@ void record(Tally& tally, Status status, Clock::time_point started) {
 }
 
 // One connection: carts one after the other, each through the whole protocol.
-void worker(Program& program, const OrderBenchOptions& o, const std::string& run,
-            const std::vector<Triple>& triples, std::atomic<long long>& budget,
-            std::atomic<std::size_t>& next, Clock::time_point until, Tally& tally,
-            RequestProgress& progress, bool drawer) {
+void order_worker(Program& program, const OrderBenchOptions& o, const std::string& run,
+                  const std::vector<Triple>& triples, std::atomic<long long>& budget,
+                  std::atomic<std::size_t>& next, Clock::time_point until, Tally& tally,
+                  RequestProgress& progress, bool drawer) {
   Context ctx(program);
   HoldOptions hold;
   hold.request_ttl_s = 3600;
@@ -181,11 +181,6 @@ Leftover inspect(Client& client, const std::vector<std::string>& keys, long long
   return left;
 }
 
-long long percentile(const std::vector<std::uint32_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))];
-}
-
 Tally run_workers(Program& program, const OrderBenchOptions& o, const std::string& run,
                   const std::vector<Triple>& triples) {
   std::atomic<long long> budget{o.requests};
@@ -197,7 +192,7 @@ Tally run_workers(Program& program, const OrderBenchOptions& o, const std::strin
   threads.reserve(tallies.size());
   RequestProgress progress(o.requests, o.duration_s);
   for (Tally& tally : tallies) {
-    threads.emplace_back(worker, std::ref(program), std::cref(o), std::cref(run),
+    threads.emplace_back(order_worker, std::ref(program), std::cref(o), std::cref(run),
                          std::cref(triples), std::ref(budget), std::ref(next), until,
                          std::ref(tally), std::ref(progress), threads.empty());
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "base/text.h"
 #include "core/quantity.h"
 
 namespace stockctl {
@@ -21,14 +22,6 @@ long long to_number(const std::string& text) {
   } catch (const std::exception&) {
     return 0;
   }
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
 Finding finding(const std::string& check, const std::string& node, CheckStatus status,

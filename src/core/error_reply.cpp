@@ -7,12 +7,10 @@
 #include <string>
 #include <utility>
 
+#include "base/text.h"
+
 namespace stockctl {
 namespace {
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
 
 std::string lower(std::string_view text) {
   std::string out(text);

@@ -18,6 +18,10 @@ struct HoldLine {
 /// The most lines one hold or order may have (before merging).
 inline constexpr std::size_t kMaxHoldLines = 1000;
 
+/// The most expired holds (or due carts, per slot) one reap call takes, so that one script run
+/// stays short.
+inline constexpr int kReapBatch = 200;
+
 /// Parses `SKU=QTY`: the SKU is what stands before the first '='. Returns why `text` is not a
 /// line ("" when it is) and fills `line`; the SKU's own validity is checked by validate_sku.
 std::string parse_hold_line(std::string_view text, HoldLine& line);

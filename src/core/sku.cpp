@@ -17,14 +17,6 @@ bool has_control_character(std::string_view s) {
 
 bool has_hash_tag(std::string_view key) { return hash_tag(key).size() != key.size(); }
 
-bool starts_with(std::string_view s, std::string_view head) {
-  return s.size() >= head.size() && s.substr(0, head.size()) == head;
-}
-
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 // Without our own braces, a stock key K that carries a hash tag has companions K + suffix, which
 // start with the prefix too: `key` is one of those when cutting a companion suffix off leaves
 // another tagged key under the prefix.

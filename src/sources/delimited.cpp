@@ -17,13 +17,6 @@ namespace {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 std::string trim_name(std::string name) {
   while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
   std::size_t start = 0;
@@ -36,7 +29,7 @@ std::vector<int> map_columns(const std::vector<std::string>& header, const Wante
   std::vector<int> index(wanted.size(), -1);
   for (std::size_t w = 0; w < wanted.size(); ++w) {
     for (std::size_t h = 0; h < header.size(); ++h) {
-      if (same_name(trim_name(header[h]), wanted[w])) {
+      if (same_name_ignoring_case(trim_name(header[h]), wanted[w])) {
         index[w] = static_cast<int>(h);
         break;
       }

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/text.h"
+
 namespace stockctl {
 namespace {
 
@@ -18,16 +20,9 @@ constexpr std::size_t kMaxDepth = 32;
 // column_ value meaning "the value of a map entry".
 constexpr int kMapValue = -2;
 
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 int wanted_index(const WantedColumns& wanted, std::string_view name) {
   for (std::size_t i = 0; i < wanted.size(); ++i) {
-    if (same_name(wanted[i], name)) return static_cast<int>(i);
+    if (same_name_ignoring_case(wanted[i], name)) return static_cast<int>(i);
   }
   return -1;
 }
@@ -203,7 +198,7 @@ class RowSax : public json::json_sax_t {
                                                "issued", "qty",   "request_id"};
     if (wanted_index(wanted_, key) >= 0) return true;
     return std::any_of(std::begin(kColumnNames), std::end(kColumnNames),
-                       [key](const char* name) { return same_name(name, key); });
+                       [key](const char* name) { return same_name_ignoring_case(name, key); });
   }
 
   // The two shapes a JSON source may have, in the caller's column names.
