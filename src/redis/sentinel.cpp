@@ -10,6 +10,7 @@
 #include "base/diagnostics.h"
 #include "core/replication.h"
 #include "redis/errors.h"
+#include "redis/role.h"
 
 namespace stockctl {
 namespace {
@@ -62,12 +63,6 @@ std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& m
   url.host = addr.elements[0].str;
   url.port = std::atoi(addr.elements[1].str.c_str());
   return SentinelAnswer{describe_endpoint(url), config_epoch(info), conn.where()};
-}
-
-bool is_master(Connection& conn) {
-  Reply role = conn.command({"ROLE"});
-  return role.type == Reply::Type::array && !role.elements.empty() &&
-         role.elements[0].str == "master";
 }
 
 /// Every sentinel's answer, in the URL's order; what the others said goes to `said`.
@@ -138,7 +133,7 @@ std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options) {
   for (const std::string& address : candidates(answers)) {
     try {
       auto conn = std::make_unique<Connection>(data_options(options, address));
-      if (is_master(*conn)) {
+      if (ask_role(*conn).is_master()) {
         print_info(named_by(answers, address, options.url.master));
         return conn;
       }

@@ -8,6 +8,7 @@
 #include "core/replication.h"
 #include "redis/call.h"
 #include "redis/errors.h"
+#include "redis/role.h"
 
 namespace stockctl {
 
@@ -277,12 +278,7 @@ int StandaloneClient::replicas_to_wait_for_here() {
   if (asked != kWaitReplicasAuto) return asked;
   // ROLE lists the replicas attached now, in one round trip on a connection that is new anyway.
   // A server that refuses it (an ACL) is written to without waiting, as before the default.
-  const Reply role = conn_->command({"ROLE"});
-  int attached = 0;
-  if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
-      role.elements[0].str == "master") {
-    attached = static_cast<int>(role.elements[2].elements.size());
-  }
+  const int attached = ask_role(*conn_).attached();
   const bool sentinel = options_.url.kind == RedisUrl::Kind::sentinel;
   if (warn_unreplicated(asked, attached, sentinel) && !warned_unreplicated_) {
     warned_unreplicated_ = true;

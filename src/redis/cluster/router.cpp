@@ -15,6 +15,7 @@
 #include "redis/call.h"
 #include "redis/cluster/redirect.h"
 #include "redis/errors.h"
+#include "redis/role.h"
 
 namespace stockctl {
 namespace {
@@ -149,11 +150,7 @@ void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
   // (a fresh cluster): the primary's own ROLE says whether one is attached.
   int attached = 0;
   try {
-    const Reply role = n.conn->command({"ROLE"});
-    if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
-        role.elements[0].str == "master") {
-      attached = static_cast<int>(role.elements[2].elements.size());
-    }
+    attached = ask_role(*n.conn).attached();
   } catch (const ConnectionError&) {
     return;  // the next call on it finds the broken connection
   }
