@@ -446,6 +446,38 @@ class MasterSwitch(unittest.TestCase):
         r.close()
 
 
+class UnconfirmedWrite(unittest.TestCase):
+    """Behind Sentinel with a request id, a write its replica does not acknowledge (SIGSTOP) may
+    sit on a master being replaced: it is sent again until --retry-timeout, then reported with
+    its outcome unknown, said once (the words were once put in front of it twice: "outcome
+    unknown: outcome unknown: 0 of 1 replicas ...")."""
+
+    def setUp(self):
+        self.set = SentinelSet()
+        self.addCleanup(self.set.stop)
+
+    def test_the_outcome_unknown_is_said_once(self):
+        master = self.set.master
+        replica = next(s for s in self.set.servers if s is not master)
+        r = master.client()
+        self.addCleanup(r.close)
+        r("SET", "stock:{u}", "10")
+        url = ("--url", self.set.url())
+        run("deduct", "u", "1", *url, "--wait-replicas", "0")  # loads the library
+        r("SET", "stock:{u}", "10")
+        replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            res = run("deduct", "u", "1", "--request-id", "u-1", *url, "--wait-replicas", "1",
+                      "--wait-timeout", "100", "--retry-timeout", "1000")
+        finally:
+            replica.proc.send_signal(signal.SIGCONT)
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertRegex(res.one["error"], r"^outcome unknown: 0 of 1 replicas acknowledged the "
+                         r"write \(a failover under way\?\) \(\d+ tries over \d+ ms\)$")
+        self.assertEqual(res.stderr.count("outcome unknown"), 1, res.stderr)
+        self.assertEqual(r("GET", "stock:{u}"), "9", "applied once, however often it was sent")
+
+
 def offset(server):
     c = server.client()
     try:
