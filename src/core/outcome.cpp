@@ -130,8 +130,8 @@ void set_not_applied(ItemResult& item, const std::string& why) {
 namespace stockctl {
 namespace {
 
-// The ledger keeps "<op> <qty> <answer> <stock>" for a request id; a person needs only the first
-// two, in words.
+// The ledger keeps "<op> <qty> <stock before>" for a request id (with " -2" after it when the
+// operation was insufficient; lua/stock-2.lua); a person needs only the first two, in words.
 std::string earlier_use(const std::string& record) {
   auto space = record.find(' ');
   if (space == std::string::npos) return "another operation";
