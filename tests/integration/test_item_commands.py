@@ -1,8 +1,11 @@
 """Every status and exit code of get, deduct, add and init for single items."""
 
+import os
+import shutil
+import tempfile
 import unittest
 
-from harness import ServerTest, free_port, keyslot, run
+from harness import RedisServer, ServerTest, free_port, keyslot, run
 
 
 class Get(ServerTest):
@@ -356,6 +359,25 @@ class Refused(unittest.TestCase):
             self.assertEqual([(l[key], l["status"]) for l in res.lines],
                              [(n, "error") for n in names], res)
             self.assertIn("cannot connect to", res.lines[0]["error"])
+            self.assertEqual(len(res.stderr.splitlines()), 1, res)
+
+    def test_a_refused_tls_handshake_still_prints_each_row_of_a_file(self):
+        # TLS spoken to a plain port: no connection, found once; every row still gets its line.
+        server = RedisServer(tls=False)
+        self.addCleanup(server.stop)
+        tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "rows.csv")
+        with open(path, "w") as f:
+            f.write("sku,qty\na,1\nb,1\n")
+        url = "rediss://127.0.0.1:%d" % server.port
+        for args, words in ((("get", "--file", path), ""),
+                            (("deduct", "--file", path), "not applied: ")):
+            res = run(*args, "--url", url, "--insecure")
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual([(l["sku"], l["status"]) for l in res.lines],
+                             [("a", "error"), ("b", "error")], res)
+            self.assertTrue(res.lines[0]["error"].startswith(words + "TLS handshake with"), res)
             self.assertEqual(len(res.stderr.splitlines()), 1, res)
 
 
