@@ -75,9 +75,11 @@ Client* Context::redis_or_null() {
     return &redis();
   } catch (const ConnectionError& e) {
     connect_error_ = e.what();
-    print_error(connect_error_);
-    return nullptr;
+  } catch (const TlsError& e) {  // a refused handshake: no connection either
+    connect_error_ = e.what();
   }
+  print_error(connect_error_);
+  return nullptr;
 }
 
 void Context::on_unconnected(std::function<void(const std::string& reason)> lines) {

@@ -141,11 +141,18 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                "without it such an id is invalid")
       ->group(keys);
   CLI::Option* pretty = app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(output);
-  app.add_flag("--table", o.table,
-               "print aligned columns for a person instead of JSON (null as -; rows aligned in "
-               "blocks of 1000)")
-      ->excludes(pretty)
-      ->group(output);
+  CLI::Option* table =
+      app.add_flag("--table", o.table,
+                   "print aligned columns for a person instead of JSON (null as -; rows aligned "
+                   "in blocks of 1000); not with --pretty")
+          ->group(output);
+  // Checked here rather than with CLI11's excludes(), which would print "Excludes: --table"
+  // beside --pretty in every --help.
+  app.parse_complete_callback([pretty, table] {
+    if (table->count() > 0 && pretty->count() > 0) {
+      throw CLI::ExcludesError(table->get_name(), pretty->get_name());
+    }
+  });
   app.add_flag("-q,--quiet", o.quiet, "no progress and no warnings on standard error")
       ->group(output);
   app.add_flag("-v,--verbose", o.verbose, "say what is being done on standard error")

@@ -16,6 +16,7 @@
 #include "commands/program.h"
 #include "core/doctor.h"
 #include "core/hold_lines.h"
+#include "core/replication.h"
 #include "core/sku.h"
 #include "redis/pipelined_connections.h"
 
@@ -201,6 +202,11 @@ class Doctor {
       if (master.type == Reply::Type::array && master.elements.size() == 2) {
         view.master = master.elements[0].str + ":" + master.elements[1].str;
       }
+      // Its config epoch: the master named with the highest is the one stockctl connects to.
+      Reply about = conn.command({"SENTINEL", "MASTER", seed.url.master});
+      std::vector<std::string> fields;
+      for (const Reply& field : about.elements) fields.push_back(field.str);
+      view.config_epoch = sentinel_config_epoch(fields);
       Reply quorum = conn.command({"SENTINEL", "CKQUORUM", seed.url.master});
       view.quorum_ok = !quorum.is_error();
       view.quorum = quorum.str;

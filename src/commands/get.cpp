@@ -111,16 +111,31 @@ class GetPipeline {
  private:
   void send() {
     if (window_.empty()) return;
+    Client* client = ctx_.redis_or_null();
+    if (client == nullptr) return report_unconnected();
     std::vector<Call> calls;
     calls.reserve(window_.size());
     for (const ItemResult& item : window_) {
       if (!item.key.empty()) append_reads(calls, item);
     }
-    ctx_.redis().start(std::move(calls));
+    client->start(std::move(calls));
     in_flight_.push_back(std::move(window_));
     window_ = {};
     window_.reserve(kWindow);  // growing would move every item already in the window
     if (in_flight_.size() > 1) receive();
+  }
+  // No connection could be made, and the reason was printed once: each item still gets its
+  // line, `error` with that reason, and the rest of the input is read for its lines too.
+  void report_unconnected() {
+    for (ItemResult& item : window_) {
+      if (!item.key.empty()) {
+        set_error(item, Status::error, ctx_.connect_error());
+      } else if (echo_invalid_) {
+        errors_.add(item.sku, item.error);
+      }
+      ctx_.emit(item, fold_);
+    }
+    window_.clear();
   }
   void receive() {
     std::vector<ItemResult>& items = in_flight_.front();
@@ -159,7 +174,6 @@ ExitCode get_listed(Context& ctx, const GetOptions& o) {
       item.details = false;
     }
   }
-  ctx.on_unconnected(items, false);
   GetPipeline pipeline(ctx, true);
   for (ItemResult& item : items) pipeline.add(std::move(item));
   return pipeline.finish();

@@ -7,6 +7,7 @@
 
 #include "base/text.h"
 #include "core/quantity.h"
+#include "core/replication.h"
 
 namespace stockctl {
 namespace {
@@ -300,19 +301,19 @@ Finding check_replica_persistence(const std::string& primary, const ReplicaFacts
 
 namespace {
 
-// The master most sentinels name (on a tie, the one named first); "" when none names one.
-std::string agreed_master(const std::vector<SentinelView>& views) {
-  std::map<std::string, int> votes;
-  std::string best;
+// The master stockctl connects to, by the client's own rule; "" when no sentinel names one.
+SentinelAnswer agreed_master(const std::vector<SentinelView>& views) {
+  std::vector<SentinelAnswer> answers;
   for (const SentinelView& v : views) {
-    if (v.unreachable || v.master.empty()) continue;
-    int n = ++votes[v.master];
-    if (best.empty() || n > votes[best]) best = v.master;
+    if (!v.unreachable && !v.master.empty()) answers.push_back({v.master, v.config_epoch, v.node});
   }
-  return best;
+  const std::optional<std::string> best = sentinels_master(answers);
+  if (!best) return {};
+  return *std::find_if(answers.begin(), answers.end(),
+                       [&](const SentinelAnswer& a) { return a.address == *best; });
 }
 
-Finding sentinel_finding(const std::string& name, const std::string& agreed,
+Finding sentinel_finding(const std::string& name, const SentinelAnswer& agreed,
                          const SentinelView& v) {
   if (v.unreachable) {
     return finding("sentinel", v.node, CheckStatus::warn,
@@ -327,11 +328,14 @@ Finding sentinel_finding(const std::string& name, const std::string& agreed,
                                "it out of the URL",
                                name));
   }
-  if (v.master != agreed) {
+  if (v.master != agreed.address) {
     return finding("sentinel", v.node, CheckStatus::fail,
-                   fmt::format("names {} as the master of '{}' where the others name {}: a "
-                               "client asking it writes to a server the others do not follow",
-                               v.master, name, agreed),
+                   fmt::format("names {} as the master of '{}' (config epoch {}) where sentinel {} "
+                               "names {} (config epoch {}), the master stockctl writes to: a "
+                               "client asking this sentinel writes to a server the others do not "
+                               "follow",
+                               v.master, name, v.config_epoch, agreed.sentinel, agreed.address,
+                               agreed.config_epoch),
                    fmt::format("if no failover is under way, SENTINEL RESET {} on this sentinel "
                                "(and check its view of the network)",
                                name));
@@ -350,7 +354,7 @@ Finding sentinel_finding(const std::string& name, const std::string& agreed,
 
 std::vector<Finding> check_sentinels(const std::string& master_name,
                                      const std::vector<SentinelView>& views) {
-  const std::string agreed = agreed_master(views);
+  const SentinelAnswer agreed = agreed_master(views);
   std::vector<Finding> out;
   out.reserve(views.size());
   for (const SentinelView& v : views) out.push_back(sentinel_finding(master_name, agreed, v));

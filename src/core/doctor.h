@@ -77,10 +77,14 @@ struct SentinelView {
   std::string master;                      ///< "host:port" it names; "" when it knows none
   std::string quorum;                      ///< its SENTINEL CKQUORUM reply (or error)
   bool quorum_ok = false;                  ///< CKQUORUM answered OK
+  long long config_epoch = 0;              ///< the config-epoch of its SENTINEL MASTER
 };
 /// sentinel: one finding per sentinel. Unreachable warns (one fewer vote for a failover); not
-/// knowing the master, naming another master than the others do (most of them, or the first to
-/// answer on a tie), or CKQUORUM failing (no failover can be authorized) fails.
+/// knowing the master, naming another master than the one stockctl connects to, or CKQUORUM
+/// failing (no failover can be authorized) fails. The master stockctl connects to is chosen by
+/// the client's own rule (sentinels_master in core/replication.h): the one named with the
+/// highest config epoch, which only a failover a majority authorized can raise, not by a count
+/// of votes, in which sentinels that have not heard of a failover yet would outvote it.
 std::vector<Finding> check_sentinels(const std::string& master_name,
                                      const std::vector<SentinelView>& views);
 /// cluster: a state other than ok, uncovered slots, or slots this node has left migrating or

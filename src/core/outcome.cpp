@@ -99,8 +99,29 @@ void set_error(ItemResult& item, Status status, std::string message) {
   item.error = std::move(message);
 }
 
+namespace {
+
+constexpr std::string_view kNotApplied = "not applied: ";
+constexpr std::string_view kOutcomeUnknown = "outcome unknown: ";
+
+std::string say_once(std::string_view words, std::string_view why) {
+  if (why.substr(0, kNotApplied.size()) == kNotApplied ||
+      why.substr(0, kOutcomeUnknown.size()) == kOutcomeUnknown) {
+    return std::string(why);
+  }
+  std::string out(words);
+  out += why;
+  return out;
+}
+
+}  // namespace
+
+std::string not_applied(std::string_view why) { return say_once(kNotApplied, why); }
+
+std::string outcome_unknown(std::string_view why) { return say_once(kOutcomeUnknown, why); }
+
 void set_not_applied(ItemResult& item, const std::string& why) {
-  set_error(item, Status::error, "not applied: " + why);
+  set_error(item, Status::error, not_applied(why));
   item.stock.reset();
 }
 
@@ -109,8 +130,8 @@ void set_not_applied(ItemResult& item, const std::string& why) {
 namespace stockctl {
 namespace {
 
-// The ledger keeps "<op> <qty> <answer> <stock>" for a request id; a person needs only the first
-// two, in words.
+// The ledger keeps "<op> <qty> <stock before>" for a request id (with " -2" after it when the
+// operation was insufficient; lua/stock-2.lua); a person needs only the first two, in words.
 std::string earlier_use(const std::string& record) {
   auto space = record.find(' ');
   if (space == std::string::npos) return "another operation";
@@ -160,9 +181,9 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   } else if (not_executed(kind)) {
     // CLUSTERDOWN, TRYAGAIN, LOADING, READONLY, MASTERDOWN: refused before the command ran
     // (retried until --retry-timeout): a write did not happen.
-    set_error(item, Status::error,
-              fmt::format("{}{}: refused before it ran: {}",
-                          item.op == "get" ? "" : "not applied: ", item.key, escape_control(text)));
+    std::string refused =
+        fmt::format("{}: refused before it ran: {}", item.key, escape_control(text));
+    set_error(item, Status::error, item.op == "get" ? refused : not_applied(refused));
   } else {
     set_error(item, Status::error,
               fmt::format("redis error on {}: {}", item.key, escape_control(text)));

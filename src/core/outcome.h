@@ -78,6 +78,15 @@ void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw)
 /// Marks an item as failed with a message.
 void set_error(ItemResult& item, Status status, std::string message);
 
+/// "not applied: WHY", for a write that certainly did not run. These words and those of
+/// outcome_unknown() are put in front of a reason here only, and once: a reason that already
+/// begins with either is returned as it is (what became of a write is said once, by the layer
+/// that knew it).
+std::string not_applied(std::string_view why);
+/// "outcome unknown: WHY", for a write that was sent and may have been applied; see
+/// not_applied().
+std::string outcome_unknown(std::string_view why);
+
 /// Marks an item that was never sent (no connection, or the run was interrupted): status
 /// error, "not applied: WHY", no stock.
 void set_not_applied(ItemResult& item, const std::string& why);

@@ -27,9 +27,20 @@ struct SentinelAnswer {
   std::string sentinel;        ///< "host:port" of the sentinel that answered
 };
 
+/// The config-epoch of SENTINEL MASTER's reply, given as its flat list of field names and
+/// values; 0 when it has none.
+long long sentinel_config_epoch(const std::vector<std::string>& fields);
+
 /// The master the sentinels name: the answer with the highest configuration epoch (a failover
 /// raises it, and a sentinel that has not heard of the failover yet still has the old one), the
-/// first such in the URL's order; nullopt when no sentinel answered.
+/// first such in the URL's order; nullopt when no sentinel answered. The one rule for the
+/// client, its watch between windows, and doctor's `sentinel` check.
 std::optional<std::string> sentinels_master(const std::vector<SentinelAnswer>& answers);
+
+/// The addresses worth connecting to as the master, best first: each one named with the
+/// highest configuration epoch, once, in the URL's order. An address named only with a lower
+/// epoch is a master a failover replaced, which may still say it is one until it is demoted:
+/// while the new one is being promoted, trying it would only take writes that are lost.
+std::vector<std::string> sentinels_masters_to_try(const std::vector<SentinelAnswer>& answers);
 
 }  // namespace stockctl

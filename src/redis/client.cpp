@@ -4,6 +4,7 @@
 
 #include "base/backoff.h"
 #include "base/diagnostics.h"
+#include "core/outcome.h"
 #include "redis/connection.h"
 #include "redis/errors.h"
 
@@ -28,10 +29,12 @@ std::string tries_note(int tries, Clock::time_point started) {
 void describe(const Call& call, CallResult& result, const std::string& tried) {
   switch (result.state) {
     case CallResult::State::not_sent:
-      result.error = (call.reads_only() ? "" : "not applied: ") + result.error + tried;
+      result.error += tried;
+      if (!call.reads_only()) result.error = not_applied(result.error);
       return;
     case CallResult::State::unknown:
-      result.error = (call.reads_only() ? "" : "outcome unknown: ") + result.error + tried;
+      result.error += tried;
+      if (!call.reads_only()) result.error = outcome_unknown(result.error);
       return;
     case CallResult::State::replied:
       if (!tried.empty() && retryable(call, result)) result.reply.str += tried;

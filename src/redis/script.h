@@ -11,9 +11,11 @@ struct Library {
   std::string_view code;
 };
 
-/// One embedded Lua script: its name, how many of its arguments are keys (at most: a call may
-/// send fewer, see Call::numkeys), the SHA1 Redis gives its body (computed at build time), the
-/// body itself, the name of the same body as a function, and the library that holds it.
+/// One embedded Lua script: its name, how many of its arguments are keys when a call does not
+/// say (the K of lua/NAME-K.lua; a call may send fewer or more, see Call::numkeys: stock-2
+/// sends its stock key alone without id and log, and up to five keys with both; put-2 up to
+/// four with the log), the SHA1 Redis gives its body (computed at build time), the body itself,
+/// the name of the same body as a function, and the library that holds it.
 struct Script {
   std::string_view name;
   int numkeys;

@@ -10,6 +10,7 @@
 #include "base/diagnostics.h"
 #include "core/replication.h"
 #include "redis/errors.h"
+#include "redis/role.h"
 
 namespace stockctl {
 namespace {
@@ -36,13 +37,10 @@ void append_question(Connection& conn, const std::string& master) {
 }
 
 long long config_epoch(const Reply& master) {
-  if (master.type != Reply::Type::array) return 0;
-  for (std::size_t i = 0; i + 1 < master.elements.size(); i += 2) {
-    if (master.elements[i].str == "config-epoch") {
-      return std::atoll(master.elements[i + 1].str.c_str());
-    }
-  }
-  return 0;
+  std::vector<std::string> fields;
+  fields.reserve(master.elements.size());
+  for (const Reply& field : master.elements) fields.push_back(field.str);
+  return sentinel_config_epoch(fields);
 }
 
 /// Reads the replies to append_question(): the master's address, or why there is none.
@@ -64,21 +62,16 @@ std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& m
   return SentinelAnswer{describe_endpoint(url), config_epoch(info), conn.where()};
 }
 
-bool is_master(Connection& conn) {
-  Reply role = conn.command({"ROLE"});
-  return role.type == Reply::Type::array && !role.elements.empty() &&
-         role.elements[0].str == "master";
-}
-
 /// Every sentinel's answer, in the URL's order; what the others said goes to `said`.
-std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, std::vector<std::string>& said) {
+std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, const ConnectionFactory& open,
+                                    std::vector<std::string>& said) {
   std::vector<SentinelAnswer> answers;
   for (const SentinelAddress& sentinel : options.url.sentinels) {
     try {
-      Connection conn(sentinel_options(options, sentinel));
-      append_question(conn, options.url.master);
+      std::unique_ptr<Connection> conn = open(sentinel_options(options, sentinel));
+      append_question(*conn, options.url.master);
       std::string why;
-      if (auto answer = read_answer(conn, options.url.master, why)) {
+      if (auto answer = read_answer(*conn, options.url.master, why)) {
         answers.push_back(*answer);
       } else {
         said.push_back(why);
@@ -88,16 +81,6 @@ std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, std::vector<s
     }
   }
   return answers;
-}
-
-/// The addresses to try: the sentinels' master first, then the other answers in order.
-std::vector<std::string> candidates(const std::vector<SentinelAnswer>& answers) {
-  std::vector<std::string> out;
-  if (auto best = sentinels_master(answers)) out.push_back(*best);
-  for (const SentinelAnswer& a : answers) {
-    if (std::find(out.begin(), out.end(), a.address) == out.end()) out.push_back(a.address);
-  }
-  return out;
 }
 
 ConnectOptions data_options(const ConnectOptions& options, const std::string& address) {
@@ -132,17 +115,19 @@ std::string named_by(const std::vector<SentinelAnswer>& answers, const std::stri
 
 }  // namespace
 
-std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options) {
+std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options,
+                                              const ConnectionFactory& open) {
   std::vector<std::string> said;
-  const std::vector<SentinelAnswer> answers = ask_all(options, said);
-  for (const std::string& address : candidates(answers)) {
+  const std::vector<SentinelAnswer> answers = ask_all(options, open, said);
+  for (const std::string& address : sentinels_masters_to_try(answers)) {
     try {
-      auto conn = std::make_unique<Connection>(data_options(options, address));
-      if (is_master(*conn)) {
+      std::unique_ptr<Connection> conn = open(data_options(options, address));
+      if (ask_role(*conn).is_master()) {
         print_info(named_by(answers, address, options.url.master));
         return conn;
       }
-      // Mid-failover a sentinel may still name the old master, now a replica.
+      // Mid-failover: the sentinels name a replica that is still being promoted (or a lagging
+      // one names the old master, now a replica). Retried within --retry-timeout.
       said.push_back(fmt::format("{} is not a master (ROLE)", conn->where()));
     } catch (const ConnectionError& e) {
       said.emplace_back(e.what());

@@ -12,13 +12,15 @@ namespace stockctl {
 
 /// For a redis+sentinel:// URL: asks the sentinels for the master's address (with the
 /// sentinels' own credentials and the same TLS settings), connects to it with the URL's
-/// credentials and database, and confirms with ROLE that it is a master. The address of the
-/// sentinel with the highest configuration epoch is tried first (a sentinel that has not heard
-/// of a failover yet names the old master, which may still say it is one), then the others in
-/// the URL's order; a sentinel that is down, does not know the master, or names a node that is
-/// not (yet) a master sends us to the next one. Throws ConnectionError naming what each
-/// sentinel said (a failover in progress: retry later), or TlsError.
-std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options);
+/// credentials and database, and confirms with ROLE that it is a master. Only an address named
+/// with the highest configuration epoch is tried (sentinels_masters_to_try in
+/// core/replication.h): a sentinel that has not heard of a failover yet names the old master,
+/// which may still say it is one. A sentinel that is down or does not know the master is
+/// passed over. Throws ConnectionError naming what each sentinel said (a failover in progress,
+/// the new master not promoted yet: retry later), or TlsError. Every connection is opened with
+/// `open` (a unit test hands it scripted nodes).
+std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options,
+                                              const ConnectionFactory& open = open_connection);
 
 /// Asks the sentinels of a redis+sentinel:// URL which server is the master now, over
 /// connections kept from one question to the next: the check a client makes after each window

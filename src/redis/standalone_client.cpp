@@ -8,6 +8,7 @@
 #include "core/replication.h"
 #include "redis/call.h"
 #include "redis/errors.h"
+#include "redis/role.h"
 
 namespace stockctl {
 
@@ -37,6 +38,7 @@ void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls
 std::vector<CallResult> StandaloneClient::finish() {
   if (!in_flight_.oldest().settled) read_replies(in_flight_.oldest());
   InFlight window = in_flight_.take_oldest();
+  judge_unconfirmed(window);
   if (reload_missing_scripts(window.calls, window.results)) {
     // The windows sent after this one missed the scripts too (reloading read them all): their
     // calls go again now, before anything newer, so that they apply in input order.
@@ -49,6 +51,7 @@ std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& call
   drain();
   InFlight& window = transmit(calls);
   if (!window.settled) read_replies(window);
+  judge_unconfirmed(window);
   return in_flight_.take_newest().results;
 }
 
@@ -100,11 +103,11 @@ void StandaloneClient::read_replies(InFlight& window) {
       window.results[window.read].state = CallResult::State::replied;
     }
     if (window.wait) {
+      window.server = conn_->where();
       const int count = read_wait(*conn_);
       for (std::size_t k = 0; k < window.calls.size(); ++k) {
         if (window.calls[k].writes) window.results[k].replicas_acked = count;
       }
-      if (options_.url.kind == RedisUrl::Kind::sentinel) unconfirmed_is_unknown(window);
     }
     window.settled = true;
     confirm_master(window);
@@ -133,6 +136,46 @@ void StandaloneClient::unconfirmed_is_unknown(InFlight& window) const {
     r.error = fmt::format("{} of {} replicas acknowledged the write (a failover under way?)",
                           std::max(r.replicas_acked, 0), r.replicas_wanted);
   }
+}
+
+void StandaloneClient::judge_unconfirmed(InFlight& window) {
+  if (options_.url.kind != RedisUrl::Kind::sentinel || !window.wait || !has_unconfirmed(window)) {
+    return;  // no WAIT fell short, or confirm_master made its writes unknown already
+  }
+  // ROLE's reply must come next on the connection: the windows sent since are read first.
+  drain();
+  int attached = 0;
+  if (conn_ && conn_->where() == window.server) {
+    try {
+      attached = ask_role(*conn_).attached();
+    } catch (const ConnectionError& e) {
+      lose_connection(e.what());
+    }
+  }
+  // The master still has the replicas it was waited for: they lag, and no failover is
+  // replacing it (the sentinels name it still). Sent again, the write would only wait for the
+  // same replicas until --retry-timeout; its caller reports it as not confirmed. A master that
+  // lost them (its replica promoted by a failover the sentinels have not announced yet, or
+  // gone) may be replaced: the write is sent again, to the master the sentinels name then.
+  if (attached < window_wanted(window)) unconfirmed_is_unknown(window);
+}
+
+int StandaloneClient::window_wanted(const InFlight& window) {
+  int wanted = 0;
+  for (const CallResult& r : window.results) wanted = std::max(wanted, r.replicas_wanted);
+  return wanted;
+}
+
+bool StandaloneClient::has_unconfirmed(const InFlight& window) {
+  for (std::size_t k = 0; k < window.calls.size(); ++k) {
+    const CallResult& r = window.results[k];
+    if (window.calls[k].writes && window.calls[k].idempotent &&
+        r.state == CallResult::State::replied && !r.reply.is_error() &&
+        r.replicas_acked < r.replicas_wanted) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void StandaloneClient::confirm_master(InFlight& window) {
@@ -277,12 +320,7 @@ int StandaloneClient::replicas_to_wait_for_here() {
   if (asked != kWaitReplicasAuto) return asked;
   // ROLE lists the replicas attached now, in one round trip on a connection that is new anyway.
   // A server that refuses it (an ACL) is written to without waiting, as before the default.
-  const Reply role = conn_->command({"ROLE"});
-  int attached = 0;
-  if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
-      role.elements[0].str == "master") {
-    attached = static_cast<int>(role.elements[2].elements.size());
-  }
+  const int attached = ask_role(*conn_).attached();
   const bool sentinel = options_.url.kind == RedisUrl::Kind::sentinel;
   if (warn_unreplicated(asked, attached, sentinel) && !warned_unreplicated_) {
     warned_unreplicated_ = true;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "redis/client.h"
 #include "redis/connection.h"
@@ -35,6 +36,7 @@ class StandaloneClient : public Client {
     std::vector<CallResult> results;
     bool wait = false;     ///< a WAIT follows the window's calls
     bool checked = false;  ///< behind sentinels: asked whether its server is still the master
+    std::string server;    ///< where its WAIT was read
     std::size_t read = 0;  ///< replies read so far
     bool settled = false;  ///< every result is known (read, or lost with the connection)
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -46,6 +48,16 @@ class StandaloneClient : public Client {
   void read_replies(InFlight& window);
   /// Behind sentinels: idempotent writes that too few replicas acknowledged become unknown.
   void unconfirmed_is_unknown(InFlight& window) const;
+  /// Behind sentinels, for a window read whose WAIT fell short while the sentinels still name
+  /// its master: asks the master's ROLE (after reading the windows sent since). Its idempotent
+  /// writes are sent again (unconfirmed_is_unknown) only when the master has fewer replicas
+  /// attached than were waited for, as when a failover has promoted its replica; else they
+  /// keep their answer, reported as not confirmed.
+  void judge_unconfirmed(InFlight& window);
+  /// Whether an idempotent write of `window` was answered and too few replicas acknowledged it.
+  static bool has_unconfirmed(const InFlight& window);
+  /// The most replicas a write of `window` was waited for.
+  static int window_wanted(const InFlight& window);
   /// Behind sentinels, after a window of writes is read: when the sentinels name another master
   /// than the server that took them, every write of the window has an unknown outcome (the old
   /// master may take writes for seconds, and loses them when it is demoted), and the next

@@ -330,9 +330,10 @@ def free_cluster_port():
 
 class RedisCluster:
     """A real Redis Cluster on loopback: 3 primaries and 3 replicas, joined with
-    `redis-cli --cluster create`, with a short node timeout so that failovers take seconds."""
+    `redis-cli --cluster create`, with a short node timeout so that failovers take seconds (a
+    test that pauses a node without wanting a failover gives a longer `node_timeout_ms`)."""
 
-    def __init__(self, primaries=3, replicas_per_primary=1, tls=None):
+    def __init__(self, primaries=3, replicas_per_primary=1, tls=None, node_timeout_ms=1000):
         self.nodes = []
         count = primaries * (1 + replicas_per_primary)
         tls = TARGET in ("tls", "tls-cluster") if tls is None else tls
@@ -341,7 +342,7 @@ class RedisCluster:
         tls_args = ("--tls-cluster", "yes", "--tls-replication", "yes") if tls else ()
         for _ in range(count):
             node = RedisServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                               "--cluster-node-timeout", "1000",
+                               "--cluster-node-timeout", str(node_timeout_ms),
                                "--cluster-replica-validity-factor", "0",
                                "--repl-diskless-sync-delay", "0", *tls_args,
                                port_picker=free_cluster_port, tls=tls)

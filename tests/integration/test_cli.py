@@ -308,6 +308,15 @@ class TableOutput(ServerTest):
         self.assertEqual(res.stdout, "")
         self.assertIn("--table", res.stderr)
         self.assertIn("--pretty", res.stderr)
+        res = self.sc("get", "A", "--pretty", "--table")  # either order
+        self.assertEqual((res.rc, res.stdout), (2, ""), res)
+
+    def test_help_reads_without_parser_notes(self):
+        # The rule is in --table's own description; CLI11's "Excludes: --pretty" notes are not.
+        res = run("--help")
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn("not with --pretty", res.stdout)
+        self.assertNotIn("Excludes", res.stdout)
 
     def test_json_stays_the_default_on_a_terminal(self):
         self.r("SET", "stock:{A}", "5")

@@ -1,8 +1,11 @@
 """Every status and exit code of get, deduct, add and init for single items."""
 
+import os
+import shutil
+import tempfile
 import unittest
 
-from harness import ServerTest, free_port, keyslot, run
+from harness import RedisServer, ServerTest, free_port, keyslot, run
 
 
 class Get(ServerTest):
@@ -304,6 +307,24 @@ class Unconnected(ServerTest):
         self.assertEqual([(l["sku"], l["status"]) for l in res.lines], [("A", "error"), ("{x}", "invalid")])
         self.assertEqual(len(res.stderr.splitlines()), 2, res)
 
+    def test_get_file_and_standard_input_print_a_line_per_sku(self):
+        # Read window by window: the rows after the connection failed get their lines too.
+        skus = ["A", "B"] + ["s%d" % n for n in range(2500)]  # three windows of 1,024
+        plain = self.write("skus.txt", "".join(s + "\n" for s in skus))
+        source = self.write("skus.csv", "sku,stock\n" + "".join(s + ",1\n" for s in skus))
+        for res in (self.sc("get", "--file", plain), self.sc("get", "--file", source),
+                    self.sc("get", "-", input="".join(s + "\n" for s in skus))):
+            lines = self.assert_lines(res, "sku", skus, not_applied=False)
+            self.assertEqual((lines[0]["key"], lines[0]["stock"]), ("stock:{A}", None))
+
+    def test_get_file_keeps_an_invalid_row_in_its_place(self):
+        path = self.write("skus.txt", "A\n{x}\nB\n")
+        res = self.sc("get", "--file", path)
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines],
+                         [("A", "error"), ("{x}", "invalid"), ("B", "error")], res)
+        self.assertEqual(len(res.stderr.splitlines()), 2, res)  # the invalid row; the login
+
     def test_deduct_add_init_delete(self):
         for args in (("deduct", "A", "2"), ("add", "A", "2"), ("init", "A", "5")):
             line = self.assert_lines(self.sc(*args), "sku", ["A"])[0]
@@ -338,6 +359,25 @@ class Refused(unittest.TestCase):
             self.assertEqual([(l[key], l["status"]) for l in res.lines],
                              [(n, "error") for n in names], res)
             self.assertIn("cannot connect to", res.lines[0]["error"])
+            self.assertEqual(len(res.stderr.splitlines()), 1, res)
+
+    def test_a_refused_tls_handshake_still_prints_each_row_of_a_file(self):
+        # TLS spoken to a plain port: no connection, found once; every row still gets its line.
+        server = RedisServer(tls=False)
+        self.addCleanup(server.stop)
+        tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "rows.csv")
+        with open(path, "w") as f:
+            f.write("sku,qty\na,1\nb,1\n")
+        url = "rediss://127.0.0.1:%d" % server.port
+        for args, words in ((("get", "--file", path), ""),
+                            (("deduct", "--file", path), "not applied: ")):
+            res = run(*args, "--url", url, "--insecure")
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual([(l["sku"], l["status"]) for l in res.lines],
+                             [("a", "error"), ("b", "error")], res)
+            self.assertTrue(res.lines[0]["error"].startswith(words + "TLS handshake with"), res)
             self.assertEqual(len(res.stderr.splitlines()), 1, res)
 
 

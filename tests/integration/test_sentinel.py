@@ -446,6 +446,60 @@ class MasterSwitch(unittest.TestCase):
         r.close()
 
 
+class UnconfirmedWrite(unittest.TestCase):
+    """Behind Sentinel with a request id, a write its replica did not acknowledge in time. While
+    the sentinels name the same master and it still has its replica (which only lags: SIGSTOP),
+    the write is not sent again, which would only wait for the same replica until
+    --retry-timeout: it is reported at once as applied with its durability not confirmed. When
+    the master has lost its replica (as when a failover promotes it before the sentinels
+    announce the switch), it is sent again until --retry-timeout, then reported with its outcome
+    unknown, said once (the words were once put in front of it twice: "outcome unknown: outcome
+    unknown: 0 of 1 replicas ...")."""
+
+    NOT_CONFIRMED = ("applied on the primary (stock 9), but its durability is not confirmed: "
+                     "0 of 1 replicas acknowledged within 100 ms")
+
+    def setUp(self):
+        self.set = SentinelSet()
+        self.addCleanup(self.set.stop)
+        self.master = self.set.master
+        self.replica = next(s for s in self.set.servers if s is not self.master)
+        self.r = self.master.client()
+        self.addCleanup(self.r.close)
+        self.url = ("--url", self.set.url())
+        self.r("SET", "stock:{u}", "10")
+        run("deduct", "u", "1", *self.url, "--wait-replicas", "0")  # loads the library
+        self.r("SET", "stock:{u}", "10")
+
+    def deduct(self):
+        return run("deduct", "u", "1", "--request-id", "u-1", *self.url, "--wait-replicas", "1",
+                   "--wait-timeout", "100", "--retry-timeout", "1000")
+
+    def test_a_lagging_replica_is_reported_not_confirmed_and_the_write_sent_once(self):
+        before = calls_on(self.master, "fcall")
+        self.replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            res = self.deduct()
+        finally:
+            self.replica.proc.send_signal(signal.SIGCONT)
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertEqual(res.one["error"], self.NOT_CONFIRMED, res)
+        self.assertEqual(calls_on(self.master, "fcall") - before, 1, "sent once, not again")
+        self.assertEqual(self.r("GET", "stock:{u}"), "9")
+
+    def test_a_master_without_its_replica_sends_again_and_says_outcome_unknown_once(self):
+        self.replica.kill(signal.SIGKILL)
+        wait_until(lambda: self.r("ROLE")[2] == [], "the master to see its replica gone")
+        before = calls_on(self.master, "fcall")
+        res = self.deduct()
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertRegex(res.one["error"], r"^outcome unknown: 0 of 1 replicas acknowledged the "
+                         r"write \(a failover under way\?\) \(\d+ tries over \d+ ms\)$")
+        self.assertEqual(res.stderr.count("outcome unknown"), 1, res.stderr)
+        self.assertGreater(calls_on(self.master, "fcall") - before, 1, "sent again")
+        self.assertEqual(self.r("GET", "stock:{u}"), "9", "applied once, however often it was sent")
+
+
 def offset(server):
     c = server.client()
     try:

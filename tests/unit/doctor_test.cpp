@@ -283,7 +283,8 @@ TEST_CASE("sentinel: unreachable warns; disagreeing, not monitoring or no quorum
   CHECK(found[0].detail == "master 10.0.0.1:6379; " + ok);
   CHECK(found[1].status == CheckStatus::warn);
   CHECK(found[2].status == CheckStatus::fail);
-  CHECK(found[2].detail.find("where the others name 10.0.0.1:6379") != std::string::npos);
+  CHECK(found[2].detail.find("where sentinel 10.0.0.9:26379 names 10.0.0.1:6379") !=
+        std::string::npos);
   CHECK(found[2].hint.find("SENTINEL RESET stock") != std::string::npos);
   CHECK(found[3].status == CheckStatus::ok);
   CHECK(found[4].status == CheckStatus::fail);
@@ -291,4 +292,22 @@ TEST_CASE("sentinel: unreachable warns; disagreeing, not monitoring or no quorum
   CHECK(found[5].status == CheckStatus::fail);
   CHECK(found[5].detail.find("NOQUORUM") != std::string::npos);
   for (const Finding& f : found) CHECK(f.check == "sentinel");
+}
+
+TEST_CASE("sentinel: the master named with the highest config epoch is the agreed one") {
+  // Two sentinels have not heard of the failover yet: outvoted or not, the master they name is
+  // the replaced one, and the client connects to the one named with the higher epoch.
+  const std::string ok = "OK 3 usable Sentinels. Quorum and failover authorization can be reached";
+  std::vector<SentinelView> views{{"10.0.0.9:26379", std::nullopt, "10.0.0.1:6379", ok, true, 4},
+                                  {"10.0.0.8:26379", std::nullopt, "10.0.0.1:6379", ok, true, 4},
+                                  {"10.0.0.7:26379", std::nullopt, "10.0.0.2:6379", ok, true, 5}};
+  auto found = check_sentinels("stock", views);
+  REQUIRE(found.size() == 3);
+  CHECK(found[0].status == CheckStatus::fail);
+  CHECK(found[0].detail ==
+        "names 10.0.0.1:6379 as the master of 'stock' (config epoch 4) where sentinel "
+        "10.0.0.7:26379 names 10.0.0.2:6379 (config epoch 5), the master stockctl writes to: a "
+        "client asking this sentinel writes to a server the others do not follow");
+  CHECK(found[1].status == CheckStatus::fail);
+  CHECK(found[2].status == CheckStatus::ok);
 }

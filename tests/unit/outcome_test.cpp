@@ -214,3 +214,17 @@ TEST_CASE("rebuild names a drifting or extra item in one line") {
   CHECK(more_findings_line(Status::extra, 5, false) ==
         "and 5 more extra items (--report FILE lists every one)");
 }
+
+TEST_CASE("what became of a write is said once") {
+  CHECK(not_applied("no connection") == "not applied: no connection");
+  CHECK(outcome_unknown("talking to a:1: no answer") ==
+        "outcome unknown: talking to a:1: no answer");
+  // A reason that already says it (a message built below, passed up again) is not prefixed twice.
+  CHECK(outcome_unknown("outcome unknown: 0 of 1 replicas acknowledged") ==
+        "outcome unknown: 0 of 1 replicas acknowledged");
+  CHECK(not_applied("not applied: interrupted") == "not applied: interrupted");
+  CHECK(not_applied("outcome unknown: lost") == "outcome unknown: lost");
+  ItemResult item;
+  set_not_applied(item, "not applied: interrupted");
+  CHECK(item.error == "not applied: interrupted");
+}

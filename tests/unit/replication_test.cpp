@@ -32,3 +32,13 @@ TEST_CASE("the sentinels' master is the answer with the highest config epoch") {
   // Agreeing sentinels: the first in the URL's order.
   CHECK(sentinels_master({{"a:1", 0, "s"}, {"b:2", 0, "s"}}) == "a:1");
 }
+
+TEST_CASE("only masters named with the highest config epoch are worth trying") {
+  CHECK(sentinels_masters_to_try({}).empty());
+  // Mid-failover: the old master, named with the lower epoch, is left out.
+  CHECK(sentinels_masters_to_try({{"old:1", 3, "s1"}, {"new:2", 4, "s2"}, {"new:2", 4, "s3"}}) ==
+        std::vector<std::string>{"new:2"});
+  // Equal epochs: each address once, in the URL's order.
+  CHECK(sentinels_masters_to_try({{"b:2", 0, "s1"}, {"a:1", 0, "s2"}, {"b:2", 0, "s3"}}) ==
+        std::vector<std::string>{"b:2", "a:1"});
+}

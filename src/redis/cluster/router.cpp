@@ -15,6 +15,7 @@
 #include "redis/call.h"
 #include "redis/cluster/redirect.h"
 #include "redis/errors.h"
+#include "redis/role.h"
 
 namespace stockctl {
 namespace {
@@ -149,11 +150,7 @@ void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
   // (a fresh cluster): the primary's own ROLE says whether one is attached.
   int attached = 0;
   try {
-    const Reply role = n.conn->command({"ROLE"});
-    if (role.type == Reply::Type::array && role.elements.size() >= 3 &&
-        role.elements[0].str == "master") {
-      attached = static_cast<int>(role.elements[2].elements.size());
-    }
+    attached = ask_role(*n.conn).attached();
   } catch (const ConnectionError&) {
     return;  // the next call on it finds the broken connection
   }
@@ -166,17 +163,32 @@ void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
   }
 }
 
-void ClusterClient::unconfirmed_is_unknown(Window& window, std::size_t index) const {
-  CallResult& r = window.results[index];
+void ClusterClient::note_unconfirmed(Window& window, std::size_t index,
+                                     const std::string& written_to) const {
+  const CallResult& r = window.results[index];
   if (!window.calls[index].resend_unconfirmed || r.replicas_acked >= r.replicas_wanted ||
       r.state != CallResult::State::replied || r.reply.is_error()) {
     return;
   }
-  r.state = CallResult::State::unknown;
-  // describe() puts "outcome unknown: " in front when no retry settles it.
-  r.error = fmt::format("{} of {} replicas acknowledged the write (a failover under way?)",
-                        std::max(r.replicas_acked, 0), r.replicas_wanted);
-  window.stale = true;
+  window.unconfirmed.push_back(Unconfirmed{index, written_to});
+  window.stale = true;  // has a failover named another primary? The map is read anew
+}
+
+void ClusterClient::resend_where_replaced(Window& window) const {
+  for (const Unconfirmed& u : window.unconfirmed) {
+    CallResult& r = window.results[u.index];
+    const int slot = key_slot(routing_key(window.calls[u.index]));
+    const std::string& primary = slots_[slot];
+    if (r.state != CallResult::State::replied || primary == u.written_to) continue;
+    r.state = CallResult::State::unknown;
+    // describe() puts "outcome unknown: " in front when no retry settles it.
+    r.error = fmt::format(
+        "{} of {} replicas acknowledged the write on {}, and the slot map now names {} as the "
+        "primary of slot {} (a failover)",
+        std::max(r.replicas_acked, 0), r.replicas_wanted, u.written_to,
+        primary.empty() ? std::string("no node") : primary, slot);
+  }
+  window.unconfirmed.clear();
 }
 
 void ClusterClient::recover() noexcept {
@@ -224,6 +236,7 @@ std::vector<CallResult> ClusterClient::finish() {
   Window window = windows_.take_oldest();
   describe_tryagain(window);
   if (window.stale) recover();
+  resend_where_replaced(window);
   return settle(window.calls, std::move(window.results), window.started);
 }
 
@@ -233,6 +246,7 @@ std::vector<CallResult> ClusterClient::send(const std::vector<Call>& calls) {
   Window window = windows_.take_newest();
   describe_tryagain(window);
   if (window.stale) recover();
+  resend_where_replaced(window);
   return std::move(window.results);
 }
 
@@ -437,7 +451,7 @@ void ClusterClient::handle(const std::string& address, const Owed& owed, Reply r
         if (window.hops[w.index] != w.hop) continue;
         window.results[w.index].replicas_acked = count;
         window.results[w.index].replicas_wanted = w.wanted;
-        unconfirmed_is_unknown(window, w.index);
+        note_unconfirmed(window, w.index, address);
       }
       return;
     }
@@ -517,7 +531,7 @@ void ClusterClient::fail_node(const std::string& address, const std::string& why
   auto it = nodes_.find(address);
   if (it == nodes_.end()) return;
   for (const std::vector<Unwaited>& covers : it->second.waits) {
-    for (const Unwaited& w : covers) --windows_.at(w.window).owed;
+    for (const Unwaited& w : covers) wait_lost(windows_.at(w.window), w, why);
   }
   for (const Owed& owed : it->second.owed) {
     if (owed.kind != Owed::Kind::call) continue;
@@ -531,6 +545,24 @@ void ClusterClient::fail_node(const std::string& address, const std::string& why
   }
   // Writes appended and not yet sent were not applied, but their calls are owed above.
   nodes_.erase(it);
+}
+
+void ClusterClient::wait_lost(Window& window, const Unwaited& w, const std::string& why) {
+  --window.owed;
+  // A call redirected since has its answer, and its count, from another node.
+  if (window.hops[w.index] != w.hop) return;
+  CallResult& r = window.results[w.index];
+  r.replicas_wanted = w.wanted;  // none acknowledged that we know of (replicas_acked -1)
+  if (!window.calls[w.index].resend_unconfirmed || r.state != CallResult::State::replied ||
+      r.reply.is_error()) {
+    return;
+  }
+  // Its primary may be gone with the write: sent again within --retry-timeout, it reaches the
+  // primary the map names then (the old one back, or the replica promoted), whose ledger
+  // decides.
+  r.state = CallResult::State::unknown;
+  r.error = why;
+  window.stale = true;
 }
 
 void ClusterClient::describe_tryagain(Window& window) {

@@ -51,14 +51,23 @@ class ClusterClient : public Client {
  private:
   using Clock = std::chrono::steady_clock;
 
+  /// A write of a window whose WAIT counted too few replicas (or was lost with its node).
+  struct Unconfirmed {
+    std::size_t index;       ///< the call, in its window
+    std::string written_to;  ///< the primary that took it
+  };
+
   /// Calls started together, and what became of each so far.
   struct Window {
     std::uint64_t id = 0;
     std::vector<Call> calls;
     std::vector<CallResult> results;
-    std::vector<int> hops;      ///< redirects and reloads followed, per call
-    std::size_t owed = 0;       ///< replies (calls' and WAITs') still to come for it
-    bool stale = false;         ///< a reply said the slot map is out of date
+    std::vector<int> hops;  ///< redirects and reloads followed, per call
+    std::size_t owed = 0;   ///< replies (calls' and WAITs') still to come for it
+    bool stale = false;     ///< a reply said the slot map is out of date
+    /// Writes to resend (Call::resend_unconfirmed) that too few replicas acknowledged: after
+    /// the map is read anew, those whose slot has another primary are sent again.
+    std::vector<Unconfirmed> unconfirmed;
     Clock::time_point started;  ///< when its first attempt began (for --retry-timeout)
   };
 
@@ -110,10 +119,17 @@ class ClusterClient : public Client {
   /// for one if it has a replica attached after all, else warns once that it has none.
   void confirm_unreplicated(const std::string& address, Node& n);
   /// With --wait-replicas or by default: a write to resend (a row with a request id, see
-  /// Call::resend_unconfirmed) that too few replicas
-  /// acknowledged may be on a primary that a failover is replacing: its outcome becomes
-  /// unknown, so that it is sent again after the map is read anew (the ledger decides).
-  void unconfirmed_is_unknown(Window& window, std::size_t index) const;
+  /// Call::resend_unconfirmed) that too few replicas acknowledged may be on a primary that a
+  /// failover is replacing. It is noted, and the map is read anew before the window is
+  /// answered (see resend_where_replaced).
+  void note_unconfirmed(Window& window, std::size_t index, const std::string& written_to) const;
+  /// After the map was read anew: a noted write whose slot the map now gives to another
+  /// primary has an unknown outcome, so that it is sent there again (the new primary's ledger
+  /// decides). One whose primary is still named keeps its answer: its caller reports it as
+  /// applied on the primary with its durability not confirmed, instead of sending it again to
+  /// the same primary, whose lagging replica would make every try wait --wait-timeout for
+  /// nothing until --retry-timeout.
+  void resend_where_replaced(Window& window) const;
   /// The connection to `address`, connecting on first use. Throws ConnectionError.
   Node& node(const std::string& address);
 
@@ -142,6 +158,9 @@ class ClusterClient : public Client {
   bool follow(Window& window, const Owed& owed, const std::string& address);
   /// The connection broke: every call it owed a reply has an unknown outcome.
   void fail_node(const std::string& address, const std::string& why);
+  /// The connection broke before the WAIT that counts write `w` answered: the write is not
+  /// confirmed, and one to resend (Call::resend_unconfirmed) has an unknown outcome.
+  static void wait_lost(Window& window, const Unwaited& w, const std::string& why);
   /// Gives a TRYAGAIN reply of a window whose replies are all in the slot and the cause.
   static void describe_tryagain(Window& window);
 
