@@ -1,10 +1,10 @@
 #include "proc/child_env.h"
 
+#include <unistd.h>  // environ (declared under _GNU_SOURCE, which g++ and clang++ define)
+
 #include <algorithm>
 #include <array>
 #include <cctype>
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere
 
 namespace stockctl {
 namespace {
