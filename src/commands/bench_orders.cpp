@@ -15,12 +15,12 @@
 
 #include "app/context.h"
 #include "base/errors.h"
-#include "bulk/cart_protocol.h"
-#include "bulk/hold_runner.h"
 #include "commands/bench_items.h"
 #include "core/cart_spread.h"
 #include "core/quantity.h"
 #include "core/sku.h"
+#include "holds/cart.h"
+#include "holds/cart_protocol.h"
 #include "lock/init_lock.h"
 #include "output/progress.h"
 

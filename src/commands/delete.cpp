@@ -7,11 +7,11 @@
 
 #include "app/context.h"
 #include "base/diagnostics.h"
-#include "bulk/cart_protocol.h"
 #include "cli/common_options.h"
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/sku.h"
+#include "holds/cart_record.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
 

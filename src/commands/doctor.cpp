@@ -11,12 +11,12 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
-#include "bulk/cart_protocol.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/doctor.h"
 #include "core/hold_lines.h"
 #include "core/sku.h"
+#include "holds/cart_record.h"
 #include "redis/pipelined_connections.h"
 
 namespace stockctl {

@@ -1,4 +1,4 @@
-#include "bulk/cart_protocol.h"
+#include "holds/cart_record.h"
 
 #include <doctest/doctest.h>
 

@@ -1,0 +1,27 @@
+#pragma once
+
+#include "app/context.h"
+#include "holds/cart.h"
+#include "holds/cart_record.h"
+
+namespace stockctl {
+
+/// Holds and orders whose lines span several slots of a Redis Cluster: the protocol of
+/// docs/holds.md. A record in the id's slot (lua/cart-2.lua) decides; each slot group of the
+/// lines is held by hold-4002.lua under its own id (ID#SLOT#ATTEMPT) with an expiry no node
+/// ever reaches, so that only the record's decision moves its units (settle-4002.lua).
+class CartProtocol {
+ public:
+  CartProtocol(Context& ctx, CartKind kind, const HoldOptions& o);
+
+  /// Holds or orders one prepared cart: all its lines or none, once per id. A re-run of the
+  /// same command resumes (or finishes) whatever an earlier run left.
+  void run(Cart& cart);
+
+ private:
+  Context& ctx_;
+  CartKind kind_;
+  const HoldOptions& o_;
+};
+
+}  // namespace stockctl

@@ -1,0 +1,133 @@
+// The record of a cluster hold or order (lua/cart-2.lua), the keys of the protocol of
+// docs/holds.md, and how each of its steps is checked.
+
+#include "holds/cart_record.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "base/text.h"
+#include "bulk/replica_ack.h"
+#include "core/error_reply.h"
+#include "core/hash_slot.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+void stop_if_asked(const std::string& step) {
+  static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
+  if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
+}
+
+int cart_slot(std::string_view key) { return key_slot(key); }
+
+std::string due_index_pattern(const KeyScheme& scheme) {
+  return fmt::format("stockctl:carts-due:{}{{*}}", escape_glob(scheme.prefix));
+}
+
+std::string group_index_key(const KeyScheme& scheme, int slot) {
+  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, slot_tag(slot));
+}
+
+// One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
+// a failover that lost a decision after some groups were finished would leave a half order, so
+// an unacknowledged step stops the run (the same command, or reap, carries it on).
+void require_durable(Context& ctx, const Call& call, const CallResult& result) {
+  if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+  if (call.writes && !acknowledged(result, ctx.redis().options()) && !result.reply.is_error()) {
+    throw NotDurableError(
+        fmt::format("{}; stopped before the next step (run the same command again, or reap)",
+                    unacknowledged(result, ctx.redis().options())));
+  }
+}
+
+// Steps of different records (reap) are independent, so they may share one pipeline: the
+// replies come back in order, each checked as durable_call checks one.
+std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
+  if (calls.empty()) return {};
+  std::vector<CallResult> results = ctx.redis().run(calls);
+  std::vector<Reply> replies;
+  replies.reserve(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    require_durable(ctx, calls[i], results[i]);
+    replies.push_back(std::move(results[i].reply));
+  }
+  return replies;
+}
+
+Reply durable_call(Context& ctx, const Call& call) {
+  return std::move(durable_run(ctx, {call})[0]);
+}
+
+std::string cart_record_key(const KeyScheme& scheme, const std::string& id) {
+  if (scheme.hashtag) return fmt::format("stockctl:cart:{}{{{}}}", scheme.prefix, id);
+  return fmt::format("stockctl:cart:{}{}", scheme.prefix, id);
+}
+
+std::string due_key(const KeyScheme& scheme, int slot) {
+  return fmt::format("stockctl:carts-due:{}{{{}}}", scheme.prefix, slot_tag(slot));
+}
+
+std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid) {
+  return fmt::format("stockctl:cart-group:{}{{{}}}:{}", scheme.prefix, slot_tag(slot), gid);
+}
+
+std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys) {
+  std::vector<int> slots;
+  slots.reserve(keys.size());
+  for (const std::string& key : keys) slots.push_back(key_slot(key));
+  return group_by_slot(slots);
+}
+
+Coordinator::Coordinator(Context& ctx, const std::string& id)
+    : ctx_(ctx),
+      id_(id),
+      record_(cart_record_key(ctx.scheme(), id)),
+      due_(due_key(ctx.scheme(), key_slot(record_))) {}
+
+CartRecord Coordinator::op(const std::string& op, std::vector<std::string> args) {
+  const Call sent = call(op, std::move(args));
+  std::vector<CallResult> results = ctx_.redis().run({sent});
+  if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
+  last_ = parse(results[0].reply);
+  require_durable(ctx_, sent, results[0]);
+  return last_;
+}
+
+Call Coordinator::call(const std::string& op, std::vector<std::string> args) const {
+  args.insert(args.begin(), {op, id_});
+  Call call = Call::script_call(cart_script(), {record_, due_}, std::move(args));
+  call.idempotent = true;  // every op answers the same when sent again
+  call.writes = true;
+  return call;
+}
+
+CartRecord Coordinator::parse(const Reply& r) const {
+  CartRecord rec;
+  if (r.error_kind() == ErrorReply::stockctl_conflict) {
+    rec.conflict = r.str;
+    return rec;
+  }
+  if (r.type != Reply::Type::array || r.elements.size() != 7) {
+    throw StockctlError(
+        fmt::format("{}: unexpected reply from the cart script: {}", record_, describe_reply(r)));
+  }
+  rec.state = r.elements[0].str;
+  rec.attempt = r.elements[1].integer;
+  rec.exp = r.elements[2].integer;
+  rec.finished = r.elements[3].integer == 1;
+  rec.lines = r.elements[4].str;
+  rec.status = r.elements[5].str;
+  rec.replayed = r.elements[6].integer == 1;
+  return rec;
+}
+
+bool made(const std::string& state) {
+  return !state.empty() && state != "preparing" && state != "aborted" && state != "missing";
+}
+
+}  // namespace stockctl

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/context.h"
+#include "base/errors.h"
+#include "core/cart_plan.h"
+#include "core/sku.h"
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// A step of the protocol applied on the primary but acknowledged by fewer replicas than
+/// --wait-replicas asks for: the run of that cart stops there (a re-run or reap carries it on).
+class NotDurableError : public StockctlError {
+ public:
+  using StockctlError::StockctlError;
+};
+
+/// The test-only crash points (STOCKCTL_TEST_STOP_AT=STEP): the process kills itself with
+/// SIGKILL right after `step`, as a crash there would.
+void stop_if_asked(const std::string& step);
+
+/// The hash slot of `key`, by which a cart's lines are grouped.
+int cart_slot(std::string_view key);
+
+/// A SCAN pattern matching the due index of every slot (under the scheme's prefix).
+std::string due_index_pattern(const KeyScheme& scheme);
+
+/// The index of items with group holds in `slot` (hold-4002's index for the groups there).
+std::string group_index_key(const KeyScheme& scheme, int slot);
+
+/// The key of the record of cluster hold or order `id` (in the id's slot).
+std::string cart_record_key(const KeyScheme& scheme, const std::string& id);
+
+/// The index of the records due in `slot` (their deadline or expiry), which reap reads.
+std::string due_key(const KeyScheme& scheme, int slot);
+
+/// The key of the record of group `gid`, in `slot`.
+std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid);
+
+/// The slot groups of a cart whose lines have these keys (core/cart_plan.h: group_by_slot).
+std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys);
+
+/// Checks one step of the protocol: throws ConnectionError when it got no reply, and
+/// NotDurableError when it wrote on the primary but fewer replicas than --wait-replicas
+/// acknowledged it (a failover could lose it: the next step must not build on it).
+void require_durable(Context& ctx, const Call& call, const CallResult& result);
+
+/// Runs steps of independent records in one pipeline, each checked as require_durable does;
+/// returns their replies in order.
+std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls);
+
+/// One step, checked as require_durable does; returns its reply.
+Reply durable_call(Context& ctx, const Call& call);
+
+/// The record as cart-2.lua answers it.
+struct CartRecord {
+  std::string state;
+  std::int64_t attempt = 0;
+  std::int64_t exp = 0;
+  bool finished = false;
+  std::string lines;
+  std::string status;
+  bool replayed = false;
+  std::string conflict;  ///< intent: the error reply when the id is taken
+};
+
+/// The calls of cart-2.lua for one id.
+class Coordinator {
+ public:
+  Coordinator(Context& ctx, const std::string& id);
+
+  /// The record after `op`; throws NotDurableError as durable_call does, after last() has
+  /// taken the record the primary answered.
+  CartRecord op(const std::string& op, std::vector<std::string> args);
+
+  /// The record as the last op answered it (applied on the primary, even when not durable).
+  const CartRecord& last() const { return last_; }
+
+  /// The call of `op` for this id (reap sends many in one pipeline).
+  Call call(const std::string& op, std::vector<std::string> args) const;
+
+  /// The record in a reply of the cart script; throws StockctlError for another reply.
+  CartRecord parse(const Reply& r) const;
+
+ private:
+  Context& ctx_;
+  std::string id_;
+  std::string record_;
+  std::string due_;
+  CartRecord last_;
+};
+
+/// Whether a record in `state` stands for a hold or order that was made (decided, and not
+/// aborted), whatever became of it since.
+bool made(const std::string& state);
+
+}  // namespace stockctl

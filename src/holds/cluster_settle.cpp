@@ -1,0 +1,191 @@
+// confirm, release and cancel on a cluster (the record decides, then every group is finished),
+// and reap there (every due record decided and finished, a window of records at a time).
+
+#include "holds/cluster_settle.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/hash_slot.h"
+#include "core/hold_lines.h"
+#include "holds/cart_record.h"
+#include "holds/group_finish.h"
+#include "holds/hold_runner.h"
+#include "holds/settle_answer.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+void settle_on_cluster(Context& ctx, const std::string& action, const std::string& id,
+                       ExitFold& fold) {
+  auto report = [&](Status status, const std::vector<RecordLine>& lines,
+                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
+                    const std::string& error) {
+    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
+  };
+  if (std::string problem = validate_hold_id(id); !problem.empty()) {
+    return report(Status::invalid, {}, {}, false, problem);
+  }
+  CartRecord rec = Coordinator(ctx, id).op("settle", {action});
+  if (rec.state == "missing" || rec.status == "missing") {
+    return report(Status::missing, {}, {}, false, "");
+  }
+  std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+  if (!lines) {
+    return report(
+        Status::error, {}, {}, false,
+        fmt::format("{}: the record is not one stockctl wrote", cart_record_key(ctx.scheme(), id)));
+  }
+  stop_if_asked("decide");
+  Finish finish = finish_groups(ctx, id, rec, *lines, kDefaultKeepS);
+  read_missing_stocks(ctx, *lines, finish.stocks);
+  const Status status = settle_status(rec.status);
+  report(status, *lines, finish.stocks, rec.replayed, settle_conflict(action, rec.status));
+}
+
+namespace {
+
+/// Due records reap finishes together: each step of the protocol is sent for all of them in one
+/// pipeline (the records are independent, and every step is idempotent).
+constexpr std::size_t kReapWindow = 512;
+
+/// A due record reap must finish, with what finishing it has done so far.
+struct Reaping {
+  std::string id;
+  CartRecord rec;
+  std::string action;
+  std::vector<GroupStep> groups;
+  std::vector<bool> settle;  ///< per group: has something to settle (not a tombstone)
+  std::int64_t units_back = 0;
+};
+
+// Step 1: the record decides (a preparing attempt past its deadline aborts, a held hold past
+// its expiry expires); the records with a decision left to carry to their groups remain.
+std::vector<Reaping> decide_due(Context& ctx, const std::vector<std::string>& ids) {
+  std::vector<Call> calls;
+  calls.reserve(ids.size());
+  for (const std::string& id : ids) calls.push_back(Coordinator(ctx, id).call("reap", {}));
+  const std::vector<Reply> replies = durable_run(ctx, calls);
+  std::vector<Reaping> work;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CartRecord rec = Coordinator(ctx, ids[i]).parse(replies[i]);
+    std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+    const std::string action = finish_action(rec.state);
+    if (!lines || rec.finished || action.empty()) continue;
+    Reaping r{ids[i], rec, action, group_steps(ctx.scheme(), ids[i], rec.attempt, *lines), {}, 0};
+    r.settle.assign(r.groups.size(), true);
+    work.push_back(std::move(r));
+  }
+  return work;
+}
+
+// Step 2: before a release, a tombstone on each group; a group never held has nothing to settle.
+void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> of;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    if (!tombstone_first(work[w].rec.state)) continue;
+    for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
+      calls.push_back(tombstone_call(work[w].groups[g].record, kDefaultKeepS));
+      of.emplace_back(w, g);
+    }
+  }
+  const std::vector<Reply> replies = durable_run(ctx, calls);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    Reaping& r = work[of[i].first];
+    if (never_held_reply(r.groups[of[i].second].record, replies[i])) r.settle[of[i].second] = false;
+  }
+}
+
+// Step 3: every group to the decision, then its record kept a while (for replays).
+void settle_groups(Context& ctx, std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> of;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
+      if (!work[w].settle[g]) continue;
+      const GroupStep& step = work[w].groups[g];
+      calls.push_back(
+          settle_call(ctx, step.record, step.index, work[w].action, step.gid, step.group_lines));
+      of.emplace_back(w, g);
+    }
+  }
+  const std::vector<Reply> replies = durable_run(ctx, calls);
+  std::vector<Call> keep;
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    Reaping& r = work[of[i].first];
+    const GroupStep& step = r.groups[of[i].second];
+    std::vector<std::optional<std::int64_t>> stocks;
+    read_settle(step, gives_back(r.rec.state, r.action), replies[i], stocks, r.units_back);
+    keep.push_back(keep_call(step.record, kDefaultKeepS));
+  }
+  ctx.redis().run(keep);
+}
+
+// Step 4: each record marked finished and taken out of its due index.
+void mark_done(Context& ctx, const std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  calls.reserve(work.size());
+  for (const Reaping& r : work) {
+    calls.push_back(
+        Coordinator(ctx, r.id).call("done", {r.rec.state, std::to_string(r.rec.attempt)}));
+  }
+  durable_run(ctx, calls);
+}
+
+void reap_window(Context& ctx, const std::vector<std::string>& ids, ReapCount& count) {
+  std::vector<Reaping> work = decide_due(ctx, ids);
+  tombstone_groups(ctx, work);
+  settle_groups(ctx, work);
+  mark_done(ctx, work);
+  for (const Reaping& r : work) {
+    if (r.units_back == 0) continue;
+    ++count.holds;
+    count.units += r.units_back;
+  }
+}
+
+// The ids due in every slot (at most kReapBatch per slot), and whether a slot had more.
+std::vector<std::string> list_due(Context& ctx, bool& more) {
+  std::vector<Call> calls;
+  calls.reserve(kClusterSlots);
+  for (int slot = 0; slot < kClusterSlots; ++slot) {
+    Call call = Call::script_call(carts_due_script(), {due_key(ctx.scheme(), slot)},
+                                  {std::to_string(kReapBatch)});
+    call.idempotent = true;
+    calls.push_back(std::move(call));
+  }
+  more = false;
+  std::vector<std::string> ids;
+  for (const CallResult& result : ctx.redis().run(calls)) {
+    if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::array) {
+      throw StockctlError(
+          fmt::format("reap: cannot list due holds: {}", result.state == CallResult::State::replied
+                                                             ? describe_reply(result.reply)
+                                                             : result.error));
+    }
+    if (result.reply.elements.size() >= static_cast<std::size_t>(kReapBatch)) more = true;
+    for (const Reply& id : result.reply.elements) ids.push_back(id.str);
+  }
+  return ids;
+}
+
+}  // namespace
+
+ReapCount reap_on_cluster(Context& ctx) {
+  ReapCount count;
+  for (bool more = true; more;) {
+    const std::vector<std::string> ids = list_due(ctx, more);
+    for (std::size_t start = 0; start < ids.size(); start += kReapWindow) {
+      const auto from = ids.begin() + static_cast<std::ptrdiff_t>(start);
+      const auto to =
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + kReapWindow));
+      reap_window(ctx, std::vector<std::string>(from, to), count);
+    }
+  }
+  return count;
+}
+
+}  // namespace stockctl

@@ -1,0 +1,163 @@
+// Finishing a cluster record's decision: every slot group of it confirmed, released or
+// cancelled once, whoever finishes (the run itself, a re-run, reap).
+
+#include "holds/group_finish.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/text.h"
+#include "core/quantity.h"
+#include "holds/hold_runner.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+namespace {
+
+/// The canon of a group an aborted attempt never held: a late prepare of it is refused.
+constexpr const char* kTombstone = "!aborted";
+
+bool never_held(Context& ctx, const std::string& record, long long keep_s) {
+  return never_held_reply(record, durable_call(ctx, tombstone_call(record, keep_s)));
+}
+
+}  // namespace
+
+// Before an aborted or expired attempt's group is released: writes a tombstone where the group
+// has no record, so that a prepare of it still in flight is refused. True when the group was
+// never held (there is nothing to give back).
+Call tombstone_call(const std::string& record, long long keep_s) {
+  Call call = Call::script_call(tombstone_script(), {record},
+                                {kTombstone, std::to_string(std::max(keep_s, 60LL))});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+bool never_held_reply(const std::string& record, const Reply& r) {
+  if (r.type != Reply::Type::integer) {
+    throw StockctlError(fmt::format("{}: unexpected reply from the tombstone script: {}", record,
+                                    describe_reply(r)));
+  }
+  return r.integer != 0;
+}
+
+/// What finishing a record in `state` does to each of its groups. An aborted attempt cancels
+/// them: a hold's groups are held (cancel gives the units back, as release does), an order's
+/// were deducted by their prepare (cancel gives them back as a sale).
+std::string finish_action(const std::string& state) {
+  return state == "aborted" ? "cancel" : group_action(state);
+}
+
+/// Whether a record in `state` gives its groups back, so that each first gets a tombstone where
+/// it was never prepared (a late prepare of this attempt is then refused).
+bool tombstone_first(const std::string& state) {
+  return state == "aborted" || state == "released" || state == "expired";
+}
+
+/// Whether a group's settle by `action` for a record in `state` gives units back to stock.
+bool gives_back(const std::string& state, const std::string& action) {
+  return action == "release" || state == "aborted";
+}
+
+std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& id,
+                                   std::int64_t attempt, const std::vector<RecordLine>& lines) {
+  std::vector<std::string> keys;
+  keys.reserve(lines.size());
+  for (const RecordLine& line : lines) keys.push_back(line.key);
+  std::vector<GroupStep> steps;
+  for (const SlotGroup& group : groups_of(keys)) {
+    GroupStep step;
+    step.gid = group_hold_id(id, group.slot, attempt);
+    step.record = group_record_key(scheme, group.slot, step.gid);
+    step.index = group_index_key(scheme, group.slot);
+    step.lines = group.lines;
+    for (std::size_t i : group.lines) step.group_lines.push_back(lines[i]);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+// A settle script's answer for a group: its lines' stocks after it, and the units it gave
+// back now (`back`: the settle returns units; applied by this call, not a replay).
+void read_settle(const GroupStep& step, bool back, const Reply& r,
+                 std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back) {
+  // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
+  if (std::optional<CorruptLine> bad = r.is_error() ? corrupt_line(r.str) : std::nullopt;
+      bad && bad->index < step.group_lines.size()) {
+    const RecordLine& line = step.group_lines[bad->index];
+    ItemResult item;
+    item.key = line.key;
+    apply_error_reply(item, bad->reply);
+    throw StockctlError(
+        fmt::format("item '{}': {} (the decision is kept: once the value is "
+                    "repaired, run the same command again, or reap)",
+                    escape_control(line.sku), item.error));
+  }
+  if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
+    throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,
+                                    describe_reply(r)));
+  }
+  const bool applied = r.elements[0].str == "ok" && r.elements[1].integer == 0;
+  for (std::size_t k = 0; k < step.lines.size() && 2 + k < r.elements.size(); ++k) {
+    const std::int64_t stock = r.elements[2 + k].integer;
+    if (stock >= 0 && step.lines[k] < stocks.size()) stocks[step.lines[k]] = stock;
+    if (applied && back) units_back += step.group_lines[k].qty;
+  }
+}
+
+Call keep_call(const std::string& record, long long keep_s) {
+  return Call::idempotent_write({"EXPIRE", record, std::to_string(std::max(keep_s, 60LL))});
+}
+
+// Drives every group of the record to its state, each step idempotent: a group is confirmed,
+// released or cancelled once whoever finishes (this run, a re-run, reap). Before releasing, a
+// group that was never held gets a tombstone, so that a prepare of this attempt still in flight
+// (a paused process) is refused instead of holding units nobody would give back.
+Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
+                     const std::vector<RecordLine>& lines, long long keep_s) {
+  Finish finish;
+  finish.stocks.assign(lines.size(), std::nullopt);
+  const std::string action = finish_action(rec.state);
+  if (action.empty() || rec.finished) return finish;
+  const std::vector<GroupStep> steps = group_steps(ctx.scheme(), id, rec.attempt, lines);
+  for (std::size_t g = 0; g < steps.size(); ++g) {
+    const GroupStep& step = steps[g];
+    if (tombstone_first(rec.state) && never_held(ctx, step.record, keep_s)) {
+      stop_if_asked(fmt::format("finish:{}", g + 1));
+      continue;
+    }
+    Reply r = durable_call(
+        ctx, settle_call(ctx, step.record, step.index, action, step.gid, step.group_lines));
+    read_settle(step, gives_back(rec.state, action), r, finish.stocks, finish.units_back);
+    ctx.redis().call(keep_call(step.record, keep_s));
+    stop_if_asked(fmt::format("finish:{}", g + 1));
+  }
+  Coordinator(ctx, id).op("done", {rec.state, std::to_string(rec.attempt)});
+  return finish;
+}
+
+// A replayed or refused settle sends no settle script (the record is finished), so its lines'
+// stocks are read: one GET per line, pipelined (as one Redis answers the stock now).
+void read_missing_stocks(Context& ctx, const std::vector<RecordLine>& lines,
+                         std::vector<std::optional<std::int64_t>>& stocks) {
+  std::vector<Call> calls;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < lines.size() && i < stocks.size(); ++i) {
+    if (stocks[i]) continue;
+    calls.push_back(Call::read({"GET", lines[i].key}));
+    which.push_back(i);
+  }
+  if (calls.empty()) return;
+  std::vector<CallResult> results = ctx.redis().run(calls);
+  for (std::size_t k = 0; k < results.size() && k < which.size(); ++k) {
+    const CallResult& r = results[k];
+    if (r.state != CallResult::State::replied || r.reply.type != Reply::Type::string) continue;
+    std::optional<std::int64_t> stock = parse_stored_value(r.reply.str);
+    if (stock && *stock >= 0) stocks[which[k]] = stock;
+  }
+}
+
+}  // namespace stockctl

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/context.h"
+#include "bulk/adjust_runner.h"
+#include "holds/cart.h"
+#include "holds/settle_answer.h"
+
+namespace stockctl {
+
+/// The per-line keys every hold script takes: stock, holds, held units, [log].
+void append_line_keys(std::vector<std::string>& keys, const std::string& stock, bool log);
+
+/// Runs hold-4002.lua for carts (each cart's record_key/index_key/id as given), with the init
+/// lock protocol for lines whose key is missing.
+class HoldRunner {
+ public:
+  /// `expire_ms`: how long the holds it makes last (an order's are never held).
+  HoldRunner(Context& ctx, CartKind kind, const HoldOptions& o, long long expire_ms);
+
+  /// Holds or orders each prepared cart (invalid ones are left as they are).
+  void run(std::vector<Cart>& carts);
+
+  /// With --wait-replicas: a cart held on the primary but acknowledged by fewer replicas is an
+  /// error (the cluster protocol aborts such a group rather than decide on it).
+  void require_acks() { require_acks_ = true; }
+
+ private:
+  Call call_for(const Cart& cart, const std::vector<std::string>& inits) const;
+  void apply(Cart& cart, const CallResult& result) const;
+  void apply_error(Cart& cart, const std::string& text) const;
+  void check_acks(Cart& cart, const CallResult& result) const;
+  void initialize(Cart& cart);
+
+  Context& ctx_;
+  CartKind kind_;
+  const HoldOptions& o_;
+  long long expire_ms_;
+  InitialStock initial_;
+  bool require_acks_ = false;
+};
+
+/// The call of settle-4002.lua for `action` on the record at `record` with these lines.
+Call settle_call(const Context& ctx, const std::string& record, const std::string& index,
+                 const std::string& action, const std::string& id,
+                 const std::vector<RecordLine>& lines);
+
+}  // namespace stockctl

@@ -1,0 +1,111 @@
+// confirm, release, cancel and reap on one Redis: each id is one settle script, reap one
+// script a batch of items.
+
+#include "holds/one_redis.h"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "base/text.h"
+#include "bulk/replica_ack.h"
+#include "core/error_reply.h"
+#include "core/hold_lines.h"
+#include "holds/hold_runner.h"
+#include "holds/settle_answer.h"
+#include "redis/errors.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+ExitCode settle_on_one_redis(Context& ctx, const std::string& action, const std::string& id,
+                             ExitFold& fold) {
+  auto report = [&](Status status, const std::vector<RecordLine>& lines,
+                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
+                    const std::string& error) {
+    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
+    return fold.code();
+  };
+  if (std::string problem = validate_hold_id(id); !problem.empty()) {
+    return report(Status::invalid, {}, {}, false, problem);
+  }
+  const std::string record = hold_record_key(ctx.scheme(), id);
+  Reply text = ctx.redis().call(Call::read({"GET", record}));
+  if (text.is_nil()) return report(Status::missing, {}, {}, false, "");
+  std::optional<std::vector<RecordLine>> lines;
+  if (text.type == Reply::Type::string) {
+    lines = hold_record_lines(text.str);
+  } else if (text.error_kind() == ErrorReply::wrongtype) {
+    // A record of the previous version: a hash whose field "lines" is JSON.
+    text = ctx.redis().call(Call::read({"HGET", record, "lines"}));
+    if (text.type == Reply::Type::string) lines = record_lines(text.str);
+  }
+  if (!lines) {
+    return report(Status::error, {}, {}, false,
+                  fmt::format("{}: the record is not one stockctl wrote", record));
+  }
+  std::vector<CallResult> results = ctx.redis().run(
+      {settle_call(ctx, record, holds_index_key(ctx.scheme()), action, id, *lines)});
+  if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
+  const Reply& r = results[0].reply;
+  if (r.is_error()) {
+    ItemResult item;
+    item.key = record;
+    std::string reply = r.str;
+    // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
+    if (std::optional<CorruptLine> bad = corrupt_line(r.str); bad && bad->index < lines->size()) {
+      item.key = (*lines)[bad->index].key;
+      item.sku = (*lines)[bad->index].sku;
+      reply = bad->reply;
+    }
+    apply_error_reply(item, reply);
+    return report(item.status, *lines, {}, false,
+                  item.sku.empty()
+                      ? item.error
+                      : fmt::format("item '{}': {}", escape_control(item.sku), item.error));
+  }
+  if (r.type != Reply::Type::array || r.elements.size() != 2 + lines->size()) {
+    return report(Status::error, *lines, {}, false,
+                  fmt::format("unexpected reply from the settle script: {}", describe_reply(r)));
+  }
+  std::vector<std::optional<std::int64_t>> stocks;
+  for (std::size_t i = 0; i < lines->size(); ++i) {
+    std::int64_t s = r.elements[2 + i].integer;
+    stocks.push_back(s >= 0 ? std::optional<std::int64_t>(s) : std::nullopt);
+  }
+  Status status = settle_status(r.elements[0].str);
+  std::string error = settle_conflict(action, r.elements[0].str);
+  if (status == Status::ok && !acknowledged(results[0], ctx.redis().options())) {
+    status = Status::error;
+    error = unacknowledged(results[0], ctx.redis().options());
+  }
+  if (status == Status::missing) lines->clear();
+  return report(status, *lines, stocks, r.elements[1].integer == 1, error);
+}
+
+ReapTotal reap_on_one_redis(Context& ctx) {
+  const ChangeLogSettings& log = ctx.change_log();
+  std::int64_t units = 0;
+  // A hold of several lines expires on each of its items, perhaps in different calls: each
+  // call names the ids it gave back, and every id counts once.
+  std::unordered_set<std::string> expired;
+  for (bool more = true; more;) {
+    Call call{&reap_script(),
+              {holds_index_key(ctx.scheme()), std::to_string(kReapBatch),
+               log.enabled ? std::to_string(log.max_entries) : "", log.actor, log.reason},
+              true,
+              true};
+    call.numkeys = 1;
+    Reply r = ctx.redis().call(call);
+    if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 4 ||
+        r.elements[3].type != Reply::Type::array) {
+      throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
+    }
+    units += r.elements[1].integer;
+    more = r.elements[2].integer == 1;
+    for (const Reply& id : r.elements[3].elements) expired.insert(id.str);
+  }
+  return ReapTotal{static_cast<std::int64_t>(expired.size()), units};
+}
+
+}  // namespace stockctl
