@@ -10,8 +10,8 @@
 #include "cli/common_options.h"
 #include "commands/holds.h"
 #include "commands/program.h"
+#include "core/cart_keys.h"
 #include "core/sku.h"
-#include "holds/cart_record.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
 

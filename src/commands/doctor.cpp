@@ -13,10 +13,10 @@
 #include "base/interrupt.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
+#include "core/cart_keys.h"
 #include "core/doctor.h"
 #include "core/hold_lines.h"
 #include "core/sku.h"
-#include "holds/cart_record.h"
 #include "redis/pipelined_connections.h"
 
 namespace stockctl {

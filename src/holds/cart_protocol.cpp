@@ -164,24 +164,23 @@ void run_attempts(Context& ctx, CartKind kind, const HoldOptions& o, Cart& cart,
     stop_if_asked("intent");
     const bool existed = rec.replayed;
     std::vector<Cart> groups = group_carts(ctx.scheme(), cart, rec.attempt);
-    if (rec.state == "preparing") {
+    if (rec.state == CartState::preparing) {
       const bool all_held = hold_groups(groups_runner, groups, "prepare:");
       rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
       stop_if_asked("decide");
-      if (rec.state == "aborted" && !all_held && !any_conflict(groups)) {
+      if (rec.state == CartState::aborted && !all_held && !any_conflict(groups)) {
         return refuse(cart, groups, finish_groups(ctx, cart.id, rec, lines, o.request_ttl_s));
       }
-    } else if (rec.state != "aborted") {
+    } else if (rec.state != CartState::aborted) {
       // A decided attempt: each group answers its first answer again (a replay changes nothing).
       hold_groups(groups_runner, groups, "");
     }
     finish_groups(ctx, cart.id, rec, lines, o.request_ttl_s);
-    if (rec.state == "aborted") continue;  // reaped past its deadline: a new attempt
+    if (rec.state == CartState::aborted) continue;  // reaped past its deadline: a new attempt
     merge_answers(cart, groups);
     cart.replayed = existed;
     // A repeat of a hold that is no longer held says what it became, and claims no expiry.
-    const bool live = rec.state == "held" || rec.state == "ordered";
-    cart.since = existed && !live ? rec.state : "";
+    cart.since = existed && !cart_live(rec.state) ? cart_state_name(rec.state) : "";
     if (kind == CartKind::hold && cart.since.empty()) cart.expires_at_ms = rec.exp;
     return;
   }
@@ -206,7 +205,7 @@ void CartProtocol::run(Cart& cart) {
   } catch (const NotDurableError&) {
     // A step not acknowledged stops the run, but what the primary decided stands: a hold it
     // made has its expiry, as one Redis answers it.
-    if (kind_ == CartKind::hold && made(coordinator.last().state)) {
+    if (kind_ == CartKind::hold && cart_made(coordinator.last().state)) {
       cart.expires_at_ms = coordinator.last().exp;
     }
     throw;

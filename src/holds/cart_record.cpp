@@ -13,6 +13,7 @@
 #include "bulk/replica_ack.h"
 #include "core/error_reply.h"
 #include "core/hash_slot.h"
+#include "core/sku.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
 
@@ -21,16 +22,6 @@ namespace stockctl {
 void stop_if_asked(const std::string& step) {
   static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
   if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
-}
-
-int cart_slot(std::string_view key) { return key_slot(key); }
-
-std::string due_index_pattern(const KeyScheme& scheme) {
-  return fmt::format("stockctl:carts-due:{}{{*}}", escape_glob(scheme.prefix));
-}
-
-std::string group_index_key(const KeyScheme& scheme, int slot) {
-  return fmt::format("stockctl:cart-groups:{}{{{}}}", scheme.prefix, slot_tag(slot));
 }
 
 // One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
@@ -61,26 +52,6 @@ std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
 
 Reply durable_call(Context& ctx, const Call& call) {
   return std::move(durable_run(ctx, {call})[0]);
-}
-
-std::string cart_record_key(const KeyScheme& scheme, const std::string& id) {
-  if (scheme.hashtag) return fmt::format("stockctl:cart:{}{{{}}}", scheme.prefix, id);
-  return fmt::format("stockctl:cart:{}{}", scheme.prefix, id);
-}
-
-std::string due_key(const KeyScheme& scheme, int slot) {
-  return fmt::format("stockctl:carts-due:{}{{{}}}", scheme.prefix, slot_tag(slot));
-}
-
-std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid) {
-  return fmt::format("stockctl:cart-group:{}{{{}}}:{}", scheme.prefix, slot_tag(slot), gid);
-}
-
-std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys) {
-  std::vector<int> slots;
-  slots.reserve(keys.size());
-  for (const std::string& key : keys) slots.push_back(key_slot(key));
-  return group_by_slot(slots);
 }
 
 Coordinator::Coordinator(Context& ctx, const std::string& id)
@@ -116,7 +87,12 @@ CartRecord Coordinator::parse(const Reply& r) const {
     throw StockctlError(
         fmt::format("{}: unexpected reply from the cart script: {}", record_, describe_reply(r)));
   }
-  rec.state = r.elements[0].str;
+  const std::optional<CartState> state = parse_cart_state(r.elements[0].str);
+  if (!state) {
+    throw StockctlError(fmt::format("{}: unexpected state from the cart script: {}", record_,
+                                    escape_control(r.elements[0].str)));
+  }
+  rec.state = *state;
   rec.attempt = r.elements[1].integer;
   rec.exp = r.elements[2].integer;
   rec.finished = r.elements[3].integer == 1;
@@ -124,10 +100,6 @@ CartRecord Coordinator::parse(const Reply& r) const {
   rec.status = r.elements[5].str;
   rec.replayed = r.elements[6].integer == 1;
   return rec;
-}
-
-bool made(const std::string& state) {
-  return !state.empty() && state != "preparing" && state != "aborted" && state != "missing";
 }
 
 }  // namespace stockctl

@@ -2,13 +2,12 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "app/context.h"
 #include "base/errors.h"
-#include "core/cart_plan.h"
-#include "core/sku.h"
+#include "core/cart_keys.h"
+#include "core/cart_states.h"
 #include "redis/client.h"
 
 namespace stockctl {
@@ -24,27 +23,6 @@ class NotDurableError : public StockctlError {
 /// SIGKILL right after `step`, as a crash there would.
 void stop_if_asked(const std::string& step);
 
-/// The hash slot of `key`, by which a cart's lines are grouped.
-int cart_slot(std::string_view key);
-
-/// A SCAN pattern matching the due index of every slot (under the scheme's prefix).
-std::string due_index_pattern(const KeyScheme& scheme);
-
-/// The index of items with group holds in `slot` (hold-4002's index for the groups there).
-std::string group_index_key(const KeyScheme& scheme, int slot);
-
-/// The key of the record of cluster hold or order `id` (in the id's slot).
-std::string cart_record_key(const KeyScheme& scheme, const std::string& id);
-
-/// The index of the records due in `slot` (their deadline or expiry), which reap reads.
-std::string due_key(const KeyScheme& scheme, int slot);
-
-/// The key of the record of group `gid`, in `slot`.
-std::string group_record_key(const KeyScheme& scheme, int slot, const std::string& gid);
-
-/// The slot groups of a cart whose lines have these keys (core/cart_plan.h: group_by_slot).
-std::vector<SlotGroup> groups_of(const std::vector<std::string>& keys);
-
 /// Checks one step of the protocol: throws ConnectionError when it got no reply, and
 /// NotDurableError when it wrote on the primary but fewer replicas than --wait-replicas
 /// acknowledged it (a failover could lose it: the next step must not build on it).
@@ -59,7 +37,7 @@ Reply durable_call(Context& ctx, const Call& call);
 
 /// The record as cart-2.lua answers it.
 struct CartRecord {
-  std::string state;
+  CartState state = CartState::missing;
   std::int64_t attempt = 0;
   std::int64_t exp = 0;
   bool finished = false;
@@ -94,9 +72,5 @@ class Coordinator {
   std::string due_;
   CartRecord last_;
 };
-
-/// Whether a record in `state` stands for a hold or order that was made (decided, and not
-/// aborted), whatever became of it since.
-bool made(const std::string& state);
 
 }  // namespace stockctl

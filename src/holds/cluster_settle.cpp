@@ -29,7 +29,7 @@ void settle_on_cluster(Context& ctx, const std::string& action, const std::strin
     return report(Status::invalid, {}, {}, false, problem);
   }
   CartRecord rec = Coordinator(ctx, id).op("settle", {action});
-  if (rec.state == "missing" || rec.status == "missing") {
+  if (rec.state == CartState::missing || rec.status == "missing") {
     return report(Status::missing, {}, {}, false, "");
   }
   std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
@@ -55,7 +55,7 @@ constexpr std::size_t kReapWindow = 512;
 struct Reaping {
   std::string id;
   CartRecord rec;
-  std::string action;
+  GroupFinish todo;
   std::vector<GroupStep> groups;
   std::vector<bool> settle;  ///< per group: has something to settle (not a tombstone)
   std::int64_t units_back = 0;
@@ -72,9 +72,9 @@ std::vector<Reaping> decide_due(Context& ctx, const std::vector<std::string>& id
   for (std::size_t i = 0; i < ids.size(); ++i) {
     CartRecord rec = Coordinator(ctx, ids[i]).parse(replies[i]);
     std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
-    const std::string action = finish_action(rec.state);
-    if (!lines || rec.finished || action.empty()) continue;
-    Reaping r{ids[i], rec, action, group_steps(ctx.scheme(), ids[i], rec.attempt, *lines), {}, 0};
+    const GroupFinish todo = group_finish(rec.state);
+    if (!lines || rec.finished || todo.action == GroupAction::none) continue;
+    Reaping r{ids[i], rec, todo, group_steps(ctx.scheme(), ids[i], rec.attempt, *lines), {}, 0};
     r.settle.assign(r.groups.size(), true);
     work.push_back(std::move(r));
   }
@@ -86,7 +86,7 @@ void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
   std::vector<Call> calls;
   std::vector<std::pair<std::size_t, std::size_t>> of;
   for (std::size_t w = 0; w < work.size(); ++w) {
-    if (!tombstone_first(work[w].rec.state)) continue;
+    if (!work[w].todo.tombstone_first) continue;
     for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
       calls.push_back(tombstone_call(work[w].groups[g].record, kDefaultKeepS));
       of.emplace_back(w, g);
@@ -107,8 +107,9 @@ void settle_groups(Context& ctx, std::vector<Reaping>& work) {
     for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
       if (!work[w].settle[g]) continue;
       const GroupStep& step = work[w].groups[g];
-      calls.push_back(
-          settle_call(ctx, step.record, step.index, work[w].action, step.gid, step.group_lines));
+      calls.push_back(settle_call(ctx, step.record, step.index,
+                                  group_action_name(work[w].todo.action), step.gid,
+                                  step.group_lines));
       of.emplace_back(w, g);
     }
   }
@@ -118,7 +119,7 @@ void settle_groups(Context& ctx, std::vector<Reaping>& work) {
     Reaping& r = work[of[i].first];
     const GroupStep& step = r.groups[of[i].second];
     std::vector<std::optional<std::int64_t>> stocks;
-    read_settle(step, gives_back(r.rec.state, r.action), replies[i], stocks, r.units_back);
+    read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back);
     keep.push_back(keep_call(step.record, kDefaultKeepS));
   }
   ctx.redis().run(keep);
@@ -129,8 +130,8 @@ void mark_done(Context& ctx, const std::vector<Reaping>& work) {
   std::vector<Call> calls;
   calls.reserve(work.size());
   for (const Reaping& r : work) {
-    calls.push_back(
-        Coordinator(ctx, r.id).call("done", {r.rec.state, std::to_string(r.rec.attempt)}));
+    calls.push_back(Coordinator(ctx, r.id).call(
+        "done", {cart_state_name(r.rec.state), std::to_string(r.rec.attempt)}));
   }
   durable_run(ctx, calls);
 }

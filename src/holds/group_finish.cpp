@@ -44,24 +44,6 @@ bool never_held_reply(const std::string& record, const Reply& r) {
   return r.integer != 0;
 }
 
-/// What finishing a record in `state` does to each of its groups. An aborted attempt cancels
-/// them: a hold's groups are held (cancel gives the units back, as release does), an order's
-/// were deducted by their prepare (cancel gives them back as a sale).
-std::string finish_action(const std::string& state) {
-  return state == "aborted" ? "cancel" : group_action(state);
-}
-
-/// Whether a record in `state` gives its groups back, so that each first gets a tombstone where
-/// it was never prepared (a late prepare of this attempt is then refused).
-bool tombstone_first(const std::string& state) {
-  return state == "aborted" || state == "released" || state == "expired";
-}
-
-/// Whether a group's settle by `action` for a record in `state` gives units back to stock.
-bool gives_back(const std::string& state, const std::string& action) {
-  return action == "release" || state == "aborted";
-}
-
 std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& id,
                                    std::int64_t attempt, const std::vector<RecordLine>& lines) {
   std::vector<std::string> keys;
@@ -120,22 +102,24 @@ Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
                      const std::vector<RecordLine>& lines, long long keep_s) {
   Finish finish;
   finish.stocks.assign(lines.size(), std::nullopt);
-  const std::string action = finish_action(rec.state);
-  if (action.empty() || rec.finished) return finish;
+  // What the decision asks of each group: core/cart_states.h, the table of record states.
+  const GroupFinish todo = group_finish(rec.state);
+  if (todo.action == GroupAction::none || rec.finished) return finish;
+  const std::string action = group_action_name(todo.action);
   const std::vector<GroupStep> steps = group_steps(ctx.scheme(), id, rec.attempt, lines);
   for (std::size_t g = 0; g < steps.size(); ++g) {
     const GroupStep& step = steps[g];
-    if (tombstone_first(rec.state) && never_held(ctx, step.record, keep_s)) {
+    if (todo.tombstone_first && never_held(ctx, step.record, keep_s)) {
       stop_if_asked(fmt::format("finish:{}", g + 1));
       continue;
     }
     Reply r = durable_call(
         ctx, settle_call(ctx, step.record, step.index, action, step.gid, step.group_lines));
-    read_settle(step, gives_back(rec.state, action), r, finish.stocks, finish.units_back);
+    read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back);
     ctx.redis().call(keep_call(step.record, keep_s));
     stop_if_asked(fmt::format("finish:{}", g + 1));
   }
-  Coordinator(ctx, id).op("done", {rec.state, std::to_string(rec.attempt)});
+  Coordinator(ctx, id).op("done", {cart_state_name(rec.state), std::to_string(rec.attempt)});
   return finish;
 }
 

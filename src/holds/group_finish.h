@@ -42,15 +42,6 @@ Call tombstone_call(const std::string& record, long long keep_s);
 /// StockctlError for another reply.
 bool never_held_reply(const std::string& record, const Reply& r);
 
-/// What finishing a record in `state` does to each of its groups ("" when nothing).
-std::string finish_action(const std::string& state);
-
-/// Whether a record in `state` gives its groups back, so that each first gets a tombstone.
-bool tombstone_first(const std::string& state);
-
-/// Whether a group's settle by `action` for a record in `state` gives units back to stock.
-bool gives_back(const std::string& state, const std::string& action);
-
 /// Reads a settle script's answer for a group: its lines' stocks after it (into `stocks`), and
 /// the units it gave back now (into `units_back`, when `back`). Throws StockctlError naming the
 /// item when a stored value is corrupt, and for a reply that is not the script's.
@@ -60,8 +51,8 @@ void read_settle(const GroupStep& step, bool back, const Reply& r,
 /// The EXPIRE that keeps a finished group's record `keep_s` seconds (for replays).
 Call keep_call(const std::string& record, long long keep_s);
 
-/// Drives every group of the record to its state, each step idempotent, then marks the record
-/// done. Throws as durable_call does.
+/// Drives every group of the record to its state (group_finish of core/cart_states.h), each
+/// step idempotent, then marks the record done. Throws as durable_call does.
 Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
                      const std::vector<RecordLine>& lines, long long keep_s);
 
