@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -24,8 +23,6 @@ namespace {
 /// the items' scripts nor reap-1.lua ever returns a group's units by itself; the record's
 /// decision does.
 constexpr long long kGroupLifeMs = 10LL * 365 * 24 * 3600 * 1000;
-/// How long an attempt may take to hold every group before reap may abort it.
-constexpr long long kPrepareBudgetMs = 120000;
 /// How many attempts a hold or order makes when reap (or its deadline) aborts one.
 constexpr int kAttempts = 3;
 
@@ -52,16 +49,11 @@ std::vector<RecordLine> cart_record_lines(const Cart& cart) {
   return lines;
 }
 
-long long prepare_budget_ms() {
-  // Test-only: a short deadline, so that the tests of reap after a crash need not wait.
-  if (const char* ms = std::getenv("STOCKCTL_TEST_PREPARE_MS")) return std::atoll(ms);
-  return kPrepareBudgetMs;
-}
-
 }  // namespace
 
-CartProtocol::CartProtocol(Context& ctx, CartKind kind, const HoldOptions& o)
-    : ctx_(ctx), kind_(kind), o_(o) {}
+CartProtocol::CartProtocol(CartStore& store, CartKind kind, const HoldOptions& o,
+                           ProtocolHooks hooks)
+    : store_(store), kind_(kind), o_(o), hooks_(std::move(hooks)) {}
 
 namespace {
 
@@ -123,14 +115,15 @@ bool any_conflict(const std::vector<Cart>& groups) {
 }
 
 // Runs the hold script for each group in slot order (a first prepare, or a replay of its first
-// answer); with `step`, stops there after each group when a test asks. True when all hold.
-bool hold_groups(HoldRunner& runner, std::vector<Cart>& groups, const std::string& step) {
+// answer); with `step`, calls the hooks after each group ("prepare:N"). True when all hold.
+bool hold_groups(HoldRunner& runner, std::vector<Cart>& groups, const std::string& step,
+                 const ProtocolHooks& hooks) {
   bool all_held = true;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     std::vector<Cart> one{groups[g]};
     runner.run(one);
     groups[g] = std::move(one[0]);
-    if (!step.empty()) stop_if_asked(fmt::format("{}{}", step, g + 1));
+    if (!step.empty()) hooks.after(fmt::format("{}{}", step, g + 1));
     if (groups[g].status != Status::ok) all_held = false;
   }
   return all_held;
@@ -145,15 +138,18 @@ void refuse(Cart& cart, const std::vector<Cart>& groups, const Finish& finish) {
   }
 }
 
+}  // namespace
+
 // The attempts of one cart (a new one when reap aborted the last past its deadline).
-void run_attempts(Context& ctx, CartKind kind, const HoldOptions& o, Cart& cart,
-                  Coordinator& coordinator, HoldRunner& groups_runner) {
+void CartProtocol::run_attempts(Cart& cart, Coordinator& coordinator, HoldRunner& groups_runner) {
+  const CartKind kind = kind_;
+  const HoldOptions& o = o_;
   const std::vector<RecordLine> lines = cart_record_lines(cart);
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     CartRecord rec = coordinator.op(
         "intent",
         {kind_name(kind), canon_of(kind, cart), lines_text(cart), std::to_string(o.expire_s * 1000),
-         std::to_string(prepare_budget_ms()), std::to_string(o.request_ttl_s)});
+         std::to_string(hooks_.prepare_budget_ms), std::to_string(o.request_ttl_s)});
     if (!rec.conflict.empty()) {
       return fail(
           cart, Status::conflict,
@@ -161,21 +157,22 @@ void run_attempts(Context& ctx, CartKind kind, const HoldOptions& o, Cart& cart,
                       "changed",
                       escape_control(cart.id), kind == CartKind::hold ? "an order" : "a hold"));
     }
-    stop_if_asked("intent");
+    hooks_.after("intent");
     const bool existed = rec.replayed;
-    std::vector<Cart> groups = group_carts(ctx.scheme(), cart, rec.attempt);
+    std::vector<Cart> groups = group_carts(store_.scheme, cart, rec.attempt);
     if (rec.state == CartState::preparing) {
-      const bool all_held = hold_groups(groups_runner, groups, "prepare:");
+      const bool all_held = hold_groups(groups_runner, groups, "prepare:", hooks_);
       rec = coordinator.op("decide", {all_held ? "commit" : "abort", std::to_string(rec.attempt)});
-      stop_if_asked("decide");
+      hooks_.after("decide");
       if (rec.state == CartState::aborted && !all_held && !any_conflict(groups)) {
-        return refuse(cart, groups, finish_groups(ctx, cart.id, rec, lines, o.request_ttl_s));
+        return refuse(cart, groups,
+                      finish_groups(store_, cart.id, rec, lines, o.request_ttl_s, hooks_));
       }
     } else if (rec.state != CartState::aborted) {
       // A decided attempt: each group answers its first answer again (a replay changes nothing).
-      hold_groups(groups_runner, groups, "");
+      hold_groups(groups_runner, groups, "", hooks_);
     }
-    finish_groups(ctx, cart.id, rec, lines, o.request_ttl_s);
+    finish_groups(store_, cart.id, rec, lines, o.request_ttl_s, hooks_);
     if (rec.state == CartState::aborted) continue;  // reaped past its deadline: a new attempt
     merge_answers(cart, groups);
     cart.replayed = existed;
@@ -190,18 +187,17 @@ void run_attempts(Context& ctx, CartKind kind, const HoldOptions& o, Cart& cart,
                    kAttempts, kind == CartKind::hold ? "held" : "ordered"));
 }
 
-}  // namespace
-
 void CartProtocol::run(Cart& cart) {
-  Coordinator coordinator(ctx_, cart.id);
+  Coordinator coordinator(store_, cart.id);
   // A hold's groups are held with a life no node reaches; an order's are ordered at once (an
   // abort cancels them), with records kept as long as the cart's own.
-  HoldRunner groups_runner(
-      ctx_, kind_, o_,
-      kind_ == CartKind::hold ? kGroupLifeMs : std::max(o_.expire_s * 1000, prepare_budget_ms()));
+  HoldRunner groups_runner(store_, kind_, o_,
+                           kind_ == CartKind::hold
+                               ? kGroupLifeMs
+                               : std::max(o_.expire_s * 1000, hooks_.prepare_budget_ms));
   groups_runner.require_acks();
   try {
-    run_attempts(ctx_, kind_, o_, cart, coordinator, groups_runner);
+    run_attempts(cart, coordinator, groups_runner);
   } catch (const NotDurableError&) {
     // A step not acknowledged stops the run, but what the primary decided stands: a hold it
     // made has its expiry, as one Redis answers it.

@@ -1,10 +1,12 @@
 #pragma once
 
-#include "app/context.h"
 #include "holds/cart.h"
 #include "holds/cart_record.h"
+#include "holds/cart_store.h"
 
 namespace stockctl {
+
+class HoldRunner;
 
 /// Holds and orders whose lines span several slots of a Redis Cluster: the protocol of
 /// docs/holds.md. A record in the id's slot (lua/cart-2.lua) decides; each slot group of the
@@ -12,16 +14,20 @@ namespace stockctl {
 /// ever reaches, so that only the record's decision moves its units (settle-4002.lua).
 class CartProtocol {
  public:
-  CartProtocol(Context& ctx, CartKind kind, const HoldOptions& o);
+  /// `hooks`: the test-only seam (what runs after each step, the prepare deadline).
+  CartProtocol(CartStore& store, CartKind kind, const HoldOptions& o, ProtocolHooks hooks);
 
   /// Holds or orders one prepared cart: all its lines or none, once per id. A re-run of the
   /// same command resumes (or finishes) whatever an earlier run left.
   void run(Cart& cart);
 
  private:
-  Context& ctx_;
+  void run_attempts(Cart& cart, Coordinator& coordinator, HoldRunner& groups_runner);
+
+  CartStore& store_;
   CartKind kind_;
   const HoldOptions& o_;
+  ProtocolHooks hooks_;
 };
 
 }  // namespace stockctl

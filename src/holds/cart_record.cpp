@@ -4,10 +4,6 @@
 #include "holds/cart_record.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <cstdlib>
 
 #include "base/text.h"
 #include "bulk/replica_ack.h"
@@ -19,53 +15,48 @@
 
 namespace stockctl {
 
-void stop_if_asked(const std::string& step) {
-  static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
-  if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
-}
-
 // One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
 // a failover that lost a decision after some groups were finished would leave a half order, so
 // an unacknowledged step stops the run (the same command, or reap, carries it on).
-void require_durable(Context& ctx, const Call& call, const CallResult& result) {
+void require_durable(const ClientOptions& options, const Call& call, const CallResult& result) {
   if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
-  if (call.writes && !acknowledged(result, ctx.redis().options()) && !result.reply.is_error()) {
+  if (call.writes && !acknowledged(result, options) && !result.reply.is_error()) {
     throw NotDurableError(
         fmt::format("{}; stopped before the next step (run the same command again, or reap)",
-                    unacknowledged(result, ctx.redis().options())));
+                    unacknowledged(result, options)));
   }
 }
 
 // Steps of different records (reap) are independent, so they may share one pipeline: the
 // replies come back in order, each checked as durable_call checks one.
-std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls) {
+std::vector<Reply> durable_run(Client& client, const std::vector<Call>& calls) {
   if (calls.empty()) return {};
-  std::vector<CallResult> results = ctx.redis().run(calls);
+  std::vector<CallResult> results = client.run(calls);
   std::vector<Reply> replies;
   replies.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {
-    require_durable(ctx, calls[i], results[i]);
+    require_durable(client.options(), calls[i], results[i]);
     replies.push_back(std::move(results[i].reply));
   }
   return replies;
 }
 
-Reply durable_call(Context& ctx, const Call& call) {
-  return std::move(durable_run(ctx, {call})[0]);
+Reply durable_call(Client& client, const Call& call) {
+  return std::move(durable_run(client, {call})[0]);
 }
 
-Coordinator::Coordinator(Context& ctx, const std::string& id)
-    : ctx_(ctx),
+Coordinator::Coordinator(CartStore& store, const std::string& id)
+    : client_(store.client),
       id_(id),
-      record_(cart_record_key(ctx.scheme(), id)),
-      due_(due_key(ctx.scheme(), key_slot(record_))) {}
+      record_(cart_record_key(store.scheme, id)),
+      due_(due_key(store.scheme, key_slot(record_))) {}
 
 CartRecord Coordinator::op(const std::string& op, std::vector<std::string> args) {
   const Call sent = call(op, std::move(args));
-  std::vector<CallResult> results = ctx_.redis().run({sent});
+  std::vector<CallResult> results = client_.run({sent});
   if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
   last_ = parse(results[0].reply);
-  require_durable(ctx_, sent, results[0]);
+  require_durable(client_.options(), sent, results[0]);
   return last_;
 }
 

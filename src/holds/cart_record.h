@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "app/context.h"
 #include "base/errors.h"
 #include "core/cart_keys.h"
 #include "core/cart_states.h"
+#include "holds/cart_store.h"
 #include "redis/client.h"
 
 namespace stockctl {
@@ -19,21 +19,17 @@ class NotDurableError : public StockctlError {
   using StockctlError::StockctlError;
 };
 
-/// The test-only crash points (STOCKCTL_TEST_STOP_AT=STEP): the process kills itself with
-/// SIGKILL right after `step`, as a crash there would.
-void stop_if_asked(const std::string& step);
-
 /// Checks one step of the protocol: throws ConnectionError when it got no reply, and
 /// NotDurableError when it wrote on the primary but fewer replicas than --wait-replicas
 /// acknowledged it (a failover could lose it: the next step must not build on it).
-void require_durable(Context& ctx, const Call& call, const CallResult& result);
+void require_durable(const ClientOptions& options, const Call& call, const CallResult& result);
 
 /// Runs steps of independent records in one pipeline, each checked as require_durable does;
 /// returns their replies in order.
-std::vector<Reply> durable_run(Context& ctx, const std::vector<Call>& calls);
+std::vector<Reply> durable_run(Client& client, const std::vector<Call>& calls);
 
 /// One step, checked as require_durable does; returns its reply.
-Reply durable_call(Context& ctx, const Call& call);
+Reply durable_call(Client& client, const Call& call);
 
 /// The record as cart-2.lua answers it.
 struct CartRecord {
@@ -50,7 +46,7 @@ struct CartRecord {
 /// The calls of cart-2.lua for one id.
 class Coordinator {
  public:
-  Coordinator(Context& ctx, const std::string& id);
+  Coordinator(CartStore& store, const std::string& id);
 
   /// The record after `op`; throws NotDurableError as durable_call does, after last() has
   /// taken the record the primary answered.
@@ -66,7 +62,7 @@ class Coordinator {
   CartRecord parse(const Reply& r) const;
 
  private:
-  Context& ctx_;
+  Client& client_;
   std::string id_;
   std::string record_;
   std::string due_;

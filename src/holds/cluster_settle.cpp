@@ -18,17 +18,17 @@
 
 namespace stockctl {
 
-void settle_on_cluster(Context& ctx, const std::string& action, const std::string& id,
-                       ExitFold& fold) {
-  auto report = [&](Status status, const std::vector<RecordLine>& lines,
-                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
-                    const std::string& error) {
-    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
+Settled settle_on_cluster(CartStore& store, const std::string& action, const std::string& id,
+                          const ProtocolHooks& hooks) {
+  auto report = [](Status status, std::vector<RecordLine> lines,
+                   std::vector<std::optional<std::int64_t>> stocks, bool replayed,
+                   std::string error) {
+    return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
   };
   if (std::string problem = validate_hold_id(id); !problem.empty()) {
     return report(Status::invalid, {}, {}, false, problem);
   }
-  CartRecord rec = Coordinator(ctx, id).op("settle", {action});
+  CartRecord rec = Coordinator(store, id).op("settle", {action});
   if (rec.state == CartState::missing || rec.status == "missing") {
     return report(Status::missing, {}, {}, false, "");
   }
@@ -36,13 +36,13 @@ void settle_on_cluster(Context& ctx, const std::string& action, const std::strin
   if (!lines) {
     return report(
         Status::error, {}, {}, false,
-        fmt::format("{}: the record is not one stockctl wrote", cart_record_key(ctx.scheme(), id)));
+        fmt::format("{}: the record is not one stockctl wrote", cart_record_key(store.scheme, id)));
   }
-  stop_if_asked("decide");
-  Finish finish = finish_groups(ctx, id, rec, *lines, kDefaultKeepS);
-  read_missing_stocks(ctx, *lines, finish.stocks);
+  hooks.after("decide");
+  Finish finish = finish_groups(store, id, rec, *lines, kDefaultKeepS, hooks);
+  read_missing_stocks(store.client, *lines, finish.stocks);
   const Status status = settle_status(rec.status);
-  report(status, *lines, finish.stocks, rec.replayed, settle_conflict(action, rec.status));
+  return report(status, *lines, finish.stocks, rec.replayed, settle_conflict(action, rec.status));
 }
 
 namespace {
@@ -63,18 +63,18 @@ struct Reaping {
 
 // Step 1: the record decides (a preparing attempt past its deadline aborts, a held hold past
 // its expiry expires); the records with a decision left to carry to their groups remain.
-std::vector<Reaping> decide_due(Context& ctx, const std::vector<std::string>& ids) {
+std::vector<Reaping> decide_due(CartStore& store, const std::vector<std::string>& ids) {
   std::vector<Call> calls;
   calls.reserve(ids.size());
-  for (const std::string& id : ids) calls.push_back(Coordinator(ctx, id).call("reap", {}));
-  const std::vector<Reply> replies = durable_run(ctx, calls);
+  for (const std::string& id : ids) calls.push_back(Coordinator(store, id).call("reap", {}));
+  const std::vector<Reply> replies = durable_run(store.client, calls);
   std::vector<Reaping> work;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    CartRecord rec = Coordinator(ctx, ids[i]).parse(replies[i]);
+    CartRecord rec = Coordinator(store, ids[i]).parse(replies[i]);
     std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
     const GroupFinish todo = group_finish(rec.state);
     if (!lines || rec.finished || todo.action == GroupAction::none) continue;
-    Reaping r{ids[i], rec, todo, group_steps(ctx.scheme(), ids[i], rec.attempt, *lines), {}, 0};
+    Reaping r{ids[i], rec, todo, group_steps(store.scheme, ids[i], rec.attempt, *lines), {}, 0};
     r.settle.assign(r.groups.size(), true);
     work.push_back(std::move(r));
   }
@@ -82,7 +82,7 @@ std::vector<Reaping> decide_due(Context& ctx, const std::vector<std::string>& id
 }
 
 // Step 2: before a release, a tombstone on each group; a group never held has nothing to settle.
-void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
+void tombstone_groups(CartStore& store, std::vector<Reaping>& work) {
   std::vector<Call> calls;
   std::vector<std::pair<std::size_t, std::size_t>> of;
   for (std::size_t w = 0; w < work.size(); ++w) {
@@ -92,7 +92,7 @@ void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
       of.emplace_back(w, g);
     }
   }
-  const std::vector<Reply> replies = durable_run(ctx, calls);
+  const std::vector<Reply> replies = durable_run(store.client, calls);
   for (std::size_t i = 0; i < replies.size(); ++i) {
     Reaping& r = work[of[i].first];
     if (never_held_reply(r.groups[of[i].second].record, replies[i])) r.settle[of[i].second] = false;
@@ -100,20 +100,20 @@ void tombstone_groups(Context& ctx, std::vector<Reaping>& work) {
 }
 
 // Step 3: every group to the decision, then its record kept a while (for replays).
-void settle_groups(Context& ctx, std::vector<Reaping>& work) {
+void settle_groups(CartStore& store, std::vector<Reaping>& work) {
   std::vector<Call> calls;
   std::vector<std::pair<std::size_t, std::size_t>> of;
   for (std::size_t w = 0; w < work.size(); ++w) {
     for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
       if (!work[w].settle[g]) continue;
       const GroupStep& step = work[w].groups[g];
-      calls.push_back(settle_call(ctx, step.record, step.index,
+      calls.push_back(settle_call(store.log, step.record, step.index,
                                   group_action_name(work[w].todo.action), step.gid,
                                   step.group_lines));
       of.emplace_back(w, g);
     }
   }
-  const std::vector<Reply> replies = durable_run(ctx, calls);
+  const std::vector<Reply> replies = durable_run(store.client, calls);
   std::vector<Call> keep;
   for (std::size_t i = 0; i < replies.size(); ++i) {
     Reaping& r = work[of[i].first];
@@ -122,25 +122,26 @@ void settle_groups(Context& ctx, std::vector<Reaping>& work) {
     read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back);
     keep.push_back(keep_call(step.record, kDefaultKeepS));
   }
-  ctx.redis().run(keep);
+  store.client.run(keep);
 }
 
 // Step 4: each record marked finished and taken out of its due index.
-void mark_done(Context& ctx, const std::vector<Reaping>& work) {
+void mark_done(CartStore& store, const std::vector<Reaping>& work) {
   std::vector<Call> calls;
   calls.reserve(work.size());
   for (const Reaping& r : work) {
-    calls.push_back(Coordinator(ctx, r.id).call(
-        "done", {cart_state_name(r.rec.state), std::to_string(r.rec.attempt)}));
+    calls.push_back(
+        Coordinator(store, r.id)
+            .call("done", {cart_state_name(r.rec.state), std::to_string(r.rec.attempt)}));
   }
-  durable_run(ctx, calls);
+  durable_run(store.client, calls);
 }
 
-void reap_window(Context& ctx, const std::vector<std::string>& ids, ReapCount& count) {
-  std::vector<Reaping> work = decide_due(ctx, ids);
-  tombstone_groups(ctx, work);
-  settle_groups(ctx, work);
-  mark_done(ctx, work);
+void reap_window(CartStore& store, const std::vector<std::string>& ids, ReapCount& count) {
+  std::vector<Reaping> work = decide_due(store, ids);
+  tombstone_groups(store, work);
+  settle_groups(store, work);
+  mark_done(store, work);
   for (const Reaping& r : work) {
     if (r.units_back == 0) continue;
     ++count.holds;
@@ -149,18 +150,18 @@ void reap_window(Context& ctx, const std::vector<std::string>& ids, ReapCount& c
 }
 
 // The ids due in every slot (at most kReapBatch per slot), and whether a slot had more.
-std::vector<std::string> list_due(Context& ctx, bool& more) {
+std::vector<std::string> list_due(CartStore& store, bool& more) {
   std::vector<Call> calls;
   calls.reserve(kClusterSlots);
   for (int slot = 0; slot < kClusterSlots; ++slot) {
-    Call call = Call::script_call(carts_due_script(), {due_key(ctx.scheme(), slot)},
+    Call call = Call::script_call(carts_due_script(), {due_key(store.scheme, slot)},
                                   {std::to_string(kReapBatch)});
     call.idempotent = true;
     calls.push_back(std::move(call));
   }
   more = false;
   std::vector<std::string> ids;
-  for (const CallResult& result : ctx.redis().run(calls)) {
+  for (const CallResult& result : store.client.run(calls)) {
     if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::array) {
       throw StockctlError(
           fmt::format("reap: cannot list due holds: {}", result.state == CallResult::State::replied
@@ -175,15 +176,15 @@ std::vector<std::string> list_due(Context& ctx, bool& more) {
 
 }  // namespace
 
-ReapCount reap_on_cluster(Context& ctx) {
+ReapCount reap_on_cluster(CartStore& store) {
   ReapCount count;
   for (bool more = true; more;) {
-    const std::vector<std::string> ids = list_due(ctx, more);
+    const std::vector<std::string> ids = list_due(store, more);
     for (std::size_t start = 0; start < ids.size(); start += kReapWindow) {
       const auto from = ids.begin() + static_cast<std::ptrdiff_t>(start);
       const auto to =
           ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + kReapWindow));
-      reap_window(ctx, std::vector<std::string>(from, to), count);
+      reap_window(store, std::vector<std::string>(from, to), count);
     }
   }
   return count;

@@ -3,15 +3,15 @@
 #include <cstdint>
 #include <string>
 
-#include "app/context.h"
-#include "core/exit_fold.h"
+#include "holds/cart_store.h"
+#include "holds/settle_answer.h"
 
 namespace stockctl {
 
 /// confirm, release or cancel of the cluster hold or order `id`: the record decides, then every
-/// group is driven to the decision. Prints the answer and folds its status.
-void settle_on_cluster(Context& ctx, const std::string& action, const std::string& id,
-                       ExitFold& fold);
+/// group is driven to the decision. Throws as durable_call does (holds/cart_record.h).
+Settled settle_on_cluster(CartStore& store, const std::string& action, const std::string& id,
+                          const ProtocolHooks& hooks);
 
 /// What reap did on a cluster.
 struct ReapCount {
@@ -21,6 +21,6 @@ struct ReapCount {
 
 /// reap on a cluster: every record whose time has come (a hold past its expiry, an attempt past
 /// its deadline, a decision not yet carried to every group) is decided and finished.
-ReapCount reap_on_cluster(Context& ctx);
+ReapCount reap_on_cluster(CartStore& store);
 
 }  // namespace stockctl

@@ -19,8 +19,8 @@ namespace {
 /// The canon of a group an aborted attempt never held: a late prepare of it is refused.
 constexpr const char* kTombstone = "!aborted";
 
-bool never_held(Context& ctx, const std::string& record, long long keep_s) {
-  return never_held_reply(record, durable_call(ctx, tombstone_call(record, keep_s)));
+bool never_held(Client& client, const std::string& record, long long keep_s) {
+  return never_held_reply(record, durable_call(client, tombstone_call(record, keep_s)));
 }
 
 }  // namespace
@@ -98,34 +98,35 @@ Call keep_call(const std::string& record, long long keep_s) {
 // released or cancelled once whoever finishes (this run, a re-run, reap). Before releasing, a
 // group that was never held gets a tombstone, so that a prepare of this attempt still in flight
 // (a paused process) is refused instead of holding units nobody would give back.
-Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
-                     const std::vector<RecordLine>& lines, long long keep_s) {
+Finish finish_groups(CartStore& store, const std::string& id, const CartRecord& rec,
+                     const std::vector<RecordLine>& lines, long long keep_s,
+                     const ProtocolHooks& hooks) {
   Finish finish;
   finish.stocks.assign(lines.size(), std::nullopt);
   // What the decision asks of each group: core/cart_states.h, the table of record states.
   const GroupFinish todo = group_finish(rec.state);
   if (todo.action == GroupAction::none || rec.finished) return finish;
   const std::string action = group_action_name(todo.action);
-  const std::vector<GroupStep> steps = group_steps(ctx.scheme(), id, rec.attempt, lines);
+  const std::vector<GroupStep> steps = group_steps(store.scheme, id, rec.attempt, lines);
   for (std::size_t g = 0; g < steps.size(); ++g) {
     const GroupStep& step = steps[g];
-    if (todo.tombstone_first && never_held(ctx, step.record, keep_s)) {
-      stop_if_asked(fmt::format("finish:{}", g + 1));
+    if (todo.tombstone_first && never_held(store.client, step.record, keep_s)) {
+      hooks.after(fmt::format("finish:{}", g + 1));
       continue;
     }
-    Reply r = durable_call(
-        ctx, settle_call(ctx, step.record, step.index, action, step.gid, step.group_lines));
+    Reply r = durable_call(store.client, settle_call(store.log, step.record, step.index, action,
+                                                     step.gid, step.group_lines));
     read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back);
-    ctx.redis().call(keep_call(step.record, keep_s));
-    stop_if_asked(fmt::format("finish:{}", g + 1));
+    store.client.call(keep_call(step.record, keep_s));
+    hooks.after(fmt::format("finish:{}", g + 1));
   }
-  Coordinator(ctx, id).op("done", {cart_state_name(rec.state), std::to_string(rec.attempt)});
+  Coordinator(store, id).op("done", {cart_state_name(rec.state), std::to_string(rec.attempt)});
   return finish;
 }
 
 // A replayed or refused settle sends no settle script (the record is finished), so its lines'
 // stocks are read: one GET per line, pipelined (as one Redis answers the stock now).
-void read_missing_stocks(Context& ctx, const std::vector<RecordLine>& lines,
+void read_missing_stocks(Client& client, const std::vector<RecordLine>& lines,
                          std::vector<std::optional<std::int64_t>>& stocks) {
   std::vector<Call> calls;
   std::vector<std::size_t> which;
@@ -135,7 +136,7 @@ void read_missing_stocks(Context& ctx, const std::vector<RecordLine>& lines,
     which.push_back(i);
   }
   if (calls.empty()) return;
-  std::vector<CallResult> results = ctx.redis().run(calls);
+  std::vector<CallResult> results = client.run(calls);
   for (std::size_t k = 0; k < results.size() && k < which.size(); ++k) {
     const CallResult& r = results[k];
     if (r.state != CallResult::State::replied || r.reply.type != Reply::Type::string) continue;

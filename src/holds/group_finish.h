@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "app/context.h"
 #include "holds/cart_record.h"
+#include "holds/cart_store.h"
 #include "holds/settle_answer.h"
 
 namespace stockctl {
@@ -53,11 +53,12 @@ Call keep_call(const std::string& record, long long keep_s);
 
 /// Drives every group of the record to its state (group_finish of core/cart_states.h), each
 /// step idempotent, then marks the record done. Throws as durable_call does.
-Finish finish_groups(Context& ctx, const std::string& id, const CartRecord& rec,
-                     const std::vector<RecordLine>& lines, long long keep_s);
+Finish finish_groups(CartStore& store, const std::string& id, const CartRecord& rec,
+                     const std::vector<RecordLine>& lines, long long keep_s,
+                     const ProtocolHooks& hooks);
 
 /// Fills in the stocks a finish did not read (a replayed or refused settle): one GET per line.
-void read_missing_stocks(Context& ctx, const std::vector<RecordLine>& lines,
+void read_missing_stocks(Client& client, const std::vector<RecordLine>& lines,
                          std::vector<std::optional<std::int64_t>>& stocks);
 
 }  // namespace stockctl

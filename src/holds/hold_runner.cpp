@@ -25,8 +25,8 @@ void append_line_keys(std::vector<std::string>& keys, const std::string& stock, 
   if (log) keys.push_back(log_key(stock));
 }
 
-HoldRunner::HoldRunner(Context& ctx, CartKind kind, const HoldOptions& o, long long expire_ms)
-    : ctx_(ctx), kind_(kind), o_(o), expire_ms_(expire_ms), initial_(o.init, ctx.scheme()) {}
+HoldRunner::HoldRunner(CartStore& store, CartKind kind, const HoldOptions& o, long long expire_ms)
+    : store_(store), kind_(kind), o_(o), expire_ms_(expire_ms), initial_(o.init, store.scheme) {}
 
 void HoldRunner::run(std::vector<Cart>& carts) {
   std::vector<Call> calls;
@@ -36,7 +36,7 @@ void HoldRunner::run(std::vector<Cart>& carts) {
     calls.push_back(call_for(cart, {}));
     sent.push_back(&cart);
   }
-  std::vector<CallResult> results = ctx_.redis().run(calls);
+  std::vector<CallResult> results = store_.client.run(calls);
   for (std::size_t i = 0; i < sent.size(); ++i) {
     apply(*sent[i], results[i]);
     if (require_acks_) check_acks(*sent[i], results[i]);
@@ -45,7 +45,7 @@ void HoldRunner::run(std::vector<Cart>& carts) {
 }
 
 Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& inits) const {
-  const ChangeLogSettings& log = ctx_.change_log();
+  const ChangeLogSettings& log = store_.log;
   Call call{&hold_script(), {}, true, true};
   call.args = {cart.record_key, cart.index_key};
   for (const std::string& key : cart.keys) append_line_keys(call.args, key, log.enabled);
@@ -100,9 +100,9 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
 }
 
 void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
-  if (cart.status != Status::ok || acknowledged(result, ctx_.redis().options())) return;
+  if (cart.status != Status::ok || acknowledged(result, store_.client.options())) return;
   if (!cart.replayed)
-    return fail(cart, Status::error, unacknowledged(result, ctx_.redis().options()));
+    return fail(cart, Status::error, unacknowledged(result, store_.client.options()));
   // A repeat wrote nothing; what is not confirmed is the write of its first answer, which this
   // answer is then not: an error is never a replay.
   cart.replayed = false;
@@ -110,7 +110,7 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
        fmt::format("id '{}' was {} before and this repeat changed nothing, but the replicas have "
                    "not confirmed it: {}",
                    escape_control(cart.id), kind_ == CartKind::hold ? "held" : "ordered",
-                   unacknowledged(result, ctx_.redis().options())));
+                   unacknowledged(result, store_.client.options())));
 }
 
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
@@ -151,8 +151,8 @@ void HoldRunner::initialize(Cart& cart) {
     const std::string lock_key = companion_key(cart.keys[i], kLockSuffix);
     const std::string token = new_lock_value();
     const std::string& key = cart.keys[i];
-    LockWait wait = acquire_lock(ctx_.redis(), lock_key, token, o_.lock, [&] {
-      return ctx_.redis().call(Call::read({"EXISTS", key})).integer == 1;
+    LockWait wait = acquire_lock(store_.client, lock_key, token, o_.lock, [&] {
+      return store_.client.call(Call::read({"EXISTS", key})).integer == 1;
     });
     if (wait == LockWait::resolved) continue;
     if (wait == LockWait::timed_out && interrupted()) {
@@ -162,10 +162,10 @@ void HoldRunner::initialize(Cart& cart) {
       return fail(
           cart, Status::busy,
           fmt::format("init lock still held by another process after {} ms: {}; nothing was {}",
-                      o_.lock.wait_ms, describe_held_lock(ctx_.redis(), lock_key),
+                      o_.lock.wait_ms, describe_held_lock(store_.client, lock_key),
                       kind_ == CartKind::hold ? "held" : "ordered"));
     }
-    locks.push_back(std::make_unique<LockRelease>(ctx_.redis(), lock_key, token));
+    locks.push_back(std::make_unique<LockRelease>(store_.client, lock_key, token));
     ParsedNumber init =
         initial_.of(cart.lines[i].sku, lock_expiry - std::chrono::milliseconds(200));
     if (!init.ok()) {
@@ -174,15 +174,14 @@ void HoldRunner::initialize(Cart& cart) {
     }
     inits[i] = std::to_string(init.value);
   }
-  std::vector<CallResult> results = ctx_.redis().run({call_for(cart, inits)});
+  std::vector<CallResult> results = store_.client.run({call_for(cart, inits)});
   apply(cart, results[0]);
   if (require_acks_) check_acks(cart, results[0]);
 }
 
-Call settle_call(const Context& ctx, const std::string& record, const std::string& index,
+Call settle_call(const ChangeLogSettings& log, const std::string& record, const std::string& index,
                  const std::string& action, const std::string& id,
                  const std::vector<RecordLine>& lines) {
-  const ChangeLogSettings& log = ctx.change_log();
   Call call{&settle_script(), {record, index}, true, true};
   for (const RecordLine& line : lines) append_line_keys(call.args, line.key, log.enabled);
   call.numkeys = static_cast<int>(call.args.size());

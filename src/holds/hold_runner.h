@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "app/context.h"
 #include "bulk/adjust_runner.h"
 #include "holds/cart.h"
+#include "holds/cart_store.h"
 #include "holds/settle_answer.h"
 
 namespace stockctl {
@@ -18,7 +18,7 @@ void append_line_keys(std::vector<std::string>& keys, const std::string& stock, 
 class HoldRunner {
  public:
   /// `expire_ms`: how long the holds it makes last (an order's are never held).
-  HoldRunner(Context& ctx, CartKind kind, const HoldOptions& o, long long expire_ms);
+  HoldRunner(CartStore& store, CartKind kind, const HoldOptions& o, long long expire_ms);
 
   /// Holds or orders each prepared cart (invalid ones are left as they are).
   void run(std::vector<Cart>& carts);
@@ -34,7 +34,7 @@ class HoldRunner {
   void check_acks(Cart& cart, const CallResult& result) const;
   void initialize(Cart& cart);
 
-  Context& ctx_;
+  CartStore& store_;
   CartKind kind_;
   const HoldOptions& o_;
   long long expire_ms_;
@@ -43,7 +43,7 @@ class HoldRunner {
 };
 
 /// The call of settle-4002.lua for `action` on the record at `record` with these lines.
-Call settle_call(const Context& ctx, const std::string& record, const std::string& index,
+Call settle_call(const ChangeLogSettings& log, const std::string& record, const std::string& index,
                  const std::string& action, const std::string& id,
                  const std::vector<RecordLine>& lines);
 

@@ -18,34 +18,32 @@
 
 namespace stockctl {
 
-ExitCode settle_on_one_redis(Context& ctx, const std::string& action, const std::string& id,
-                             ExitFold& fold) {
-  auto report = [&](Status status, const std::vector<RecordLine>& lines,
-                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
-                    const std::string& error) {
-    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
-    return fold.code();
+Settled settle_on_one_redis(CartStore& store, const std::string& action, const std::string& id) {
+  auto report = [](Status status, std::vector<RecordLine> lines,
+                   std::vector<std::optional<std::int64_t>> stocks, bool replayed,
+                   std::string error) {
+    return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
   };
   if (std::string problem = validate_hold_id(id); !problem.empty()) {
     return report(Status::invalid, {}, {}, false, problem);
   }
-  const std::string record = hold_record_key(ctx.scheme(), id);
-  Reply text = ctx.redis().call(Call::read({"GET", record}));
+  const std::string record = hold_record_key(store.scheme, id);
+  Reply text = store.client.call(Call::read({"GET", record}));
   if (text.is_nil()) return report(Status::missing, {}, {}, false, "");
   std::optional<std::vector<RecordLine>> lines;
   if (text.type == Reply::Type::string) {
     lines = hold_record_lines(text.str);
   } else if (text.error_kind() == ErrorReply::wrongtype) {
     // A record of the previous version: a hash whose field "lines" is JSON.
-    text = ctx.redis().call(Call::read({"HGET", record, "lines"}));
+    text = store.client.call(Call::read({"HGET", record, "lines"}));
     if (text.type == Reply::Type::string) lines = record_lines(text.str);
   }
   if (!lines) {
     return report(Status::error, {}, {}, false,
                   fmt::format("{}: the record is not one stockctl wrote", record));
   }
-  std::vector<CallResult> results = ctx.redis().run(
-      {settle_call(ctx, record, holds_index_key(ctx.scheme()), action, id, *lines)});
+  std::vector<CallResult> results = store.client.run(
+      {settle_call(store.log, record, holds_index_key(store.scheme), action, id, *lines)});
   if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
   const Reply& r = results[0].reply;
   if (r.is_error()) {
@@ -75,28 +73,28 @@ ExitCode settle_on_one_redis(Context& ctx, const std::string& action, const std:
   }
   Status status = settle_status(r.elements[0].str);
   std::string error = settle_conflict(action, r.elements[0].str);
-  if (status == Status::ok && !acknowledged(results[0], ctx.redis().options())) {
+  if (status == Status::ok && !acknowledged(results[0], store.client.options())) {
     status = Status::error;
-    error = unacknowledged(results[0], ctx.redis().options());
+    error = unacknowledged(results[0], store.client.options());
   }
   if (status == Status::missing) lines->clear();
   return report(status, *lines, stocks, r.elements[1].integer == 1, error);
 }
 
-ReapTotal reap_on_one_redis(Context& ctx) {
-  const ChangeLogSettings& log = ctx.change_log();
+ReapTotal reap_on_one_redis(CartStore& store) {
+  const ChangeLogSettings& log = store.log;
   std::int64_t units = 0;
   // A hold of several lines expires on each of its items, perhaps in different calls: each
   // call names the ids it gave back, and every id counts once.
   std::unordered_set<std::string> expired;
   for (bool more = true; more;) {
     Call call{&reap_script(),
-              {holds_index_key(ctx.scheme()), std::to_string(kReapBatch),
+              {holds_index_key(store.scheme), std::to_string(kReapBatch),
                log.enabled ? std::to_string(log.max_entries) : "", log.actor, log.reason},
               true,
               true};
     call.numkeys = 1;
-    Reply r = ctx.redis().call(call);
+    Reply r = store.client.call(call);
     if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 4 ||
         r.elements[3].type != Reply::Type::array) {
       throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));

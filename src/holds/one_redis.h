@@ -3,15 +3,14 @@
 #include <cstdint>
 #include <string>
 
-#include "app/context.h"
-#include "core/exit_fold.h"
+#include "holds/cart_store.h"
+#include "holds/settle_answer.h"
 
 namespace stockctl {
 
-/// confirm, release or cancel of hold or order `id` on one Redis: one settle script. Prints the
-/// answer and folds its status; returns the fold's exit status.
-ExitCode settle_on_one_redis(Context& ctx, const std::string& action, const std::string& id,
-                             ExitFold& fold);
+/// confirm, release or cancel of hold or order `id` on one Redis: one settle script. Throws
+/// ConnectionError when the settle got no answer.
+Settled settle_on_one_redis(CartStore& store, const std::string& action, const std::string& id);
 
 /// What reap did on one Redis.
 struct ReapTotal {
@@ -20,6 +19,6 @@ struct ReapTotal {
 };
 
 /// reap on one Redis: every expired hold's units back, a batch of items a call.
-ReapTotal reap_on_one_redis(Context& ctx);
+ReapTotal reap_on_one_redis(CartStore& store);
 
 }  // namespace stockctl

@@ -62,7 +62,8 @@ void report_unsent(Context& ctx, CartKind kind, std::vector<Cart>& carts, std::s
 // fewer replicas than --wait-replicas acknowledged fails its cart and stops the run there.
 ExitCode hold_on_cluster(Context& ctx, CartKind kind, const HoldOptions& o,
                          std::vector<Cart>& carts) {
-  CartProtocol protocol(ctx, kind, o);
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  CartProtocol protocol(store, kind, o, hooks_from_environment());
   ExitFold fold;
   for (std::size_t i = 0; i < carts.size(); ++i) {
     if (interrupted()) {
@@ -150,7 +151,8 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
     }
   });
   if (program.common.cluster) return hold_on_cluster(ctx, kind, o, carts);
-  HoldRunner runner(ctx, kind, o, o.expire_s * 1000);
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  HoldRunner runner(store, kind, o, o.expire_s * 1000);
   runner.require_acks();
   for (std::size_t start = 0; start < carts.size(); start += kHoldWindow) {
     if (interrupted()) {
@@ -179,16 +181,20 @@ ExitCode run_settles(Program& program, const std::string& action,
       ctx.count(Status::error);
     }
   });
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  const ProtocolHooks hooks = hooks_from_environment();
   for (const std::string& id : ids) {
+    Settled settled;
     if (program.common.cluster) {
       try {
-        settle_on_cluster(ctx, action, id, fold);
+        settled = settle_on_cluster(store, action, id, hooks);
       } catch (const NotDurableError& e) {
-        print_settle(ctx, action, id, Status::error, {}, {}, false, e.what(), fold);
+        settled = Settled{Status::error, {}, {}, false, e.what()};
       }
     } else {
-      settle_on_one_redis(ctx, action, id, fold);
+      settled = settle_on_one_redis(store, action, id);
     }
+    print_settle(ctx, action, id, settled, fold);
   }
   return fold.code();
 }
@@ -196,13 +202,14 @@ ExitCode run_reap(Program& program) {
   Context ctx(program);
   std::int64_t holds = 0;
   std::int64_t units = 0;
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
   if (program.common.cluster) {
     // Items on a cluster hold units only in the protocol's groups, which the records drive.
-    ReapCount count = reap_on_cluster(ctx);
+    ReapCount count = reap_on_cluster(store);
     holds = count.holds;
     units = count.units;
   } else {
-    ReapTotal total = reap_on_one_redis(ctx);
+    ReapTotal total = reap_on_one_redis(store);
     holds = total.holds;
     units = total.units;
   }

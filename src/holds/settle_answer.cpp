@@ -51,14 +51,14 @@ std::optional<std::vector<RecordLine>> hold_record_lines(std::string_view text) 
   return lines;
 }
 
-void print_settle(Context& ctx, const std::string& action, const std::string& id, Status status,
-                  const std::vector<RecordLine>& lines,
-                  const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
-                  const std::string& error, ExitFold& fold) {
+void print_settle(Context& ctx, const std::string& action, const std::string& id,
+                  const Settled& settled, ExitFold& fold) {
+  const Status status = settled.status;
   if (needs_error_line(status)) {
-    print_error(fmt::format("{} {}: {}", action, escape_control(id), error));
+    print_error(fmt::format("{} {}: {}", action, escape_control(id), settled.error));
   }
-  ctx.out().write(settle_json(action, id, status, lines, stocks, replayed, error));
+  ctx.out().write(settle_json(action, id, status, settled.lines, settled.stocks, settled.replayed,
+                              settled.error));
   ctx.count(status);
   fold.add(action == "release" && status == Status::expired ? ExitCode::ok : exit_code_for(status));
 }

@@ -35,13 +35,20 @@ nlohmann::ordered_json settle_json(const std::string& action, const std::string&
                                    const std::vector<std::optional<std::int64_t>>& stocks,
                                    bool replayed, const std::string& error);
 
+/// What became of one confirm, release or cancel: the fields of its answer line.
+struct Settled {
+  Status status = Status::ok;
+  std::vector<RecordLine> lines;
+  std::vector<std::optional<std::int64_t>> stocks;  ///< per line, after the settle
+  bool replayed = false;
+  std::string error;
+};
+
 /// Prints the answer line of confirm, release or cancel of `id` (and, when the status calls for
 /// one, its error line on stderr) and adds the status to `fold`: `expired` from release counts
 /// as 0 (the units are back, which is what release asked for).
-void print_settle(Context& ctx, const std::string& action, const std::string& id, Status status,
-                  const std::vector<RecordLine>& lines,
-                  const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
-                  const std::string& error, ExitFold& fold);
+void print_settle(Context& ctx, const std::string& action, const std::string& id,
+                  const Settled& settled, ExitFold& fold);
 
 /// "ok", "expired", ... as a settle script answers them ("released": a conflict, the confirm of
 /// a released hold).
