@@ -11,7 +11,6 @@
 #include "core/hash_slot.h"
 #include "core/sku.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
 
 namespace stockctl {
 
@@ -61,36 +60,16 @@ CartRecord Coordinator::op(const std::string& op, std::vector<std::string> args)
 }
 
 Call Coordinator::call(const std::string& op, std::vector<std::string> args) const {
-  args.insert(args.begin(), {op, id_});
-  Call call = Call::script_call(cart_script(), {record_, due_}, std::move(args));
-  call.idempotent = true;  // every op answers the same when sent again
-  call.writes = true;
-  return call;
+  return cart_call(record_, due_, op, id_, std::move(args));
 }
 
 CartRecord Coordinator::parse(const Reply& r) const {
-  CartRecord rec;
-  if (r.error_kind() == ErrorReply::stockctl_conflict) {
-    rec.conflict = r.str;
-    return rec;
-  }
-  if (r.type != Reply::Type::array || r.elements.size() != 7) {
+  CartReply reply = parse_cart_reply(r);
+  if (!reply.record) {
     throw StockctlError(
-        fmt::format("{}: unexpected reply from the cart script: {}", record_, describe_reply(r)));
+        fmt::format("{}: unexpected reply from the cart script: {}", record_, reply.unexpected));
   }
-  const std::optional<CartState> state = parse_cart_state(r.elements[0].str);
-  if (!state) {
-    throw StockctlError(fmt::format("{}: unexpected state from the cart script: {}", record_,
-                                    escape_control(r.elements[0].str)));
-  }
-  rec.state = *state;
-  rec.attempt = r.elements[1].integer;
-  rec.exp = r.elements[2].integer;
-  rec.finished = r.elements[3].integer == 1;
-  rec.lines = r.elements[4].str;
-  rec.status = r.elements[5].str;
-  rec.replayed = r.elements[6].integer == 1;
-  return rec;
+  return std::move(*reply.record);
 }
 
 }  // namespace stockctl

@@ -9,6 +9,7 @@
 #include "core/cart_states.h"
 #include "holds/cart_store.h"
 #include "redis/client.h"
+#include "redis/scripts/cart.h"
 
 namespace stockctl {
 
@@ -30,18 +31,6 @@ std::vector<Reply> durable_run(Client& client, const std::vector<Call>& calls);
 
 /// One step, checked as require_durable does; returns its reply.
 Reply durable_call(Client& client, const Call& call);
-
-/// The record as cart-2.lua answers it.
-struct CartRecord {
-  CartState state = CartState::missing;
-  std::int64_t attempt = 0;
-  std::int64_t exp = 0;
-  bool finished = false;
-  std::string lines;
-  std::string status;
-  bool replayed = false;
-  std::string conflict;  ///< intent: the error reply when the id is taken
-};
 
 /// The calls of cart-2.lua for one id.
 class Coordinator {

@@ -14,7 +14,7 @@
 #include "holds/hold_runner.h"
 #include "holds/settle_answer.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/cart.h"
 
 namespace stockctl {
 
@@ -88,7 +88,7 @@ void tombstone_groups(CartStore& store, std::vector<Reaping>& work) {
   for (std::size_t w = 0; w < work.size(); ++w) {
     if (!work[w].todo.tombstone_first) continue;
     for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
-      calls.push_back(tombstone_call(work[w].groups[g].record, kDefaultKeepS));
+      calls.push_back(group_tombstone_call(work[w].groups[g].record, kDefaultKeepS));
       of.emplace_back(w, g);
     }
   }
@@ -107,9 +107,9 @@ void settle_groups(CartStore& store, std::vector<Reaping>& work) {
     for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
       if (!work[w].settle[g]) continue;
       const GroupStep& step = work[w].groups[g];
-      calls.push_back(settle_call(store.log, step.record, step.index,
-                                  group_action_name(work[w].todo.action), step.gid,
-                                  step.group_lines));
+      calls.push_back(record_settle_call(store.log, step.record, step.index,
+                                         group_action_name(work[w].todo.action), step.gid,
+                                         step.group_lines));
       of.emplace_back(w, g);
     }
   }
@@ -154,22 +154,21 @@ std::vector<std::string> list_due(CartStore& store, bool& more) {
   std::vector<Call> calls;
   calls.reserve(kClusterSlots);
   for (int slot = 0; slot < kClusterSlots; ++slot) {
-    Call call = Call::script_call(carts_due_script(), {due_key(store.scheme, slot)},
-                                  {std::to_string(kReapBatch)});
-    call.idempotent = true;
-    calls.push_back(std::move(call));
+    calls.push_back(carts_due_call(due_key(store.scheme, slot), kReapBatch));
   }
   more = false;
   std::vector<std::string> ids;
   for (const CallResult& result : store.client.run(calls)) {
-    if (result.state != CallResult::State::replied || result.reply.type != Reply::Type::array) {
+    const std::optional<std::vector<std::string>> due =
+        result.state == CallResult::State::replied ? parse_carts_due(result.reply) : std::nullopt;
+    if (!due) {
       throw StockctlError(
           fmt::format("reap: cannot list due holds: {}", result.state == CallResult::State::replied
                                                              ? describe_reply(result.reply)
                                                              : result.error));
     }
-    if (result.reply.elements.size() >= static_cast<std::size_t>(kReapBatch)) more = true;
-    for (const Reply& id : result.reply.elements) ids.push_back(id.str);
+    if (due->size() >= static_cast<std::size_t>(kReapBatch)) more = true;
+    ids.insert(ids.end(), due->begin(), due->end());
   }
   return ids;
 }

@@ -11,7 +11,8 @@
 #include "core/quantity.h"
 #include "holds/hold_runner.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/cart.h"
+#include "redis/scripts/settle.h"
 
 namespace stockctl {
 namespace {
@@ -20,28 +21,24 @@ namespace {
 constexpr const char* kTombstone = "!aborted";
 
 bool never_held(Client& client, const std::string& record, long long keep_s) {
-  return never_held_reply(record, durable_call(client, tombstone_call(record, keep_s)));
+  return never_held_reply(record, durable_call(client, group_tombstone_call(record, keep_s)));
 }
 
 }  // namespace
 
 // Before an aborted or expired attempt's group is released: writes a tombstone where the group
-// has no record, so that a prepare of it still in flight is refused. True when the group was
-// never held (there is nothing to give back).
-Call tombstone_call(const std::string& record, long long keep_s) {
-  Call call = Call::script_call(tombstone_script(), {record},
-                                {kTombstone, std::to_string(std::max(keep_s, 60LL))});
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+// has no record, so that a prepare of it still in flight is refused.
+Call group_tombstone_call(const std::string& record, long long keep_s) {
+  return tombstone_call(record, kTombstone, keep_s);
 }
 
 bool never_held_reply(const std::string& record, const Reply& r) {
-  if (r.type != Reply::Type::integer) {
+  const std::optional<bool> never = parse_never_held(r);
+  if (!never) {
     throw StockctlError(fmt::format("{}: unexpected reply from the tombstone script: {}", record,
                                     describe_reply(r)));
   }
-  return r.integer != 0;
+  return *never;
 }
 
 std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& id,
@@ -78,13 +75,14 @@ void read_settle(const GroupStep& step, bool back, const Reply& r,
                     "repaired, run the same command again, or reap)",
                     escape_control(line.sku), item.error));
   }
-  if (r.is_error() || r.type != Reply::Type::array || r.elements.size() < 2) {
+  const std::optional<SettleReply> settled = parse_settle_reply(r);
+  if (!settled) {
     throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,
                                     describe_reply(r)));
   }
-  const bool applied = r.elements[0].str == "ok" && r.elements[1].integer == 0;
-  for (std::size_t k = 0; k < step.lines.size() && 2 + k < r.elements.size(); ++k) {
-    const std::int64_t stock = r.elements[2 + k].integer;
+  const bool applied = settled->status == "ok" && !settled->replayed;
+  for (std::size_t k = 0; k < step.lines.size() && k < settled->stocks.size(); ++k) {
+    const std::int64_t stock = settled->stocks[k];
     if (stock >= 0 && step.lines[k] < stocks.size()) stocks[step.lines[k]] = stock;
     if (applied && back) units_back += step.group_lines[k].qty;
   }
@@ -114,8 +112,8 @@ Finish finish_groups(CartStore& store, const std::string& id, const CartRecord& 
       hooks.after(fmt::format("finish:{}", g + 1));
       continue;
     }
-    Reply r = durable_call(store.client, settle_call(store.log, step.record, step.index, action,
-                                                     step.gid, step.group_lines));
+    Reply r = durable_call(store.client, record_settle_call(store.log, step.record, step.index,
+                                                            action, step.gid, step.group_lines));
     read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back);
     store.client.call(keep_call(step.record, keep_s));
     hooks.after(fmt::format("finish:{}", g + 1));

@@ -36,7 +36,7 @@ std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& i
 
 /// The call that writes a tombstone on a group before it is given back, where the group has no
 /// record (tombstone-1.lua), so that a prepare of it still in flight is refused.
-Call tombstone_call(const std::string& record, long long keep_s);
+Call group_tombstone_call(const std::string& record, long long keep_s);
 
 /// Whether the tombstone's reply says the group was never held (nothing to give back); throws
 /// StockctlError for another reply.

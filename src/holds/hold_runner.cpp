@@ -14,16 +14,10 @@
 #include "core/exit_fold.h"
 #include "core/sku.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/hold.h"
+#include "redis/scripts/settle.h"
 
 namespace stockctl {
-
-void append_line_keys(std::vector<std::string>& keys, const std::string& stock, bool log) {
-  keys.push_back(stock);
-  keys.push_back(companion_key(stock, kHoldsSuffix));
-  keys.push_back(companion_key(stock, kHeldSuffix));
-  if (log) keys.push_back(log_key(stock));
-}
 
 HoldRunner::HoldRunner(CartStore& store, CartKind kind, const HoldOptions& o, long long expire_ms)
     : store_(store), kind_(kind), o_(o), expire_ms_(expire_ms), initial_(o.init, store.scheme) {}
@@ -45,21 +39,15 @@ void HoldRunner::run(std::vector<Cart>& carts) {
 }
 
 Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& inits) const {
-  const ChangeLogSettings& log = store_.log;
-  Call call{&hold_script(), {}, true, true};
-  call.args = {cart.record_key, cart.index_key};
-  for (const std::string& key : cart.keys) append_line_keys(call.args, key, log.enabled);
-  call.numkeys = static_cast<int>(call.args.size());
-  call.args.insert(call.args.end(), {kind_name(kind_), cart.id, std::to_string(expire_ms_),
-                                     std::to_string(o_.request_ttl_s), std::to_string(o_.ttl_s),
-                                     log.enabled ? std::to_string(log.max_entries) : "", log.actor,
-                                     log.reason, log.enabled ? "4" : "3"});
+  HoldRequest request{cart.record_key, cart.index_key,   kind_name(kind_), cart.id,
+                      expire_ms_,      o_.request_ttl_s, o_.ttl_s,         {},
+                      &store_.log};
+  request.lines.reserve(cart.lines.size());
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
-    call.args.push_back(cart.lines[i].sku);
-    call.args.push_back(std::to_string(cart.lines[i].qty));
-    call.args.push_back(inits.empty() ? "" : inits[i]);
+    request.lines.push_back(HoldCallLine{cart.lines[i].sku, cart.keys[i], cart.lines[i].qty,
+                                         inits.empty() ? "" : inits[i]});
   }
-  return call;
+  return hold_call(request);
 }
 
 void HoldRunner::apply(Cart& cart, const CallResult& result) const {
@@ -69,19 +57,19 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
   const Reply& r = result.reply;
   if (r.is_error()) return apply_error(cart, r.str);
   const std::size_t n = cart.lines.size();
-  if (r.type != Reply::Type::array || r.elements.size() != 2 + 2 * n) {
+  const std::optional<HoldAnswer> answer = parse_hold_answer(r, n);
+  if (!answer) {
     return fail(cart, Status::error,
                 fmt::format("unexpected reply from the hold script: {}", describe_reply(r)));
   }
-  // A repeat answers 1, or the state of a hold that is no longer held.
-  cart.replayed = r.elements[0].integer == 1 || r.elements[0].type == Reply::Type::string;
-  cart.since = r.elements[0].type == Reply::Type::string ? r.elements[0].str : "";
+  cart.replayed = answer->replayed;
+  cart.since = answer->since;
   cart.line_status.assign(n, Status::ok);
   cart.stock.assign(n, std::nullopt);
   ExitFold fold;
   for (std::size_t i = 0; i < n; ++i) {
     ItemResult line;
-    apply_deduct_answer(line, r.elements[2 + 2 * i].integer, r.elements[3 + 2 * i].integer);
+    apply_deduct_answer(line, answer->lines[i].code, answer->lines[i].stock);
     cart.line_status[i] = line.status;
     cart.stock[i] = line.stock;
     fold.add(line.status);
@@ -96,7 +84,7 @@ void HoldRunner::apply(Cart& cart, const CallResult& result) const {
     }
   }
   // A short line means nothing was held: only a hold that is held has an expiry.
-  if (cart.status == Status::ok && cart.since.empty()) cart.expires_at_ms = r.elements[1].integer;
+  if (cart.status == Status::ok && cart.since.empty()) cart.expires_at_ms = answer->expires_at_ms;
 }
 
 void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
@@ -179,15 +167,13 @@ void HoldRunner::initialize(Cart& cart) {
   if (require_acks_) check_acks(cart, results[0]);
 }
 
-Call settle_call(const ChangeLogSettings& log, const std::string& record, const std::string& index,
-                 const std::string& action, const std::string& id,
-                 const std::vector<RecordLine>& lines) {
-  Call call{&settle_script(), {record, index}, true, true};
-  for (const RecordLine& line : lines) append_line_keys(call.args, line.key, log.enabled);
-  call.numkeys = static_cast<int>(call.args.size());
-  call.args.insert(call.args.end(), {action, id, log.enabled ? std::to_string(log.max_entries) : "",
-                                     log.actor, log.reason, log.enabled ? "4" : "3"});
-  return call;
+Call record_settle_call(const ChangeLogSettings& log, const std::string& record,
+                        const std::string& index, const std::string& action, const std::string& id,
+                        const std::vector<RecordLine>& lines) {
+  SettleRequest request{record, index, action, id, {}, &log};
+  request.stock_keys.reserve(lines.size());
+  for (const RecordLine& line : lines) request.stock_keys.push_back(line.key);
+  return settle_call(request);
 }
 
 }  // namespace stockctl

@@ -10,9 +10,6 @@
 
 namespace stockctl {
 
-/// The per-line keys every hold script takes: stock, holds, held units, [log].
-void append_line_keys(std::vector<std::string>& keys, const std::string& stock, bool log);
-
 /// Runs hold-4002.lua for carts (each cart's record_key/index_key/id as given), with the init
 /// lock protocol for lines whose key is missing.
 class HoldRunner {
@@ -43,8 +40,8 @@ class HoldRunner {
 };
 
 /// The call of settle-4002.lua for `action` on the record at `record` with these lines.
-Call settle_call(const ChangeLogSettings& log, const std::string& record, const std::string& index,
-                 const std::string& action, const std::string& id,
-                 const std::vector<RecordLine>& lines);
+Call record_settle_call(const ChangeLogSettings& log, const std::string& record,
+                        const std::string& index, const std::string& action, const std::string& id,
+                        const std::vector<RecordLine>& lines);
 
 }  // namespace stockctl

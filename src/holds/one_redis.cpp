@@ -14,7 +14,8 @@
 #include "holds/hold_runner.h"
 #include "holds/settle_answer.h"
 #include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "redis/scripts/reap.h"
+#include "redis/scripts/settle.h"
 
 namespace stockctl {
 
@@ -43,7 +44,7 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
                   fmt::format("{}: the record is not one stockctl wrote", record));
   }
   std::vector<CallResult> results = store.client.run(
-      {settle_call(store.log, record, holds_index_key(store.scheme), action, id, *lines)});
+      {record_settle_call(store.log, record, holds_index_key(store.scheme), action, id, *lines)});
   if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
   const Reply& r = results[0].reply;
   if (r.is_error()) {
@@ -62,23 +63,23 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
                       ? item.error
                       : fmt::format("item '{}': {}", escape_control(item.sku), item.error));
   }
-  if (r.type != Reply::Type::array || r.elements.size() != 2 + lines->size()) {
+  const std::optional<SettleReply> settled = parse_settle_reply(r);
+  if (!settled || settled->stocks.size() != lines->size()) {
     return report(Status::error, *lines, {}, false,
                   fmt::format("unexpected reply from the settle script: {}", describe_reply(r)));
   }
   std::vector<std::optional<std::int64_t>> stocks;
-  for (std::size_t i = 0; i < lines->size(); ++i) {
-    std::int64_t s = r.elements[2 + i].integer;
+  for (std::int64_t s : settled->stocks) {
     stocks.push_back(s >= 0 ? std::optional<std::int64_t>(s) : std::nullopt);
   }
-  Status status = settle_status(r.elements[0].str);
-  std::string error = settle_conflict(action, r.elements[0].str);
+  Status status = settle_status(settled->status);
+  std::string error = settle_conflict(action, settled->status);
   if (status == Status::ok && !acknowledged(results[0], store.client.options())) {
     status = Status::error;
     error = unacknowledged(results[0], store.client.options());
   }
   if (status == Status::missing) lines->clear();
-  return report(status, *lines, stocks, r.elements[1].integer == 1, error);
+  return report(status, *lines, stocks, settled->replayed, error);
 }
 
 ReapTotal reap_on_one_redis(CartStore& store) {
@@ -88,20 +89,14 @@ ReapTotal reap_on_one_redis(CartStore& store) {
   // call names the ids it gave back, and every id counts once.
   std::unordered_set<std::string> expired;
   for (bool more = true; more;) {
-    Call call{&reap_script(),
-              {holds_index_key(store.scheme), std::to_string(kReapBatch),
-               log.enabled ? std::to_string(log.max_entries) : "", log.actor, log.reason},
-              true,
-              true};
-    call.numkeys = 1;
-    Reply r = store.client.call(call);
-    if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 4 ||
-        r.elements[3].type != Reply::Type::array) {
+    const Reply r = store.client.call(reap_call(holds_index_key(store.scheme), kReapBatch, log));
+    const std::optional<ReapReply> reaped = parse_reap_reply(r);
+    if (!reaped) {
       throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
     }
-    units += r.elements[1].integer;
-    more = r.elements[2].integer == 1;
-    for (const Reply& id : r.elements[3].elements) expired.insert(id.str);
+    units += reaped->units;
+    more = reaped->more;
+    expired.insert(reaped->ids.begin(), reaped->ids.end());
   }
   return ReapTotal{static_cast<std::int64_t>(expired.size()), units};
 }
