@@ -133,6 +133,12 @@ bool hold_groups(HoldRunner& runner, std::vector<Cart>& groups, const std::strin
 // show the stock after they were given back.
 void refuse(Cart& cart, const std::vector<Cart>& groups, const Finish& finish) {
   merge_answers(cart, groups);
+  // A group that got no answer (or one its replicas did not confirm, or a corrupt value) failed
+  // the attempt; it was aborted and every group given back, so nothing of the cart stands.
+  if (cart.status == Status::error) {
+    cart.error = fmt::format("not applied: {} (the attempt was aborted and nothing is held)",
+                             without_outcome(cart.error));
+  }
   for (std::size_t i = 0; i < cart.stock.size() && i < finish.stocks.size(); ++i) {
     if (finish.stocks[i] && cart.line_status[i] == Status::ok) cart.stock[i] = finish.stocks[i];
   }
@@ -199,13 +205,37 @@ void CartProtocol::run(Cart& cart) {
   try {
     run_attempts(cart, coordinator, groups_runner);
   } catch (const NotDurableError&) {
-    // A step not acknowledged stops the run, but what the primary decided stands: a hold it
-    // made has its expiry, as one Redis answers it.
-    if (kind_ == CartKind::hold && cart_made(coordinator.last().state)) {
-      cart.expires_at_ms = coordinator.last().exp;
-    }
+    keep_expiry_if_made(cart, coordinator);
     throw;
+  } catch (const StepCutOff& e) {
+    cut_off(cart, coordinator, e.maybe_applied() || coordinator.may_have_written(), e.reason());
+  } catch (const StockctlError& e) {
+    // A reply the protocol cannot read: whatever this cart's steps did so far stands.
+    cut_off(cart, coordinator, coordinator.may_have_written(), e.what());
   }
+}
+
+void CartProtocol::keep_expiry_if_made(Cart& cart, const Coordinator& coordinator) const {
+  // What the primary decided stands: a hold it made has its expiry, as one Redis answers it.
+  if (kind_ == CartKind::hold && cart_made(coordinator.last().state)) {
+    cart.expires_at_ms = coordinator.last().exp;
+  }
+}
+
+void CartProtocol::cut_off(Cart& cart, const Coordinator& coordinator, bool maybe_applied,
+                           const std::string& why) const {
+  // No line claims a status: the cart's answer is this error.
+  cart.line_status.clear();
+  cart.stock.clear();
+  cart.replayed = false;
+  cart.since.clear();
+  cart.expires_at_ms.reset();
+  if (!maybe_applied) return fail(cart, Status::error, "not applied: " + why);
+  keep_expiry_if_made(cart, coordinator);
+  fail(cart, Status::error,
+       fmt::format("outcome unknown: {}; running the same command again with the same id "
+                   "finishes it (or reap does)",
+                   why));
 }
 
 }  // namespace stockctl

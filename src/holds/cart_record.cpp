@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "core/error_reply.h"
@@ -17,8 +19,24 @@ namespace stockctl {
 // One step of the protocol. With --wait-replicas N a step counts only once N replicas have it:
 // a failover that lost a decision after some groups were finished would leave a half order, so
 // an unacknowledged step stops the run (the same command, or reap, carries it on).
+std::string without_outcome(const std::string& error) {
+  // Client::run starts the error of a write left without an answer with what became of it.
+  for (const char* said : {"not applied: ", "outcome unknown: "}) {
+    const std::string_view prefix(said);
+    if (error.compare(0, prefix.size(), prefix) == 0) return error.substr(prefix.size());
+  }
+  return error;
+}
+
 void require_durable(const ClientOptions& options, const Call& call, const CallResult& result) {
-  if (result.state != CallResult::State::replied) throw ConnectionError(result.error);
+  if (result.state != CallResult::State::replied) {
+    throw StepCutOff(result.state == CallResult::State::unknown, without_outcome(result.error));
+  }
+  // A reply that says the step did not run (the cluster reconfiguring, a primary loading, ...),
+  // still so when the client's retries ran out.
+  if (not_executed(result.reply.error_kind())) {
+    throw StepCutOff(false, fmt::format("refused before it ran: {}", result.reply.str));
+  }
   if (call.writes && !acknowledged(result, options) && !result.reply.is_error()) {
     throw NotDurableError(
         fmt::format("{}; stopped before the next step (run the same command again, or reap)",
@@ -53,9 +71,15 @@ Coordinator::Coordinator(CartStore& store, const std::string& id)
 CartRecord Coordinator::op(const std::string& op, std::vector<std::string> args) {
   const Call sent = call(op, std::move(args));
   std::vector<CallResult> results = client_.run({sent});
-  if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
-  last_ = parse(results[0].reply);
-  require_durable(client_.options(), sent, results[0]);
+  const CallResult& result = results[0];
+  const bool refused =
+      result.state == CallResult::State::replied && not_executed(result.reply.error_kind());
+  if (result.state != CallResult::State::not_sent && !refused) may_have_written_ = true;
+  if (result.state != CallResult::State::replied || refused) {
+    require_durable(client_.options(), sent, result);  // throws StepCutOff
+  }
+  last_ = parse(result.reply);
+  require_durable(client_.options(), sent, result);
   return last_;
 }
 

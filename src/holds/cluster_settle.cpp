@@ -18,23 +18,61 @@
 
 namespace stockctl {
 
+namespace {
+
+Settled settled_answer(Status status, std::vector<RecordLine> lines,
+                       std::vector<std::optional<std::int64_t>> stocks, bool replayed,
+                       std::string error) {
+  return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
+}
+
+// The answer of a settle cut off by a step without an answer (or a reply it cannot read):
+// "not applied" while nothing of it can have been written, else "outcome unknown".
+Settled settle_cut_off(const Coordinator& coordinator, bool maybe_applied, const std::string& why) {
+  if (!maybe_applied && !coordinator.may_have_written()) {
+    return settled_answer(Status::error, {}, {}, false, "not applied: " + why);
+  }
+  return settled_answer(
+      Status::error, {}, {}, false,
+      fmt::format("outcome unknown: {}; running the same command again with the same "
+                  "id finishes it (or reap does)",
+                  why));
+}
+
+// The record decides (settle), then every group is driven to the decision.
+Settled settle_decided(CartStore& store, const std::string& action, const std::string& id,
+                       Coordinator& coordinator, const ProtocolHooks& hooks);
+
+}  // namespace
+
 Settled settle_on_cluster(CartStore& store, const std::string& action, const std::string& id,
                           const ProtocolHooks& hooks) {
-  auto report = [](Status status, std::vector<RecordLine> lines,
-                   std::vector<std::optional<std::int64_t>> stocks, bool replayed,
-                   std::string error) {
-    return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
-  };
   if (std::string problem = validate_hold_id(id); !problem.empty()) {
-    return report(Status::invalid, {}, {}, false, problem);
+    return settled_answer(Status::invalid, {}, {}, false, problem);
   }
-  CartRecord rec = Coordinator(store, id).op("settle", {action});
+  Coordinator coordinator(store, id);
+  try {
+    return settle_decided(store, action, id, coordinator, hooks);
+  } catch (const NotDurableError&) {
+    throw;
+  } catch (const StepCutOff& e) {
+    return settle_cut_off(coordinator, e.maybe_applied(), e.reason());
+  } catch (const StockctlError& e) {
+    return settle_cut_off(coordinator, false, e.what());
+  }
+}
+
+namespace {
+
+Settled settle_decided(CartStore& store, const std::string& action, const std::string& id,
+                       Coordinator& coordinator, const ProtocolHooks& hooks) {
+  CartRecord rec = coordinator.op("settle", {action});
   if (rec.state == CartState::missing || rec.status == "missing") {
-    return report(Status::missing, {}, {}, false, "");
+    return settled_answer(Status::missing, {}, {}, false, "");
   }
   std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
   if (!lines) {
-    return report(
+    return settled_answer(
         Status::error, {}, {}, false,
         fmt::format("{}: the record is not one stockctl wrote", cart_record_key(store.scheme, id)));
   }
@@ -42,10 +80,9 @@ Settled settle_on_cluster(CartStore& store, const std::string& action, const std
   Finish finish = finish_groups(store, id, rec, *lines, kDefaultKeepS, hooks);
   read_missing_stocks(store.client, *lines, finish.stocks);
   const Status status = settle_status(rec.status);
-  return report(status, *lines, finish.stocks, rec.replayed, settle_conflict(action, rec.status));
+  return settled_answer(status, *lines, finish.stocks, rec.replayed,
+                        settle_conflict(action, rec.status));
 }
-
-namespace {
 
 /// Due records reap finishes together: each step of the protocol is sent for all of them in one
 /// pipeline (the records are independent, and every step is idempotent).

@@ -29,7 +29,14 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
     return report(Status::invalid, {}, {}, false, problem);
   }
   const std::string record = hold_record_key(store.scheme, id);
-  Reply text = store.client.call(Call::read({"GET", record}));
+  // A read or a settle left without an answer is this id's answer (the next ids still get
+  // theirs): nothing was sent yet when the read got none.
+  Reply text;
+  try {
+    text = store.client.call(Call::read({"GET", record}));
+  } catch (const ConnectionError& e) {
+    return report(Status::error, {}, {}, false, fmt::format("not applied: {}", e.what()));
+  }
   if (text.is_nil()) return report(Status::missing, {}, {}, false, "");
   std::optional<std::vector<RecordLine>> lines;
   if (text.type == Reply::Type::string) {
@@ -45,7 +52,9 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
   }
   std::vector<CallResult> results = store.client.run(
       {record_settle_call(store.log, record, holds_index_key(store.scheme), action, id, *lines)});
-  if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
+  if (results[0].state != CallResult::State::replied) {
+    return report(Status::error, *lines, {}, false, results[0].error);  // says what became of it
+  }
   const Reply& r = results[0].reply;
   if (r.is_error()) {
     ItemResult item;

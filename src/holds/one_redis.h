@@ -8,8 +8,8 @@
 
 namespace stockctl {
 
-/// confirm, release or cancel of hold or order `id` on one Redis: one settle script. Throws
-/// ConnectionError when the settle got no answer.
+/// confirm, release or cancel of hold or order `id` on one Redis: one settle script. A settle
+/// left without an answer is `error`, "not applied" or "outcome unknown" (a re-run finishes it).
 Settled settle_on_one_redis(CartStore& store, const std::string& action, const std::string& id);
 
 /// What reap did on one Redis.

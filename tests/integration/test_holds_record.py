@@ -2,8 +2,13 @@
 repeat, and records of the previous version (a hash) still answered and settled."""
 
 import json
+import os
+import signal
+import tempfile
+import time
 import unittest
 
+from harness import TARGET, RedisServer, calls_on, run, spawn_to_file
 from test_holds import HoldsTest
 
 
@@ -50,6 +55,55 @@ class Record(HoldsTest):
         self.assertEqual((res.rc, res.one["status"], res.one["lines"][0]["stock"]), (0, "ok", 10))
         self.assertEqual(self.sc("cancel", "legacy").one.get("replayed"), True)
         self.assertEqual((self.stock("a"), self.r("HGET", key, "state")), (10, "cancelled"))
+
+
+
+@unittest.skipUnless(TARGET == "standalone", "one Redis of its own")
+class SettleCutOff(unittest.TestCase):
+    """A server paused mid-run (SIGSTOP past --timeout and --retry-timeout, then SIGCONT) while
+    `confirm` of many ids runs: every id still gets exactly one line, in input order."""
+
+    def test_every_id_of_a_confirm_cut_off_by_a_paused_server_has_its_line(self):
+        server = RedisServer()
+        tmp = tempfile.mkdtemp()
+        try:
+            url = ("--url", server.url)
+            ids = ["h%d" % i for i in range(5000)]
+            path = os.path.join(tmp, "holds.csv")
+            with open(path, "w") as f:
+                f.write("id,sku,qty\n" + "".join("%s,A,1\n" % i for i in ids))
+            self.assertEqual(run("init", "A", "10000", *url).rc, 0)
+            self.assertEqual(run("hold", "--file", path, "--expire", "3600", *url).rc, 0)
+            out = os.path.join(tmp, "confirm.jsonl")
+            start = calls_on(server, "fcall")
+            proc = spawn_to_file(out, "confirm", *ids, *url, "--timeout", "300",
+                                 "--retry-timeout", "300")
+            deadline = time.monotonic() + 60
+            while calls_on(server, "fcall") < start + 1000:
+                self.assertIsNone(proc.poll(), "the run ended before the fault")
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)  # polling the server's own call count, bounded by the deadline
+            self.assertIsNone(proc.poll(), "the fault lands while the run still writes")
+            # The pause outlasts --timeout plus --retry-timeout (0.6 s), so the id on the wire
+            # runs out of retries; then the server answers again and the run goes on.
+            server.kill(signal.SIGSTOP)
+            try:
+                time.sleep(1.0)  # the fault's duration
+            finally:
+                server.kill(signal.SIGCONT)
+            _, err = proc.communicate(timeout=120)
+            self.assertEqual(proc.returncode, 1, err[-2000:])
+            with open(out) as f:
+                lines = [json.loads(l) for l in f if l.strip()]
+            self.assertEqual([l["id"] for l in lines], ids)
+            self.assertEqual(lines[0]["status"], "ok")
+            cut = [l for l in lines if l["status"] != "ok"]
+            self.assertTrue(cut, "the pause cut some ids off")
+            for l in cut:
+                self.assertEqual(l["status"], "error", l)
+                self.assertRegex(l["error"], r"^(not applied|outcome unknown): ", l)
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

@@ -33,8 +33,33 @@ class CartServer {
   std::map<std::string, std::int64_t> stock;  ///< stock key -> units
   std::map<std::string, std::int64_t> held;   ///< stock key -> units in group holds
   long long now_ms = 1000000;
+  /// The script call (counted from 1) at which the node dies: it breaks the connection there
+  /// and refuses new ones until revived. 0: never.
+  int die_at = 0;
+  /// Whether the call it dies at is applied first (its reply lost) or never reaches it.
+  bool applied_before_dying = false;
+  bool dead = false;
 
   Reply answer(const Argv& argv) {
+    if (dead) throw ConnectionError("127.0.0.1:7000: connection reset by peer");
+    if (argv[0] == "EVALSHA" && ++script_calls_ == die_at) {
+      dead = true;
+      if (applied_before_dying) run(argv);
+      throw ConnectionError("127.0.0.1:7000: connection reset by peer");
+    }
+    return run(argv);
+  }
+
+  void revive() {
+    dead = false;
+    die_at = 0;
+  }
+
+  /// How many script calls the node was sent so far.
+  int script_calls() const { return script_calls_; }
+
+ private:
+  Reply run(const Argv& argv) {
     if (argv[0] == "CLUSTER") return all_slots_at(kPort);
     if (argv[0] == "EXPIRE") return integer(1);
     if (argv[0] == "GET")
@@ -52,7 +77,6 @@ class CartServer {
     return nil();
   }
 
- private:
   struct Record {
     CartState state = CartState::preparing;
     int attempt = 0;
@@ -251,6 +275,7 @@ class CartServer {
   std::map<std::string, Record> records_;
   std::map<std::string, Group> groups_;
   std::map<std::string, std::map<std::string, long long>> due_;  ///< due key -> id -> time
+  int script_calls_ = 0;
 };
 
 /// What a test stops the protocol with: a crash right after a step.
@@ -280,8 +305,12 @@ struct Fixture {
 
   Fixture() {
     nodes.add(kPort, [this](const Argv& argv) { return server.answer(argv); });
-    client = std::make_unique<ClusterClient>(FakeNodes::at(kPort), ClientOptions{60, 0, 0},
-                                             nodes.factory());
+    // A dead node refuses connections, as a killed process's port does.
+    ConnectionFactory open = [this](const ConnectOptions& at) {
+      if (server.dead) throw ConnectionError("127.0.0.1:7000: connection refused");
+      return nodes.factory()(at);
+    };
+    client = std::make_unique<ClusterClient>(FakeNodes::at(kPort), ClientOptions{60, 0, 0}, open);
     ChangeLogSettings no_log;
     no_log.enabled = false;
     store = std::make_unique<CartStore>(CartStore{*client, KeyScheme{}, no_log});
@@ -462,5 +491,61 @@ TEST_CASE("an order a short line refused, stopped while giving back, gives back 
     CHECK(again.status == Status::insufficient);
     CHECK(f.stocks() == before);
     CHECK(f.helds() == kNoneHeld);
+  }
+}
+
+TEST_CASE("a node that dies at any step leaves each cart one answer, and a re-run finishes it") {
+  // An order sends 4 scripts: intent, the prepare of each of its two groups, decide. Whether
+  // the node died before or after applying the call it had on the wire, the cart's outcome is
+  // unknown; the next cart, whose intent is never sent, is not applied.
+  for (int at : {1, 2, 3, 4}) {
+    for (bool applied : {false, true}) {
+      CAPTURE(at);
+      CAPTURE(applied);
+      Fixture f;
+      f.server.die_at = at;
+      f.server.applied_before_dying = applied;
+      const Cart cut = f.run(CartKind::order, "o1");
+      CHECK(cut.status == Status::error);
+      CHECK(cut.error.rfind("outcome unknown: ", 0) == 0);
+      CHECK(cut.error.find("with the same id finishes it") != std::string::npos);
+      CHECK(cut.line_status.empty());
+      const std::vector<std::int64_t> after_first = f.stocks();
+      const Cart next = f.run(CartKind::order, "o2");
+      CHECK(next.status == Status::error);
+      CHECK(next.error.rfind("not applied: ", 0) == 0);
+      CHECK(f.stocks() == after_first);
+      f.server.revive();
+      CHECK(f.run(CartKind::order, "o1").status == Status::ok);
+      CHECK(f.run(CartKind::order, "o2").status == Status::ok);
+      CHECK(f.stocks() == std::vector<std::int64_t>{kInitial - 2, kInitial - 4, kInitial - 6});
+      CHECK(f.helds() == kNoneHeld);
+    }
+  }
+}
+
+TEST_CASE("a settle whose node dies says whether it was applied, and a re-run finishes it") {
+  for (int at : {1, 2, 3}) {  // the record's settle, then the settle of each group
+    for (bool applied : {false, true}) {
+      CAPTURE(at);
+      CAPTURE(applied);
+      Fixture f;
+      REQUIRE(f.run(CartKind::hold, "h1").status == Status::ok);
+      REQUIRE(f.run(CartKind::hold, "h2").status == Status::ok);
+      f.server.die_at = f.server.script_calls() + at;
+      f.server.applied_before_dying = applied;
+      const Settled cut = settle_on_cluster(*f.store, "confirm", "h1", ProtocolHooks{});
+      CHECK(cut.status == Status::error);
+      CHECK(cut.error.rfind("outcome unknown: ", 0) == 0);
+      const Settled next = settle_on_cluster(*f.store, "release", "h2", ProtocolHooks{});
+      CHECK(next.status == Status::error);
+      CHECK(next.error.rfind("not applied: ", 0) == 0);
+      f.server.revive();
+      CHECK(settle_on_cluster(*f.store, "confirm", "h1", ProtocolHooks{}).status == Status::ok);
+      CHECK(settle_on_cluster(*f.store, "release", "h2", ProtocolHooks{}).status == Status::ok);
+      // h1 sold, h2 given back: each line down by its quantity once.
+      CHECK(f.stocks() == kTaken);
+      CHECK(f.helds() == kNoneHeld);
+    }
   }
 }
