@@ -99,9 +99,29 @@ std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme
   return {cart};
 }
 
+namespace {
+
+// The answer of an invalid row: the id as written when the row has one (the line names what it
+// was about), no lines, and the problem with its file and line.
+Cart refused_row(const Record& record, const std::string& problem, const std::string& source) {
+  Cart bad;
+  if (record.fields.size() > 2) bad.id = record.fields[2].text;
+  fail(bad, Status::invalid, fmt::format("{}:{}: {}", source, record.line, problem));
+  return bad;
+}
+
+// Nothing is sent: every refused row or cart is told on standard error (and its line printed by
+// the caller), then the source is refused as a whole.
+[[noreturn]] void refuse_source(std::vector<Cart> refused, std::string why) {
+  for (const Cart& bad : refused) print_error(bad.error);
+  throw InvalidCarts(why, std::move(refused));
+}
+
+}  // namespace
+
 // --file: columns id, sku, qty (renamed by --id-column, --sku-column, --qty-column; the id is
 // read as a batch row's request id is); rows with the same id form one cart. The whole source
-// is validated first: one invalid row and nothing is sent.
+// is validated first: one invalid row (or cart) and nothing is sent.
 std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme) {
   const SourceColumns& columns = o.source.columns;
   Source source(o.source.file,
@@ -109,46 +129,51 @@ std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme)
                 o.source.columns.delimiter);
   std::vector<Cart> carts;
   std::map<std::string, std::size_t> by_id;
-  std::vector<std::string> problems;
-  RecordHandler handler{
-      [&columns](const std::vector<bool>& present) {
-        std::string problem = check_op_header(present, columns);
-        if (problem.empty() && !present[2]) {
-          problem = fmt::format("header has no '{}' column", columns.request_id);
-        }
-        return problem;
-      },
-      [&](Record& record) {
-        OpRow row;
-        std::string problem = interpret_op_row(record, columns, scheme, row);
-        if (problem.empty() && row.request_id.empty()) {
-          problem = fmt::format("column '{}' is empty", columns.request_id);
-        }
-        if (!problem.empty()) {
-          problems.push_back(fmt::format("{}:{}: {}", source.name(), record.line, problem));
-          return !record.fatal;
-        }
-        auto [it, fresh] = by_id.emplace(row.request_id, carts.size());
-        if (fresh) {
-          Cart cart;
-          cart.id = row.request_id;
-          carts.push_back(std::move(cart));
-        }
-        carts[it->second].lines.push_back(HoldLine{row.sku, row.qty});
-        return true;
-      }};
+  std::vector<Cart> refused;
+  RecordHandler handler{[&columns](const std::vector<bool>& present) {
+                          std::string problem = check_op_header(present, columns);
+                          if (problem.empty() && !present[2]) {
+                            problem = fmt::format("header has no '{}' column", columns.request_id);
+                          }
+                          return problem;
+                        },
+                        [&](Record& record) {
+                          OpRow row;
+                          std::string problem = interpret_op_row(record, columns, scheme, row);
+                          if (problem.empty() && row.request_id.empty()) {
+                            problem = fmt::format("column '{}' is empty", columns.request_id);
+                          }
+                          if (!problem.empty()) {
+                            refused.push_back(refused_row(record, problem, source.name()));
+                            return !record.fatal;
+                          }
+                          auto [it, fresh] = by_id.emplace(row.request_id, carts.size());
+                          if (fresh) {
+                            Cart cart;
+                            cart.id = row.request_id;
+                            carts.push_back(std::move(cart));
+                          }
+                          carts[it->second].lines.push_back(HoldLine{row.sku, row.qty});
+                          return true;
+                        }};
   source.read(op_columns(columns), handler);
-  for (const std::string& problem : problems) print_error(problem);
-  if (!problems.empty()) {
-    throw InputError(fmt::format("{}: {} invalid {}; nothing changed", source.name(),
-                                 problems.size(), problems.size() == 1 ? "row" : "rows"));
+  if (!refused.empty()) {
+    const std::size_t n = refused.size();
+    refuse_source(std::move(refused), fmt::format("{}: {} invalid {}; nothing changed",
+                                                  source.name(), n, n == 1 ? "row" : "rows"));
   }
   for (Cart& cart : carts) {
     prepare_cart(cart, scheme);
-    if (cart.status == Status::invalid) {
-      throw InputError(fmt::format("{}: id '{}': {}; nothing changed", source.name(),
-                                   escape_control(cart.id), cart.error));
-    }
+    if (cart.status != Status::invalid) continue;
+    cart.error = fmt::format("{}: id '{}': {}", source.name(), escape_control(cart.id), cart.error);
+    refused.push_back(cart);
+  }
+  // One invalid cart: its problem is the refusal (main prints it); several: each, then a count.
+  if (refused.size() == 1) throw InvalidCarts(refused[0].error + "; nothing changed", refused);
+  if (!refused.empty()) {
+    const std::size_t n = refused.size();
+    refuse_source(std::move(refused),
+                  fmt::format("{}: {} invalid ids; nothing changed", source.name(), n));
   }
   return carts;
 }

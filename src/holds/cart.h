@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/errors.h"
 #include "bulk/adjust_runner.h"
 #include "core/hold_lines.h"
 #include "core/outcome.h"
@@ -64,8 +65,23 @@ void fail(Cart& cart, Status status, std::string why);
 /// invalid and nothing will be sent.
 void prepare_cart(Cart& cart, const KeyScheme& scheme);
 
+/// A --file source that failed validation: nothing is sent, but each invalid row (and then
+/// each invalid cart) has its answer line, with status invalid and the error naming the file
+/// and line (or id), as deduct --file prints its invalid rows.
+class InvalidCarts : public InputError {
+ public:
+  InvalidCarts(const std::string& why, std::vector<Cart> refused)
+      : InputError(why), refused_(std::move(refused)) {}
+  /// The answers to print, in the order of the source.
+  const std::vector<Cart>& refused() const { return refused_; }
+
+ private:
+  std::vector<Cart> refused_;
+};
+
 /// The carts of `hold ID SKU=QTY...` (one) or of --file (rows with the same id form one).
-/// Throws InputError when the file has invalid rows: nothing is sent then.
+/// carts_from_file throws InvalidCarts when the file has invalid rows or ids: nothing is sent
+/// then.
 std::vector<Cart> carts_from_words(const HoldOptions& o, const KeyScheme& scheme);
 std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme);
 

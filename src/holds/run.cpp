@@ -130,8 +130,18 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
     throw InputError(fmt::format("{}: --skip-invalid does not apply: a cart is all or nothing",
                                  kind_name(kind)));
   }
-  std::vector<Cart> carts =
-      from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
+  std::vector<Cart> carts;
+  try {
+    carts = from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
+  } catch (const InvalidCarts& e) {
+    // Every invalid row still gets its line; the refusal decides the exit status (2).
+    for (const Cart& bad : e.refused()) {
+      ctx.out().write(cart_json(kind, bad));
+      ctx.count(Status::invalid);
+    }
+    ctx.out().flush();
+    throw;
+  }
   ExitFold fold;
   if (!from_file && carts[0].status == Status::invalid) {
     print_error(fmt::format("{} {}: {}; nothing was {}", kind_name(kind),

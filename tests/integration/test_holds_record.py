@@ -106,5 +106,35 @@ class SettleCutOff(unittest.TestCase):
             server.stop()
 
 
+
+class InvalidSource(HoldsTest):
+    """A --file that fails validation sends nothing, but prints the line of each invalid row (or
+    id), as deduct --file does: a script reading standard output sees what was refused."""
+
+    def test_each_invalid_row_has_its_line_and_nothing_is_held(self):
+        self.sc("init", "A", "10")
+        path = self.write("bad.csv", "id,sku,qty\nc1,A,1\nc2,A,0\nc3,A,x\n")
+        for op in ("hold", "order"):
+            res = self.sc(op, "--file", path)
+            self.assertEqual(res.rc, 2, res)
+            self.assertEqual([(l["op"], l["id"], l["status"], l["lines"]) for l in res.lines],
+                             [(op, "c2", "invalid", []), (op, "c3", "invalid", [])], res)
+            self.assertRegex(res.lines[0]["error"], r"bad\.csv:3: column 'qty'")
+            self.assertRegex(res.lines[1]["error"], r"bad\.csv:4: column 'qty'")
+            self.assertIn("bad.csv: 2 invalid rows; nothing changed", res.stderr)
+            self.assertEqual(self.stock("A"), 10)
+
+    def test_an_invalid_cart_has_its_line_and_nothing_is_held(self):
+        self.sc("init", "A", "10")
+        rows = "".join("big,s%d,1\n" % i for i in range(1001))
+        path = self.write("big.csv", "id,sku,qty\nok,A,1\n" + rows)
+        res = self.sc("order", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual([(l["id"], l["status"]) for l in res.lines], [("big", "invalid")], res)
+        self.assertIn("big.csv: id 'big': 1001 lines; at most 1000 per id; nothing changed",
+                      res.stderr)
+        self.assertEqual(self.stock("A"), 10)
+
+
 if __name__ == "__main__":
     unittest.main()
