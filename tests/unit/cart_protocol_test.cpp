@@ -88,6 +88,7 @@ class CartServer {
   struct Group {
     std::string state;  ///< held, ordered, confirmed, released, cancelled, or !aborted
     std::vector<std::pair<std::string, std::int64_t>> lines;  ///< stock key, qty
+    std::vector<std::int64_t> after;  ///< each line's stock after the hold: its first answer
     long long exp = 0;
   };
 
@@ -196,10 +197,11 @@ class CartServer {
     auto found = groups_.find(keys[0]);
     if (found != groups_.end()) {
       if (found->second.state == "!aborted") return error("STOCKCTL_CONFLICT " + args[0]);
+      // A repeat answers the first answer again, as the record rebuilds it.
       std::vector<Reply> out{integer(1), integer(found->second.exp)};
-      for (std::size_t i = 0; i < n; ++i) {
-        out.push_back(integer(0));
-        out.push_back(integer(stock[keys[2 + 3 * i]]));
+      for (std::int64_t after : found->second.after) {
+        out.push_back(integer(after));
+        out.push_back(integer(after));
       }
       return array(out);
     }
@@ -221,6 +223,7 @@ class CartServer {
     for (const auto& [key, qty] : group.lines) {
       stock[key] -= qty;
       if (group.state == "held") held[key] += qty;
+      group.after.push_back(stock[key]);
     }
     groups_[keys[0]] = group;
     return array(out);
@@ -398,6 +401,8 @@ TEST_CASE("an order stopped at each step is finished once by a re-run") {
     const Cart again = f.run(CartKind::order, "o");
     CHECK(again.status == Status::ok);
     CHECK(again.line_status == std::vector<Status>(3, Status::ok));
+    // The answer shows each line's stock after the order, as the first run would have.
+    CHECK(again.stock == std::vector<std::optional<std::int64_t>>(kTaken.begin(), kTaken.end()));
     CHECK(f.stocks() == kTaken);
     CHECK(f.helds() == kNoneHeld);
     // And a third run changes nothing.
