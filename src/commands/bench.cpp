@@ -22,6 +22,7 @@
 #include "output/progress.h"
 #include "redis/errors.h"
 #include "redis/pipelined_connections.h"
+#include "redis/scripts/hold.h"
 #include "redis/scripts/registry.h"
 #include "redis/scripts/stock.h"
 
@@ -67,21 +68,18 @@ Call deduction(const std::string& key) {
 // log): the hold script with its record under the bench prefix.
 Call cart_order(const std::vector<std::string>& keys, std::size_t n, const std::string& run) {
   const std::string id = fmt::format("{}-order-{}", run, n);
-  Call call{&hold_script(), {}, true, true};
-  call.args = {
-      fmt::format("stockctl:hold:{}", keys[0].substr(0, keys[0].find('{'))) + "{" + id + "}",
-      "stockctl:holds-index:bench"};
+  HoldRequest request;
+  request.record =
+      fmt::format("stockctl:hold:{}", keys[0].substr(0, keys[0].find('{'))) + "{" + id + "}";
+  request.index = "stockctl:holds-index:bench";
+  request.kind = "order";
+  request.id = id;
+  request.request_ttl_s = 60;
   for (int i = 0; i < kCartLines; ++i) {
     const std::string& key = keys[(n * kCartLines + static_cast<std::size_t>(i)) % keys.size()];
-    call.args.insert(call.args.end(),
-                     {key, companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix)});
+    request.lines.push_back(HoldCallLine{fmt::format("{}", i), key, 1, ""});
   }
-  call.numkeys = static_cast<int>(call.args.size());
-  call.args.insert(call.args.end(), {"order", id, "0", "60", "0", "", "", "", "3"});
-  for (int i = 0; i < kCartLines; ++i) {
-    call.args.insert(call.args.end(), {fmt::format("{}", i), "1", ""});
-  }
-  return call;
+  return hold_call(request);
 }
 
 // The request number n: a deduction, or a cart with --mode order.
@@ -91,28 +89,26 @@ Call bench_call(const BenchOptions& o, const std::vector<std::string>& keys, std
   return deduction(keys[n % keys.size()]);
 }
 
-// Whether a reply is a success: a deduction's answer >= 0, or every line of a cart served.
-bool ok_reply(const Reply& reply) {
-  if (reply.type != Reply::Type::array || reply.elements.empty()) return false;
-  if (reply.elements.size() == 3) return reply.elements[0].integer >= 0;
-  for (std::size_t i = 2; i < reply.elements.size(); i += 2) {
-    if (reply.elements[i].integer < 0) return false;
-  }
-  return true;
+// Whether a cart's reply is a success: every line served. Nullopt when it is not a cart's.
+std::optional<bool> cart_served(const Reply& reply) {
+  const std::optional<HoldAnswer> answer = parse_hold_answer(reply, kCartLines);
+  if (!answer) return std::nullopt;
+  return answer->all_lines_ok();
 }
 
 void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us) {
   tally.latencies_us.push_back(static_cast<std::uint32_t>(std::min<long long>(us, UINT32_MAX)));
   const std::optional<StockAnswer> answer =
       reply ? parse_stock_answer(*reply) : std::optional<StockAnswer>();
-  if (!answer && reply && reply->type == Reply::Type::array) {
-    (ok_reply(*reply) ? tally.ok : tally.insufficient) += 1;  // a cart's lines
-  } else if (!answer) {
+  if (answer) {
+    (answer->answer >= 0 ? tally.ok : tally.insufficient) += 1;
+    return;
+  }
+  const std::optional<bool> served = reply ? cart_served(*reply) : std::nullopt;
+  if (!served) {
     ++tally.errors;
-  } else if (answer->answer >= 0) {
-    ++tally.ok;
   } else {
-    ++tally.insufficient;
+    (*served ? tally.ok : tally.insufficient) += 1;  // a cart's lines
   }
 }
 

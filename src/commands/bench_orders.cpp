@@ -15,12 +15,12 @@
 
 #include "app/context.h"
 #include "base/errors.h"
-#include "bulk/cart_protocol.h"
-#include "bulk/hold_runner.h"
 #include "commands/bench_items.h"
 #include "core/cart_spread.h"
 #include "core/quantity.h"
 #include "core/sku.h"
+#include "holds/cart.h"
+#include "holds/cart_protocol.h"
 #include "lock/init_lock.h"
 #include "output/progress.h"
 
@@ -121,7 +121,8 @@ void order_worker(Program& program, const OrderBenchOptions& o, const std::strin
   Context ctx(program);
   HoldOptions hold;
   hold.request_ttl_s = 3600;
-  CartProtocol protocol(ctx, CartKind::order, hold);
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  CartProtocol protocol(store, CartKind::order, hold, ProtocolHooks{});
   for (;;) {
     if (o.duration_s > 0 ? Clock::now() >= until : budget.fetch_sub(1) <= 0) return;
     Cart cart = bench_cart(run, next++, triples, o.slot_groups, ctx.scheme());

@@ -20,7 +20,7 @@ struct OrderBenchOptions {
 };
 
 /// `bench --mode order --cluster`: 3-line carts of one unit each placed through the cluster
-/// protocol (bulk/cart_protocol) by `connections` threads, each cart spanning exactly
+/// protocol (holds/cart_protocol) by `connections` threads, each cart spanning exactly
 /// `slot_groups` slot groups. Prints throughput, latency percentiles and the server time per
 /// cart (INFO commandstats summed over every primary), checks that every unit taken was
 /// reported sold and none is left held, and removes every key it wrote.

@@ -7,10 +7,10 @@
 
 #include "app/context.h"
 #include "base/diagnostics.h"
-#include "bulk/cart_protocol.h"
 #include "cli/common_options.h"
 #include "commands/holds.h"
 #include "commands/program.h"
+#include "core/cart_keys.h"
 #include "core/sku.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"

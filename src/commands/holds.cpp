@@ -1,5 +1,5 @@
 // `hold`, `order`, `confirm`, `release`, `cancel`, `reap`: their options and entry points (the
-// engine is bulk/holds_engine); and the read of an item's held units that delete uses.
+// engine is in holds/); and the read of an item's held units that delete uses.
 
 #include "commands/holds.h"
 #include "cli/common_options.h"
@@ -9,9 +9,9 @@
 #include <memory>
 #include <optional>
 
-#include "bulk/holds_engine.h"
 #include "commands/program.h"
 #include "core/sku.h"
+#include "holds/run.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
 
@@ -74,7 +74,7 @@ void add_hold_command(CLI::App& app, Program& program, CartKind kind, const std:
       ->check(integer_range(0, 86400000LL))
       ->group(init);
   add_source_options(*sub, o->source, false, false);
-  // A cart's id is read where a batch row's request id is (bulk/hold_runner: carts_from_file).
+  // A cart's id is read where a batch row's request id is (holds/cart: carts_from_file).
   o->source.columns.request_id = "id";
   sub->add_option("--id-column", o->source.columns.request_id,
                   "column holding the id of the hold or order (default id)")

@@ -22,13 +22,6 @@ std::string group_hold_id(std::string_view id, int slot, std::int64_t attempt) {
   return std::string(id) + "#" + std::to_string(slot) + "#" + std::to_string(attempt);
 }
 
-std::string group_action(std::string_view state) {
-  if (state == "ordered" || state == "confirmed") return "confirm";
-  if (state == "aborted" || state == "released" || state == "expired") return "release";
-  if (state == "cancelled") return "cancel";
-  return "";
-}
-
 std::string cart_canon(std::string_view kind, const std::vector<std::string>& keys,
                        const std::vector<std::int64_t>& qtys) {
   std::vector<std::string> parts;

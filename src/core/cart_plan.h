@@ -21,10 +21,6 @@ std::vector<SlotGroup> group_by_slot(const std::vector<int>& slots);
 /// (the two fields after the id are digits, so the id is what stands before the last two '#').
 std::string group_hold_id(std::string_view id, int slot, std::int64_t attempt);
 
-/// What each group's settle script must do for a cluster record in `state`: "confirm",
-/// "release", "cancel", or "" when the groups are left as they are (preparing, held).
-std::string group_action(std::string_view state);
-
 /// The canonical text of a cart for the record's replay check: the kind, then one
 /// "KEY<TAB>QTY" per line, sorted (the same lines in any order give the same text).
 std::string cart_canon(std::string_view kind, const std::vector<std::string>& keys,

@@ -509,7 +509,7 @@ class Files(HoldsTest):
         self.assertEqual(res.rc, 2, res)
         self.assertIn("bad.csv:3: ", res.stderr)
         self.assertIn("bad.csv: 1 invalid row; nothing changed", res.stderr)
-        self.assertEqual(res.stdout, "")
+        self.assertEqual([(l["id"], l["status"]) for l in res.lines], [("c2", "invalid")])
         self.assertEqual(self.stock("A"), 10)
         res = self.sc("order", "--file", self.write("empty.csv", "id,sku,qty\n,A,1\n"))
         self.assertEqual(res.rc, 2, res)

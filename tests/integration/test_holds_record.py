@@ -2,8 +2,13 @@
 repeat, and records of the previous version (a hash) still answered and settled."""
 
 import json
+import os
+import signal
+import tempfile
+import time
 import unittest
 
+from harness import TARGET, RedisServer, calls_on, run, spawn_to_file
 from test_holds import HoldsTest
 
 
@@ -50,6 +55,85 @@ class Record(HoldsTest):
         self.assertEqual((res.rc, res.one["status"], res.one["lines"][0]["stock"]), (0, "ok", 10))
         self.assertEqual(self.sc("cancel", "legacy").one.get("replayed"), True)
         self.assertEqual((self.stock("a"), self.r("HGET", key, "state")), (10, "cancelled"))
+
+
+
+@unittest.skipUnless(TARGET == "standalone", "one Redis of its own")
+class SettleCutOff(unittest.TestCase):
+    """A server paused mid-run (SIGSTOP past --timeout and --retry-timeout, then SIGCONT) while
+    `confirm` of many ids runs: every id still gets exactly one line, in input order."""
+
+    def test_every_id_of_a_confirm_cut_off_by_a_paused_server_has_its_line(self):
+        server = RedisServer()
+        tmp = tempfile.mkdtemp()
+        try:
+            url = ("--url", server.url)
+            ids = ["h%d" % i for i in range(5000)]
+            path = os.path.join(tmp, "holds.csv")
+            with open(path, "w") as f:
+                f.write("id,sku,qty\n" + "".join("%s,A,1\n" % i for i in ids))
+            self.assertEqual(run("init", "A", "10000", *url).rc, 0)
+            self.assertEqual(run("hold", "--file", path, "--expire", "3600", *url).rc, 0)
+            out = os.path.join(tmp, "confirm.jsonl")
+            start = calls_on(server, "fcall")
+            proc = spawn_to_file(out, "confirm", *ids, *url, "--timeout", "300",
+                                 "--retry-timeout", "300")
+            deadline = time.monotonic() + 60
+            while calls_on(server, "fcall") < start + 1000:
+                self.assertIsNone(proc.poll(), "the run ended before the fault")
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)  # polling the server's own call count, bounded by the deadline
+            self.assertIsNone(proc.poll(), "the fault lands while the run still writes")
+            # The pause outlasts --timeout plus --retry-timeout (0.6 s), so the id on the wire
+            # runs out of retries; then the server answers again and the run goes on.
+            server.kill(signal.SIGSTOP)
+            try:
+                time.sleep(1.0)  # the fault's duration
+            finally:
+                server.kill(signal.SIGCONT)
+            _, err = proc.communicate(timeout=120)
+            self.assertEqual(proc.returncode, 1, err[-2000:])
+            with open(out) as f:
+                lines = [json.loads(l) for l in f if l.strip()]
+            self.assertEqual([l["id"] for l in lines], ids)
+            self.assertEqual(lines[0]["status"], "ok")
+            cut = [l for l in lines if l["status"] != "ok"]
+            self.assertTrue(cut, "the pause cut some ids off")
+            for l in cut:
+                self.assertEqual(l["status"], "error", l)
+                self.assertRegex(l["error"], r"^(not applied|outcome unknown): ", l)
+        finally:
+            server.stop()
+
+
+
+class InvalidSource(HoldsTest):
+    """A --file that fails validation sends nothing, but prints the line of each invalid row (or
+    id), as deduct --file does: a script reading standard output sees what was refused."""
+
+    def test_each_invalid_row_has_its_line_and_nothing_is_held(self):
+        self.sc("init", "A", "10")
+        path = self.write("bad.csv", "id,sku,qty\nc1,A,1\nc2,A,0\nc3,A,x\n")
+        for op in ("hold", "order"):
+            res = self.sc(op, "--file", path)
+            self.assertEqual(res.rc, 2, res)
+            self.assertEqual([(l["op"], l["id"], l["status"], l["lines"]) for l in res.lines],
+                             [(op, "c2", "invalid", []), (op, "c3", "invalid", [])], res)
+            self.assertRegex(res.lines[0]["error"], r"bad\.csv:3: column 'qty'")
+            self.assertRegex(res.lines[1]["error"], r"bad\.csv:4: column 'qty'")
+            self.assertIn("bad.csv: 2 invalid rows; nothing changed", res.stderr)
+            self.assertEqual(self.stock("A"), 10)
+
+    def test_an_invalid_cart_has_its_line_and_nothing_is_held(self):
+        self.sc("init", "A", "10")
+        rows = "".join("big,s%d,1\n" % i for i in range(1001))
+        path = self.write("big.csv", "id,sku,qty\nok,A,1\n" + rows)
+        res = self.sc("order", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual([(l["id"], l["status"]) for l in res.lines], [("big", "invalid")], res)
+        self.assertIn("big.csv: id 'big': 1001 lines; at most 1000 per id; nothing changed",
+                      res.stderr)
+        self.assertEqual(self.stock("A"), 10)
 
 
 if __name__ == "__main__":

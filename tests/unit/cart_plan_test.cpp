@@ -21,17 +21,6 @@ TEST_CASE("group_hold_id keeps ids with '#' apart") {
   CHECK(group_hold_id("a", 1, 2) != group_hold_id("a#1", 2, 1));
 }
 
-TEST_CASE("group_action drives the groups to the record's state") {
-  CHECK(group_action("ordered") == "confirm");
-  CHECK(group_action("confirmed") == "confirm");
-  CHECK(group_action("aborted") == "release");
-  CHECK(group_action("released") == "release");
-  CHECK(group_action("expired") == "release");
-  CHECK(group_action("cancelled") == "cancel");
-  CHECK(group_action("preparing").empty());
-  CHECK(group_action("held").empty());
-}
-
 TEST_CASE("cart_canon is the same for the same lines in any order and tells kinds apart") {
   const std::string a = cart_canon("order", {"stock:{A}", "stock:{B}"}, {2, 1});
   CHECK(a == "order\nstock:{A}\t2\nstock:{B}\t1");

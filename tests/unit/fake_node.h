@@ -4,6 +4,8 @@
 // ConnectionFactory seam instead of sockets. Each node answers every command it is sent with
 // its `answer` function and records the command, so a test can drive the cluster redirect loop,
 // the lock protocol or script reloading step by step and then read what went over the "wire".
+// An answer that throws ConnectionError breaks the connection there: the replies before it are
+// read, then reading its reply fails, as when a node dies with a command on the wire.
 
 #include <fmt/format.h>
 
@@ -12,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "redis/connection.h"
@@ -77,12 +80,17 @@ class FakeNode : public Connection {
     Argv argv(head.begin(), head.end());
     argv.insert(argv.end(), tail.begin(), tail.end());
     log_.push_back(argv);
-    queued_.push_back(answer_(argv));
+    try {
+      queued_.emplace_back(answer_(argv), std::string());
+    } catch (const ConnectionError& e) {
+      queued_.emplace_back(Reply{}, e.what());
+    }
   }
   Reply read() override {
     if (queued_.empty()) throw ConnectionError(where() + ": read with nothing sent");
-    Reply r = std::move(queued_.front());
+    auto [r, broken] = std::move(queued_.front());
     queued_.pop_front();
+    if (!broken.empty()) throw ConnectionError(broken);
     return r;
   }
   void flush() override {}
@@ -97,7 +105,7 @@ class FakeNode : public Connection {
  private:
   Answer answer_;
   std::vector<Argv>& log_;
-  std::deque<Reply> queued_;
+  std::deque<std::pair<Reply, std::string>> queued_;  ///< each reply, or why it never comes
 };
 
 /// Fake nodes by port on 127.0.0.1: what each answers, and every command each was sent.

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "app/program.h"
-#include "bulk/hold_runner.h"
+#include "holds/cart.h"
 
 namespace stockctl {
 

@@ -1,25 +1,23 @@
 // hold, order, confirm, release, cancel, reap: one Redis runs each cart as one script; a
-// cluster runs the protocol of docs/holds.md (bulk/cart_protocol).
+// cluster runs the protocol of docs/holds.md (holds/cart_protocol).
 
-#include "bulk/holds_engine.h"
+#include "holds/run.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <unordered_set>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "base/text.h"
-#include "bulk/cart_protocol.h"
-#include "bulk/replica_ack.h"
-#include "core/error_reply.h"
 #include "core/exit_fold.h"
-#include "redis/errors.h"
-#include "redis/scripts/registry.h"
+#include "holds/cart_protocol.h"
+#include "holds/cluster_settle.h"
+#include "holds/hold_runner.h"
+#include "holds/one_redis.h"
 
 namespace stockctl {
 
@@ -64,7 +62,8 @@ void report_unsent(Context& ctx, CartKind kind, std::vector<Cart>& carts, std::s
 // fewer replicas than --wait-replicas acknowledged fails its cart and stops the run there.
 ExitCode hold_on_cluster(Context& ctx, CartKind kind, const HoldOptions& o,
                          std::vector<Cart>& carts) {
-  CartProtocol protocol(ctx, kind, o);
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  CartProtocol protocol(store, kind, o, hooks_from_environment());
   ExitFold fold;
   for (std::size_t i = 0; i < carts.size(); ++i) {
     if (interrupted()) {
@@ -90,71 +89,6 @@ ExitCode hold_on_cluster(Context& ctx, CartKind kind, const HoldOptions& o,
     print_cart(ctx, kind, carts[i], fold);
   }
   return fold.code();
-}
-
-ExitCode settle_one(Context& ctx, const std::string& action, const std::string& id,
-                    ExitFold& fold) {
-  auto report = [&](Status status, const std::vector<RecordLine>& lines,
-                    const std::vector<std::optional<std::int64_t>>& stocks, bool replayed,
-                    const std::string& error) {
-    print_settle(ctx, action, id, status, lines, stocks, replayed, error, fold);
-    return fold.code();
-  };
-  if (std::string problem = validate_hold_id(id); !problem.empty()) {
-    return report(Status::invalid, {}, {}, false, problem);
-  }
-  const std::string record = hold_record_key(ctx.scheme(), id);
-  Reply text = ctx.redis().call(Call::read({"GET", record}));
-  if (text.is_nil()) return report(Status::missing, {}, {}, false, "");
-  std::optional<std::vector<RecordLine>> lines;
-  if (text.type == Reply::Type::string) {
-    lines = hold_record_lines(text.str);
-  } else if (text.error_kind() == ErrorReply::wrongtype) {
-    // A record of the previous version: a hash whose field "lines" is JSON.
-    text = ctx.redis().call(Call::read({"HGET", record, "lines"}));
-    if (text.type == Reply::Type::string) lines = record_lines(text.str);
-  }
-  if (!lines) {
-    return report(Status::error, {}, {}, false,
-                  fmt::format("{}: the record is not one stockctl wrote", record));
-  }
-  std::vector<CallResult> results = ctx.redis().run(
-      {settle_call(ctx, record, holds_index_key(ctx.scheme()), action, id, *lines)});
-  if (results[0].state != CallResult::State::replied) throw ConnectionError(results[0].error);
-  const Reply& r = results[0].reply;
-  if (r.is_error()) {
-    ItemResult item;
-    item.key = record;
-    std::string reply = r.str;
-    // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
-    if (std::optional<CorruptLine> bad = corrupt_line(r.str); bad && bad->index < lines->size()) {
-      item.key = (*lines)[bad->index].key;
-      item.sku = (*lines)[bad->index].sku;
-      reply = bad->reply;
-    }
-    apply_error_reply(item, reply);
-    return report(item.status, *lines, {}, false,
-                  item.sku.empty()
-                      ? item.error
-                      : fmt::format("item '{}': {}", escape_control(item.sku), item.error));
-  }
-  if (r.type != Reply::Type::array || r.elements.size() != 2 + lines->size()) {
-    return report(Status::error, *lines, {}, false,
-                  fmt::format("unexpected reply from the settle script: {}", describe_reply(r)));
-  }
-  std::vector<std::optional<std::int64_t>> stocks;
-  for (std::size_t i = 0; i < lines->size(); ++i) {
-    std::int64_t s = r.elements[2 + i].integer;
-    stocks.push_back(s >= 0 ? std::optional<std::int64_t>(s) : std::nullopt);
-  }
-  Status status = settle_status(r.elements[0].str);
-  std::string error = settle_conflict(action, r.elements[0].str);
-  if (status == Status::ok && !acknowledged(results[0], ctx.redis().options())) {
-    status = Status::error;
-    error = unacknowledged(results[0], ctx.redis().options());
-  }
-  if (status == Status::missing) lines->clear();
-  return report(status, *lines, stocks, r.elements[1].integer == 1, error);
 }
 
 // Checks every id before anything is written, as delete does: one invalid id and the list was
@@ -196,8 +130,18 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
     throw InputError(fmt::format("{}: --skip-invalid does not apply: a cart is all or nothing",
                                  kind_name(kind)));
   }
-  std::vector<Cart> carts =
-      from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
+  std::vector<Cart> carts;
+  try {
+    carts = from_file ? carts_from_file(o, ctx.scheme()) : carts_from_words(o, ctx.scheme());
+  } catch (const InvalidCarts& e) {
+    // Every invalid row still gets its line; the refusal decides the exit status (2).
+    for (const Cart& bad : e.refused()) {
+      ctx.out().write(cart_json(kind, bad));
+      ctx.count(Status::invalid);
+    }
+    ctx.out().flush();
+    throw;
+  }
   ExitFold fold;
   if (!from_file && carts[0].status == Status::invalid) {
     print_error(fmt::format("{} {}: {}; nothing was {}", kind_name(kind),
@@ -217,7 +161,8 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
     }
   });
   if (program.common.cluster) return hold_on_cluster(ctx, kind, o, carts);
-  HoldRunner runner(ctx, kind, o, o.expire_s * 1000);
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  HoldRunner runner(store, kind, o, o.expire_s * 1000);
   runner.require_acks();
   for (std::size_t start = 0; start < carts.size(); start += kHoldWindow) {
     if (interrupted()) {
@@ -246,51 +191,37 @@ ExitCode run_settles(Program& program, const std::string& action,
       ctx.count(Status::error);
     }
   });
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
+  const ProtocolHooks hooks = hooks_from_environment();
   for (const std::string& id : ids) {
+    Settled settled;
     if (program.common.cluster) {
       try {
-        settle_on_cluster(ctx, action, id, fold);
+        settled = settle_on_cluster(store, action, id, hooks);
       } catch (const NotDurableError& e) {
-        print_settle(ctx, action, id, Status::error, {}, {}, false, e.what(), fold);
+        settled = Settled{Status::error, {}, {}, false, e.what()};
       }
     } else {
-      settle_one(ctx, action, id, fold);
+      settled = settle_on_one_redis(store, action, id);
     }
+    print_settle(ctx, action, id, settled, fold);
   }
   return fold.code();
 }
-
 ExitCode run_reap(Program& program) {
   Context ctx(program);
-  const ChangeLogSettings& log = ctx.change_log();
   std::int64_t holds = 0;
   std::int64_t units = 0;
+  CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
   if (program.common.cluster) {
     // Items on a cluster hold units only in the protocol's groups, which the records drive.
-    ReapCount count = reap_on_cluster(ctx);
+    ReapCount count = reap_on_cluster(store);
     holds = count.holds;
     units = count.units;
   } else {
-    // A hold of several lines expires on each of its items, perhaps in different calls: each
-    // call names the ids it gave back, and every id counts once.
-    std::unordered_set<std::string> expired;
-    for (bool more = true; more;) {
-      Call call{&reap_script(),
-                {holds_index_key(ctx.scheme()), std::to_string(kReapBatch),
-                 log.enabled ? std::to_string(log.max_entries) : "", log.actor, log.reason},
-                true,
-                true};
-      call.numkeys = 1;
-      Reply r = ctx.redis().call(call);
-      if (r.is_error() || r.type != Reply::Type::array || r.elements.size() != 4 ||
-          r.elements[3].type != Reply::Type::array) {
-        throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
-      }
-      units += r.elements[1].integer;
-      more = r.elements[2].integer == 1;
-      for (const Reply& id : r.elements[3].elements) expired.insert(id.str);
-    }
-    holds = static_cast<std::int64_t>(expired.size());
+    ReapTotal total = reap_on_one_redis(store);
+    holds = total.holds;
+    units = total.units;
   }
   nlohmann::ordered_json j;
   j["op"] = "reap";

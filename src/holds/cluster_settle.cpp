@@ -1,0 +1,229 @@
+// confirm, release and cancel on a cluster (the record decides, then every group is finished),
+// and reap there (every due record decided and finished, a window of records at a time).
+
+#include "holds/cluster_settle.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/hash_slot.h"
+#include "core/hold_lines.h"
+#include "holds/cart_record.h"
+#include "holds/group_finish.h"
+#include "holds/hold_runner.h"
+#include "holds/settle_answer.h"
+#include "redis/errors.h"
+#include "redis/scripts/cart.h"
+
+namespace stockctl {
+
+namespace {
+
+Settled settled_answer(Status status, std::vector<RecordLine> lines,
+                       std::vector<std::optional<std::int64_t>> stocks, bool replayed,
+                       std::string error) {
+  return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
+}
+
+// The answer of a settle cut off by a step without an answer (or a reply it cannot read):
+// "not applied" while nothing of it can have been written, else "outcome unknown".
+Settled settle_cut_off(const Coordinator& coordinator, bool maybe_applied, const std::string& why) {
+  if (!maybe_applied && !coordinator.may_have_written()) {
+    return settled_answer(Status::error, {}, {}, false, "not applied: " + why);
+  }
+  return settled_answer(
+      Status::error, {}, {}, false,
+      fmt::format("outcome unknown: {}; running the same command again with the same "
+                  "id finishes it (or reap does)",
+                  why));
+}
+
+// The record decides (settle), then every group is driven to the decision.
+Settled settle_decided(CartStore& store, const std::string& action, const std::string& id,
+                       Coordinator& coordinator, const ProtocolHooks& hooks);
+
+}  // namespace
+
+Settled settle_on_cluster(CartStore& store, const std::string& action, const std::string& id,
+                          const ProtocolHooks& hooks) {
+  if (std::string problem = validate_hold_id(id); !problem.empty()) {
+    return settled_answer(Status::invalid, {}, {}, false, problem);
+  }
+  Coordinator coordinator(store, id);
+  try {
+    return settle_decided(store, action, id, coordinator, hooks);
+  } catch (const NotDurableError&) {
+    throw;
+  } catch (const StepCutOff& e) {
+    return settle_cut_off(coordinator, e.maybe_applied(), e.reason());
+  } catch (const StockctlError& e) {
+    return settle_cut_off(coordinator, false, e.what());
+  }
+}
+
+namespace {
+
+Settled settle_decided(CartStore& store, const std::string& action, const std::string& id,
+                       Coordinator& coordinator, const ProtocolHooks& hooks) {
+  CartRecord rec = coordinator.op("settle", {action});
+  if (rec.state == CartState::missing || rec.status == "missing") {
+    return settled_answer(Status::missing, {}, {}, false, "");
+  }
+  std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+  if (!lines) {
+    return settled_answer(
+        Status::error, {}, {}, false,
+        fmt::format("{}: the record is not one stockctl wrote", cart_record_key(store.scheme, id)));
+  }
+  hooks.after("decide");
+  Finish finish = finish_groups(store, id, rec, *lines, kDefaultKeepS, hooks);
+  read_missing_stocks(store.client, *lines, finish.stocks);
+  const Status status = settle_status(rec.status);
+  return settled_answer(status, *lines, finish.stocks, rec.replayed,
+                        settle_conflict(action, rec.status));
+}
+
+/// Due records reap finishes together: each step of the protocol is sent for all of them in one
+/// pipeline (the records are independent, and every step is idempotent).
+constexpr std::size_t kReapWindow = 512;
+
+/// A due record reap must finish, with what finishing it has done so far.
+struct Reaping {
+  std::string id;
+  CartRecord rec;
+  GroupFinish todo;
+  std::vector<GroupStep> groups;
+  std::vector<bool> settle;  ///< per group: has something to settle (not a tombstone)
+  std::int64_t units_back = 0;
+};
+
+// Step 1: the record decides (a preparing attempt past its deadline aborts, a held hold past
+// its expiry expires); the records with a decision left to carry to their groups remain.
+std::vector<Reaping> decide_due(CartStore& store, const std::vector<std::string>& ids) {
+  std::vector<Call> calls;
+  calls.reserve(ids.size());
+  for (const std::string& id : ids) calls.push_back(Coordinator(store, id).call("reap", {}));
+  const std::vector<Reply> replies = durable_run(store.client, calls);
+  std::vector<Reaping> work;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CartRecord rec = Coordinator(store, ids[i]).parse(replies[i]);
+    std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
+    const GroupFinish todo = group_finish(rec.state);
+    if (!lines || rec.finished || todo.action == GroupAction::none) continue;
+    Reaping r{ids[i], rec, todo, group_steps(store.scheme, ids[i], rec.attempt, *lines), {}, 0};
+    r.settle.assign(r.groups.size(), true);
+    work.push_back(std::move(r));
+  }
+  return work;
+}
+
+// Step 2: before a release, a tombstone on each group; a group never held has nothing to settle.
+void tombstone_groups(CartStore& store, std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> of;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    if (!work[w].todo.tombstone_first) continue;
+    for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
+      calls.push_back(group_tombstone_call(work[w].groups[g].record, kDefaultKeepS));
+      of.emplace_back(w, g);
+    }
+  }
+  const std::vector<Reply> replies = durable_run(store.client, calls);
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    Reaping& r = work[of[i].first];
+    if (never_held_reply(r.groups[of[i].second].record, replies[i])) r.settle[of[i].second] = false;
+  }
+}
+
+// Step 3: every group to the decision, then its record kept a while (for replays).
+void settle_groups(CartStore& store, std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  std::vector<std::pair<std::size_t, std::size_t>> of;
+  for (std::size_t w = 0; w < work.size(); ++w) {
+    for (std::size_t g = 0; g < work[w].groups.size(); ++g) {
+      if (!work[w].settle[g]) continue;
+      const GroupStep& step = work[w].groups[g];
+      calls.push_back(record_settle_call(store.log, step.record, step.index,
+                                         group_action_name(work[w].todo.action), step.gid,
+                                         step.group_lines));
+      of.emplace_back(w, g);
+    }
+  }
+  const std::vector<Reply> replies = durable_run(store.client, calls);
+  std::vector<Call> keep;
+  for (std::size_t i = 0; i < replies.size(); ++i) {
+    Reaping& r = work[of[i].first];
+    const GroupStep& step = r.groups[of[i].second];
+    std::vector<std::optional<std::int64_t>> stocks;
+    read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back);
+    keep.push_back(keep_call(step.record, kDefaultKeepS));
+  }
+  store.client.run(keep);
+}
+
+// Step 4: each record marked finished and taken out of its due index.
+void mark_done(CartStore& store, const std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  calls.reserve(work.size());
+  for (const Reaping& r : work) {
+    calls.push_back(
+        Coordinator(store, r.id)
+            .call("done", {cart_state_name(r.rec.state), std::to_string(r.rec.attempt)}));
+  }
+  durable_run(store.client, calls);
+}
+
+void reap_window(CartStore& store, const std::vector<std::string>& ids, ReapCount& count) {
+  std::vector<Reaping> work = decide_due(store, ids);
+  tombstone_groups(store, work);
+  settle_groups(store, work);
+  mark_done(store, work);
+  for (const Reaping& r : work) {
+    if (r.units_back == 0) continue;
+    ++count.holds;
+    count.units += r.units_back;
+  }
+}
+
+// The ids due in every slot (at most kReapBatch per slot), and whether a slot had more.
+std::vector<std::string> list_due(CartStore& store, bool& more) {
+  std::vector<Call> calls;
+  calls.reserve(kClusterSlots);
+  for (int slot = 0; slot < kClusterSlots; ++slot) {
+    calls.push_back(carts_due_call(due_key(store.scheme, slot), kReapBatch));
+  }
+  more = false;
+  std::vector<std::string> ids;
+  for (const CallResult& result : store.client.run(calls)) {
+    const std::optional<std::vector<std::string>> due =
+        result.state == CallResult::State::replied ? parse_carts_due(result.reply) : std::nullopt;
+    if (!due) {
+      throw StockctlError(
+          fmt::format("reap: cannot list due holds: {}", result.state == CallResult::State::replied
+                                                             ? describe_reply(result.reply)
+                                                             : result.error));
+    }
+    if (due->size() >= static_cast<std::size_t>(kReapBatch)) more = true;
+    ids.insert(ids.end(), due->begin(), due->end());
+  }
+  return ids;
+}
+
+}  // namespace
+
+ReapCount reap_on_cluster(CartStore& store) {
+  ReapCount count;
+  for (bool more = true; more;) {
+    const std::vector<std::string> ids = list_due(store, more);
+    for (std::size_t start = 0; start < ids.size(); start += kReapWindow) {
+      const auto from = ids.begin() + static_cast<std::ptrdiff_t>(start);
+      const auto to =
+          ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), start + kReapWindow));
+      reap_window(store, std::vector<std::string>(from, to), count);
+    }
+  }
+  return count;
+}
+
+}  // namespace stockctl

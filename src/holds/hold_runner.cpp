@@ -1,0 +1,179 @@
+// Holds and orders on one slot: hold-4002.lua over a cart's lines, with the init lock protocol.
+
+#include "holds/hold_runner.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "base/errors.h"
+#include "base/interrupt.h"
+#include "base/text.h"
+#include "bulk/replica_ack.h"
+#include "core/error_reply.h"
+#include "core/exit_fold.h"
+#include "core/sku.h"
+#include "redis/errors.h"
+#include "redis/scripts/hold.h"
+#include "redis/scripts/settle.h"
+
+namespace stockctl {
+
+HoldRunner::HoldRunner(CartStore& store, CartKind kind, const HoldOptions& o, long long expire_ms)
+    : store_(store), kind_(kind), o_(o), expire_ms_(expire_ms), initial_(o.init, store.scheme) {}
+
+void HoldRunner::run(std::vector<Cart>& carts) {
+  std::vector<Call> calls;
+  std::vector<Cart*> sent;
+  for (Cart& cart : carts) {
+    if (cart.status != Status::ok) continue;
+    calls.push_back(call_for(cart, {}));
+    sent.push_back(&cart);
+  }
+  std::vector<CallResult> results = store_.client.run(calls);
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    apply(*sent[i], results[i]);
+    if (require_acks_) check_acks(*sent[i], results[i]);
+    if (sent[i]->status == Status::uninitialized && o_.init.given()) initialize(*sent[i]);
+  }
+}
+
+Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& inits) const {
+  HoldRequest request{cart.record_key, cart.index_key,   kind_name(kind_), cart.id,
+                      expire_ms_,      o_.request_ttl_s, o_.ttl_s,         {},
+                      &store_.log};
+  request.lines.reserve(cart.lines.size());
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    request.lines.push_back(HoldCallLine{cart.lines[i].sku, cart.keys[i], cart.lines[i].qty,
+                                         inits.empty() ? "" : inits[i]});
+  }
+  return hold_call(request);
+}
+
+void HoldRunner::apply(Cart& cart, const CallResult& result) const {
+  cart.error.clear();
+  cart.expires_at_ms.reset();
+  if (result.state != CallResult::State::replied) return fail(cart, Status::error, result.error);
+  const Reply& r = result.reply;
+  if (r.is_error()) return apply_error(cart, r.str);
+  const std::size_t n = cart.lines.size();
+  const std::optional<HoldAnswer> answer = parse_hold_answer(r, n);
+  if (!answer) {
+    return fail(cart, Status::error,
+                fmt::format("unexpected reply from the hold script: {}", describe_reply(r)));
+  }
+  cart.replayed = answer->replayed;
+  cart.since = answer->since;
+  cart.line_status.assign(n, Status::ok);
+  cart.stock.assign(n, std::nullopt);
+  ExitFold fold;
+  for (std::size_t i = 0; i < n; ++i) {
+    ItemResult line;
+    apply_deduct_answer(line, answer->lines[i].code, answer->lines[i].stock);
+    cart.line_status[i] = line.status;
+    cart.stock[i] = line.stock;
+    fold.add(line.status);
+  }
+  cart.status = Status::ok;
+  // The cart takes the status of its most serious short line (uninitialized before
+  // insufficient, as the exit statuses rank them).
+  for (std::size_t i = 0; i < n; ++i) {
+    if (exit_code_for(cart.line_status[i]) == fold.code() && fold.code() != ExitCode::ok) {
+      cart.status = cart.line_status[i];
+      break;
+    }
+  }
+  // A short line means nothing was held: only a hold that is held has an expiry.
+  if (cart.status == Status::ok && cart.since.empty()) cart.expires_at_ms = answer->expires_at_ms;
+}
+
+void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
+  if (cart.status != Status::ok || acknowledged(result, store_.client.options())) return;
+  if (!cart.replayed)
+    return fail(cart, Status::error, unacknowledged(result, store_.client.options()));
+  // A repeat wrote nothing; what is not confirmed is the write of its first answer, which this
+  // answer is then not: an error is never a replay.
+  cart.replayed = false;
+  fail(cart, Status::error,
+       fmt::format("id '{}' was {} before and this repeat changed nothing, but the replicas have "
+                   "not confirmed it: {}",
+                   escape_control(cart.id), kind_ == CartKind::hold ? "held" : "ordered",
+                   unacknowledged(result, store_.client.options())));
+}
+
+void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
+  if (classify_error_reply(text) == ErrorReply::stockctl_conflict) {
+    return fail(
+        cart, Status::conflict,
+        fmt::format("id '{}' was already used with other lines or for {}; nothing "
+                    "changed",
+                    escape_control(cart.id), text.substr(18) == "hold" ? "an order" : "a hold"));
+  }
+  ItemResult item;
+  item.key = cart.record_key;
+  std::string reply = text;
+  // hold-4002.lua names the line whose stored value is corrupt: "STOCKCTL_CORRUPT <i> <value>".
+  if (auto corrupt = corrupt_line(text); corrupt && corrupt->index < cart.keys.size()) {
+    item.key = cart.keys[corrupt->index];
+    item.sku = cart.lines[corrupt->index].sku;
+    reply = std::move(corrupt->reply);
+  }
+  apply_error_reply(item, reply);
+  const std::string what = item.sku.empty()
+                               ? item.error
+                               : fmt::format("item '{}': {}", escape_control(item.sku), item.error);
+  fail(cart, item.status,
+       fmt::format("{}; nothing was {}", what, kind_ == CartKind::hold ? "held" : "ordered"));
+}
+
+// The init lock protocol of deduct, for every line whose key is missing: the locks are taken
+// in the lines' order (by SKU, the same in every process, so two carts never wait on each
+// other), then the cart is sent again with the initial stock of each line still missing.
+void HoldRunner::initialize(Cart& cart) {
+  std::vector<std::unique_ptr<LockRelease>> locks;
+  std::vector<std::string> inits(cart.lines.size());
+  const auto lock_expiry =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(o_.lock.ttl_ms);
+  for (std::size_t i = 0; i < cart.lines.size(); ++i) {
+    if (cart.line_status[i] != Status::uninitialized) continue;
+    const std::string lock_key = companion_key(cart.keys[i], kLockSuffix);
+    const std::string token = new_lock_value();
+    const std::string& key = cart.keys[i];
+    LockWait wait = acquire_lock(store_.client, lock_key, token, o_.lock, [&] {
+      return store_.client.call(Call::read({"EXISTS", key})).integer == 1;
+    });
+    if (wait == LockWait::resolved) continue;
+    if (wait == LockWait::timed_out && interrupted()) {
+      return fail(cart, Status::error, "not applied: " + interrupt_reason());
+    }
+    if (wait == LockWait::timed_out) {
+      return fail(
+          cart, Status::busy,
+          fmt::format("init lock still held by another process after {} ms: {}; nothing was {}",
+                      o_.lock.wait_ms, describe_held_lock(store_.client, lock_key),
+                      kind_ == CartKind::hold ? "held" : "ordered"));
+    }
+    locks.push_back(std::make_unique<LockRelease>(store_.client, lock_key, token));
+    ParsedNumber init =
+        initial_.of(cart.lines[i].sku, lock_expiry - std::chrono::milliseconds(200));
+    if (!init.ok()) {
+      return fail(cart, Status::error,
+                  fmt::format("item '{}': {}; nothing was created", cart.lines[i].sku, init.error));
+    }
+    inits[i] = std::to_string(init.value);
+  }
+  std::vector<CallResult> results = store_.client.run({call_for(cart, inits)});
+  apply(cart, results[0]);
+  if (require_acks_) check_acks(cart, results[0]);
+}
+
+Call record_settle_call(const ChangeLogSettings& log, const std::string& record,
+                        const std::string& index, const std::string& action, const std::string& id,
+                        const std::vector<RecordLine>& lines) {
+  SettleRequest request{record, index, action, id, {}, &log};
+  request.stock_keys.reserve(lines.size());
+  for (const RecordLine& line : lines) request.stock_keys.push_back(line.key);
+  return settle_call(request);
+}
+
+}  // namespace stockctl

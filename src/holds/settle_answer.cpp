@@ -1,0 +1,108 @@
+// The answers of confirm, release and cancel, and the records they read.
+
+#include "holds/settle_answer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/diagnostics.h"
+#include "base/text.h"
+#include "core/quantity.h"
+
+namespace stockctl {
+
+// The record's lines ([sku, key, qty, code] each, as the hold script wrote them).
+std::optional<std::vector<RecordLine>> record_lines(const std::string& text) {
+  auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (!parsed.is_array()) return std::nullopt;
+  std::vector<RecordLine> lines;
+  for (const auto& line : parsed) {
+    if (!line.is_array() || line.size() != 4 || !line[0].is_string() || !line[1].is_string() ||
+        !line[2].is_string()) {
+      return std::nullopt;
+    }
+    ParsedNumber qty = parse_qty(line[2].get<std::string>());
+    if (!qty.ok()) return std::nullopt;
+    lines.push_back(RecordLine{line[0].get<std::string>(), line[1].get<std::string>(), qty.value});
+  }
+  return lines;
+}
+
+std::optional<std::vector<RecordLine>> hold_record_lines(std::string_view text) {
+  const auto head_end = text.find('\n');
+  const auto kind_end =
+      head_end == std::string_view::npos ? head_end : text.find('\n', head_end + 1);
+  if (kind_end == std::string_view::npos) return std::nullopt;
+  std::vector<RecordLine> lines;
+  for (std::size_t at = kind_end + 1; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    const auto tab1 = line.find('\t');
+    const auto tab2 = tab1 == std::string_view::npos ? tab1 : line.find('\t', tab1 + 1);
+    if (tab2 == std::string_view::npos) return std::nullopt;
+    ParsedNumber qty = parse_qty(std::string(line.substr(tab2 + 1)));
+    if (!qty.ok()) return std::nullopt;
+    lines.push_back(RecordLine{std::string(line.substr(0, tab1)),
+                               std::string(line.substr(tab1 + 1, tab2 - tab1 - 1)), qty.value});
+    at = end + 1;
+  }
+  if (lines.empty()) return std::nullopt;
+  return lines;
+}
+
+void print_settle(Context& ctx, const std::string& action, const std::string& id,
+                  const Settled& settled, ExitFold& fold) {
+  const Status status = settled.status;
+  if (needs_error_line(status)) {
+    print_error(fmt::format("{} {}: {}", action, escape_control(id), settled.error));
+  }
+  ctx.out().write(settle_json(action, id, status, settled.lines, settled.stocks, settled.replayed,
+                              settled.error));
+  ctx.count(status);
+  fold.add(action == "release" && status == Status::expired ? ExitCode::ok : exit_code_for(status));
+}
+
+nlohmann::ordered_json settle_json(const std::string& action, const std::string& id, Status status,
+                                   const std::vector<RecordLine>& lines,
+                                   const std::vector<std::optional<std::int64_t>>& stocks,
+                                   bool replayed, const std::string& error) {
+  nlohmann::ordered_json j;
+  j["op"] = action;
+  j["id"] = id;
+  j["status"] = status_name(status);
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    nlohmann::ordered_json line;
+    line["sku"] = lines[i].sku;
+    line["key"] = lines[i].key;
+    line["qty"] = lines[i].qty;
+    line["stock"] = i < stocks.size() && stocks[i] ? nlohmann::ordered_json(*stocks[i]) : nullptr;
+    out.push_back(std::move(line));
+  }
+  j["lines"] = std::move(out);
+  if (replayed) j["replayed"] = true;
+  if (!error.empty()) j["error"] = error;
+  return j;
+}
+
+Status settle_status(const std::string& word) {
+  if (word == "ok") return Status::ok;
+  if (word == "expired") return Status::expired;
+  if (word == "conflict" || word == "released") return Status::conflict;
+  if (word == "missing") return Status::missing;
+  return Status::error;
+}
+
+std::string settle_conflict(const std::string& action, const std::string& word) {
+  if (word == "released") {
+    return "the hold was released (by release or cancel) and its units went back to stock; a "
+           "released hold cannot be confirmed";
+  }
+  if (word != "conflict") return "";
+  if (action == "confirm") return "only a held hold can be confirmed";
+  if (action == "release") return "only a held hold can be released (cancel gives back a sale)";
+  return "nothing to cancel";
+}
+
+}  // namespace stockctl
