@@ -44,8 +44,6 @@
 -- stored value. The holds keys are companions of KEYS[1] (same hash slot) and not declared, as
 -- in stock-2.lua.
 
-local MAX = 9007199254740991
-local POSITIVE = '^[1-9]%d*$'
 local find = string.find
 local key = KEYS[1]
 local mode = ARGV[2]
@@ -84,11 +82,12 @@ end
 
 local previous = redis.call('GET', key)
 -- A dry run gives nothing back: its previous value is the stock as the real run will find it,
--- with the expired holds' units on it (a missing key or a value that is not a stock keeps them
--- out, as the hook does).
-if expired > 0 and previous and (previous == '0'
-    or (#previous <= 16 and find(previous, POSITIVE) and tonumber(previous) <= MAX)) then
-  previous = string.format('%d', tonumber(previous) + expired)
+-- with the expired holds' units on it (a missing key, unlimited stock or a value that is not a
+-- stock keeps them out, as the hook does).
+if expired > 0 and previous then
+  local raw = previous
+  -- @include stock_value
+  if raw_len and raw_len > 0 then previous = string.format('%d', tonumber(previous) + expired) end
 end
 local value = ARGV[1]
 if value == '-1' then

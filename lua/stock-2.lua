@@ -122,23 +122,18 @@ local creating = false
 -- comes before it.
 local refusal
 if not raw then
-  raw = ARGV[5]
+  raw = ARGV[5] or ''
   -- "Not initialized" is not recorded: nothing was applied, and a retry that brings an init
   -- source must be able to proceed.
-  if raw == nil or raw == '' then refusal = -3 end
+  if raw == '' then refusal = -3 end
   creating = true
 end
 
--- raw_len = 0 stands for -1 (unlimited); 0 is one digit long.
-local raw_len = not refusal and #raw
-if raw_len and (raw_len > 16 or not find(raw, POSITIVE)
-    or (raw_len == 16 and tonumber(raw) > MAX)) then
-  if raw == '-1' then
-    raw_len = 0
-  elseif raw ~= '0' then
-    local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
-    refusal = redis.error_reply(what .. raw)
-  end
+-- raw_len: 0 stands for -1 (unlimited), "0" is one digit long, false: not a stock value.
+-- @include stock_value
+if not (raw_len or refusal) then
+  local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
+  refusal = redis.error_reply(what .. raw)
 end
 -- Both are at most 2^53-1 and below 10^15 unless 16 digits long, so a sum that may pass MAX has
 -- a 16-digit side, and a true sum above MAX never rounds down to MAX or below.

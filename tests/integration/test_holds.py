@@ -334,6 +334,20 @@ class Expiry(HoldsTest):
         self.assertEqual([(self.stock(s), self.held(s)) for s in touches],
                          [(7, 2), (7, 3), (10, 2), (8, 2)])
 
+    def test_a_value_that_is_not_a_stock_keeps_its_expired_holds_until_repaired(self):
+        # Lua's tonumber reads "0x7" as 7; the stock-value check (lua/include/stock_value.lua)
+        # does not, so no expired hold gives units to it.
+        self.sc("init", "A", "10")
+        out = self.sc("hold", "c", "A=3", "--expire", "1").one
+        self.r("SET", "stock:{A}", "0x7")
+        self.wait_past(out["expires_at_ms"])
+        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
+        self.assertEqual((self.r("GET", "stock:{A}"), self.held("A")), ("0x7", 3))
+        # Repaired, the next touch gives them back (reap looks at it again a minute later).
+        self.r("SET", "stock:{A}", "7")
+        self.assertEqual(self.sc("deduct", "A", "1").one["stock"], 9)
+        self.assertEqual(self.held("A"), 0)
+
     def test_reap_returns_holds_of_items_nobody_touches(self):
         self.sc("init", "A", "10")
         self.sc("init", "B", "10")
