@@ -202,7 +202,9 @@ end
 -- Each change appends one entry to the item's log (lua/include/log_entry.lua). "" stands for
 -- "does not apply".
 if logging then
-  local log_key, log_slot, actor, reason = KEYS[#KEYS], false, ARGV[8], ARGV[9] or ''
+  local log_key, log_slot, log_item, entry_ms = KEYS[#KEYS], false, key, false
+  local log_who = false
+  local actor, reason = ARGV[8], ARGV[9] or ''
   local id = request_id or ''
   if creating then
     local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
