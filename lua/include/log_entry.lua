@@ -20,7 +20,7 @@
 --               the change and its numbers and ids ("" = does not apply)
 --   entry_ms    the server's time in ms (a string), or false: read here (a script that writes
 --               many entries reads the clock once)
--- Defines nothing outside its own block.
+-- Defines nothing outside its own block; sets log_who.
 --
 -- Layout and why. A stream per item preallocates a node of about 4 KB, so a load of N items
 -- cost 60 times the stock itself. The first entry of an item created by a load goes into the
