@@ -39,8 +39,8 @@
 -- The record, one string (one GET to read it, one SET to write it: a script call costs about
 -- as much per command it runs and per element of the replies it reads as for its own Lua):
 --   "<state> <attempt> <exp> <deadline> <finished> <kind> <bytes of lines>\n<lines><canon>"
--- A record of the previous version (a hash of those fields) is rewritten in this form, with
--- its expiry, the first time any op reads it.
+-- It was a hash of those fields before; no release wrote that form, so it is not read (it is
+-- "record <key>", as any record this script cannot read).
 
 local rec, due, op, id = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
 
@@ -49,17 +49,8 @@ local function server_now()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
-local ok, raw = pcall(redis.call, 'GET', rec)
-if not ok then
-  -- The previous version's record (a hash): the same fields, rewritten once as a string.
-  local h = redis.call('HMGET', rec, 'state', 'attempt', 'exp', 'deadline', 'finished', 'kind',
-                       'lines', 'canon')
-  if not h[1] then return redis.error_reply('STOCKCTL_INVALID record ' .. rec) end
-  local ttl = redis.call('PTTL', rec)
-  raw = table.concat({h[1], h[2], h[3], h[4], h[5], h[6], #h[7]}, ' ') .. '\n' .. h[7] .. h[8]
-  redis.call('DEL', rec)
-  if ttl > 0 then redis.call('SET', rec, raw, 'PX', ttl) else redis.call('SET', rec, raw) end
-end
+local raw = redis.pcall('GET', rec)
+if type(raw) == 'table' then return redis.error_reply('STOCKCTL_INVALID record ' .. rec) end
 
 local state, attempt, exp, deadline, finished, kind, lines, canon, tail
 if raw then

@@ -1,7 +1,7 @@
 # cmake -DLUA_DIR=<dir> -DOUT=<header> -P embed.cmake
 #
 # Turns every lua/NAME-NUMKEYS.lua (NUMKEYS: the keys a call sends unless it says how many;
-# stock-2 and put-2 take more with a request id or a log, load-3 3 per item) into a constant
+# stock-2 and put-2 take more with a request id or a log, load-2 2 per item) into a constant
 # in one header, with the SHA1 Redis will give the body, so EVALSHA needs no SCRIPT LOAD round
 # trip first. Rewrites the header only when its content changes, so an unchanged script does
 # not rebuild the tool.

@@ -34,8 +34,7 @@
 -- id recorded: a refused attempt held nothing and recorded nothing, so the same id may try
 -- again. It may still have changed what every touch of an item changes: expired holds given
 -- back, and missing keys created from their initial stock (as a deduction creates them). A
--- repeat answers the first attempt's codes from the record, whatever was settled since; a
--- record of the previous version answers {1, its stored answer...}.
+-- repeat answers the first attempt's codes from the record, whatever was settled since.
 -- Error replies, after which no line is held and no key was created:
 --   STOCKCTL_CONFLICT <kind>  the id was used for another kind or other lines (<kind>: this
 --                             call's ARGV[1]); also the answer to a tombstone (tombstone-1.lua)
@@ -48,7 +47,8 @@
 --   "<state> <expires_at_ms> <stock before, per line>\n<kind>\n<sku>\t<key>\t<qty>\n..."
 -- Everything after the first line is the canonical text of the lines that a repeat must
 -- match; the first answer is rebuilt from the stocks before (-1: unlimited). settle-4002.lua
--- rewrites the state in place. A record of the previous version (a hash) is still answered.
+-- rewrites the state in place. The record was a hash before it was this string; no release
+-- wrote that form, so it is not read: a hash under the id is a tombstone.
 --
 -- The server's time per cart is the budget (docs/holds.md, "What it costs"). Its common path
 -- (a new id, items without holds, no log) is written flat, as stock-2.lua is: no closures (built
@@ -107,24 +107,12 @@ else
 end
 
 if found > 0 then
-  -- A repeat: the first answer, rebuilt from the record's stocks before. A record of the
-  -- previous version (a hash) comes back as an error table.
+  -- A repeat: the first answer, rebuilt from the record's stocks before. A record that is not a
+  -- string is a tombstone (a hash, tombstone-1.lua: the id's group was aborted), which comes
+  -- back as an error table and is refused as a conflict.
   local record = redis.pcall('GET', KEYS[1])
   if record then
-    if type(record) == 'table' then
-      -- The previous version's record (a hash): its canonical text is the sorted "<key>\t<qty>"
-      -- lines and the kind; its answer is stored as it was.
-      local old = {kind}
-      for i = 1, n do old[i + 1] = KEYS[3 + G * (i - 1)] .. '\t' .. ARGV[8 + 3 * i] end
-      table.sort(old)
-      local hash = call('HMGET', KEYS[1], 'canon', 'answer')
-      if hash[1] ~= table.concat(old, '\n') then
-        return redis.error_reply('STOCKCTL_CONFLICT ' .. kind)
-      end
-      local out = {1}
-      for word in string.gmatch(hash[2], '%S+') do out[#out + 1] = tonumber(word) end
-      return out
-    end
+    if type(record) == 'table' then return redis.error_reply('STOCKCTL_CONFLICT ' .. kind) end
     local head_end = find(record, '\n', 1, true)
     local canon = {kind}
     for i = 1, n do
@@ -188,34 +176,28 @@ for i = 1, n do
     end
   end
   local raw = call('GET', stock_key)
+  local creating = false
   if not raw then
     local init = ARGV[9 + 3 * i]
-    if init ~= nil and init ~= '' then
-      local len = #init
-      if (len > 16 or not find(init, POSITIVE) or (len == 16 and tonumber(init) > MAX))
-          and init ~= '-1' and init ~= '0' then
-        return redis.error_reply('STOCKCTL_INVALID initial stock')
-      end
-      raw = init
-      created = created or {}
-      created[i] = true
-    end
+    if init ~= nil and init ~= '' then raw, creating = init, true end
   end
   if not raw then
     refused = true
   else
-    local len = #raw
-    if len > 16 or not find(raw, POSITIVE) or (len == 16 and tonumber(raw) > MAX) then
-      if raw == '-1' then
-        unlimited = unlimited or {}
-        unlimited[i] = true
-      elseif raw == '0' then
-        refused = true
-      else
-        return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw)
-      end
-    elseif len < #qty or (len == #qty and tonumber(raw) < tonumber(qty)) then
+    -- raw_len: 0 stands for -1 (unlimited), "0" is one digit long, false: not a stock value.
+    -- @include stock_value
+    if not raw_len then
+      if creating then return redis.error_reply('STOCKCTL_INVALID initial stock') end
+      return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw)
+    elseif raw_len == 0 then
+      unlimited = unlimited or {}
+      unlimited[i] = true
+    elseif raw_len < #qty or (raw_len == #qty and tonumber(raw) < tonumber(qty)) then
       refused = true
+    end
+    if creating then
+      created = created or {}
+      created[i] = true
     end
     if i > 3 then
       befores = befores .. ' ' .. raw
@@ -238,7 +220,9 @@ if created then
         call('SET', KEYS[k + 1], init)
       end
       if logging then
-        local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[7], ARGV[8]
+        local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, KEYS[k + 1], false
+        local log_who = false
+        local actor, reason = ARGV[7], ARGV[8]
         local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
             'init', '', '', init, '', id
         -- @include log_entry
@@ -327,7 +311,9 @@ for i = 1, n do
     local stock_key, qty = KEYS[k + 1], ARGV[8 + 3 * i]
     left = call('DECRBY', stock_key, qty)
     if logging then
-      local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[7], ARGV[8]
+      local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, stock_key, false
+      local log_who = false
+      local actor, reason = ARGV[7], ARGV[8]
       local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
           kind, qty, left + tonumber(qty), left, '', id
       -- @include log_entry

@@ -13,8 +13,10 @@
 --          "Holds" below); "0": ARGV[1] is stored as it is
 -- KEYS[3]  the item's change log (a list, same hash slot); sent only with ARGV[7]
 -- KEYS[4]  the log of first entries of the items of its hash slot (a hash, same slot); sent
---          with KEYS[3]. A key this call creates has its first entry there, not in a list of
---          its own: a load then costs some 80 bytes an item (lua/include/log_entry.lua)
+--          with KEYS[3]. A key this call creates without an expiry has its first entry there,
+--          not in a list of its own: a load then costs some 80 bytes an item
+--          (lua/include/log_entry.lua). A key given an expiry (ARGV[3]) keeps its whole log in
+--          its list, which expires with it: its entry in KEYS[4], if any, moves there.
 -- ARGV[6]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
 --          is logged as "overwrite")
 -- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
@@ -44,8 +46,6 @@
 -- stored value. The holds keys are companions of KEYS[1] (same hash slot) and not declared, as
 -- in stock-2.lua.
 
-local MAX = 9007199254740991
-local POSITIVE = '^[1-9]%d*$'
 local find = string.find
 local key = KEYS[1]
 local mode = ARGV[2]
@@ -84,11 +84,12 @@ end
 
 local previous = redis.call('GET', key)
 -- A dry run gives nothing back: its previous value is the stock as the real run will find it,
--- with the expired holds' units on it (a missing key or a value that is not a stock keeps them
--- out, as the hook does).
-if expired > 0 and previous and (previous == '0'
-    or (#previous <= 16 and find(previous, POSITIVE) and tonumber(previous) <= MAX)) then
-  previous = string.format('%d', tonumber(previous) + expired)
+-- with the expired holds' units on it (a missing key, unlimited stock or a value that is not a
+-- stock keeps them out, as the hook does).
+if expired > 0 and previous then
+  local raw = previous
+  -- @include stock_value
+  if raw_len and raw_len > 0 then previous = string.format('%d', tonumber(previous) + expired) end
 end
 local value = ARGV[1]
 if value == '-1' then
@@ -117,12 +118,24 @@ else
   if keep > 0 then redis.call('PEXPIRE', key, keep) end
 end
 if logging and previous ~= value then
-  -- The same fields as the stock script's entries ("" = does not apply).
-  local log_key, log_slot, log_field = KEYS[3], not previous and KEYS[4], key
+  -- The same fields as the stock script's entries ("" = does not apply). A key with an expiry
+  -- keeps its first entry in its own list, which expires with it.
+  local log_key, log_slot, log_item = KEYS[3], not previous and ttl == 0 and KEYS[4], key
+  local entry_ms, log_who = false, false
   local actor, reason = ARGV[8], ARGV[9] or ''
   local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
       previous and 'overwrite' or ARGV[6], '', previous or '', value, '', ''
   -- @include log_entry
+end
+if logging and ttl > 0 then
+  -- An item given an expiry takes its log with it: its entry in the slot's log (the slot's
+  -- hash has no expiry per field) moves to the head of its list, and the list expires with it.
+  local first = redis.call('HGET', KEYS[4], key)
+  if first then
+    redis.call('HDEL', KEYS[4], key)
+    redis.call('LPUSH', KEYS[3], first)
+  end
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
 end
 if previous then return {'replaced', previous, held} end
 return {'created', false, held}

@@ -1,7 +1,7 @@
 -- settle: confirm, release or cancel a hold or an order, exactly once.
 --
--- KEYS[1]  the record of the id (written by hold-4002.lua: a string, or a hash from its previous
---          version; the state is rewritten in the record's own form)
+-- KEYS[1]  the record of the id (a string written by hold-4002.lua; the state is rewritten in
+--          place)
 -- KEYS[2]  the index of items with holds (unused here; kept in the same place as for hold)
 -- then, per line of the record, in its order, G keys (G = ARGV[6]): the item's stock key, its
 --          holds, its held units and, when G = 4, its change log
@@ -26,21 +26,21 @@
 --   cancelled: cancel -> ok replayed; confirm, release -> conflict
 -- Error replies, after which nothing changed (but see "action"):
 --   STOCKCTL_INVALID <what>       the keys do not match the record ("keys per line", "line
---                                 count", "key <key>"), or "action <action>": not one of the
---                                 three. The action is checked last, so a held hold past its
---                                 expiry has been expired (units back, state written) first.
+--                                 count", "key <key>"), "record <key>": the record is not a
+--                                 string, or "action <action>": not one of the three. The
+--                                 action is checked last, so a held hold past its expiry has
+--                                 been expired (units back, state written) first.
 --   STOCKCTL_CORRUPT <i> <value>  line i's stored value is not -1 or a canonical integer
 --                                 0 .. 2^53-1
--- A record that is a hash without `lines` (a tombstone, tombstone-1.lua) is not one to settle:
--- the call fails with Lua's error from cjson.decode. stockctl never sends it one (the cluster
--- protocol skips tombstoned groups; settle_one refuses a record without lines).
+-- A record that is a hash is a tombstone (tombstone-1.lua), not one to settle; stockctl never
+-- sends it one (the cluster protocol skips tombstoned groups; settle_one refuses a record without
+-- lines). The record was a hash before it was one string; no release wrote that form, so it is
+-- not read.
 --
 -- Written flat, as hold-4002.lua is: no closures, one table for the lines' keys, quantities
 -- and stocks before, the reply's table holding the stocks, and the clock read only for a hold
 -- that is still held.
 
-local MAX = 9007199254740991
-local POSITIVE = '^[1-9]%d*$'
 local find, call = string.find, redis.call
 local action, id, G = ARGV[1], ARGV[2], ARGV[6]
 if G == '3' then G = 3 elseif G == '4' then G = 4 else G = tonumber(G) end
@@ -48,20 +48,13 @@ local log_max = ARGV[3]
 local logging = log_max ~= nil and log_max ~= ''
 
 -- The record's state, expiry and lines: line i's key, qty and stock before ("-1" when the item
--- was unlimited) at lines[3i-2], lines[3i-1], lines[3i]; `rest` is the string record after its
--- state (nil for a hash, the previous version's record, whose lines are JSON).
+-- was unlimited) at lines[3i-2], lines[3i-1], lines[3i]; `rest` is the record after its state.
 local state, exp, rest
 local lines, n = {}, 0
 local record = redis.pcall('GET', KEYS[1])
 if not record then return {'missing', 0} end
-if type(record) == 'table' then
-  local hash = call('HMGET', KEYS[1], 'state', 'exp', 'lines')
-  state, exp = hash[1], tonumber(hash[2])
-  for _, line in ipairs(cjson.decode(hash[3])) do
-    lines[3 * n + 1], lines[3 * n + 2], lines[3 * n + 3] = line[2], line[3], line[4]
-    n = n + 1
-  end
-else
+if type(record) == 'table' then return redis.error_reply('STOCKCTL_INVALID record ' .. KEYS[1]) end
+do
   -- "<state> <expires_at_ms> <stock before...>\n<kind>\n<sku>\t<key>\t<qty>\n..."
   local head_end = find(record, '\n', 1, true)
   local word_no = 0
@@ -102,14 +95,9 @@ for i = 1, n do
   local raw = call('GET', KEYS[3 + G * (i - 1)])
   local stock = -3
   if raw then
-    local len = #raw
-    if raw == '-1' or raw == '0' then
-      stock = tonumber(raw)
-    elseif len <= 16 and find(raw, POSITIVE) and (len < 16 or tonumber(raw) <= MAX) then
-      stock = tonumber(raw)
-    else
-      return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw)
-    end
+    -- @include stock_value
+    if not raw_len then return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw) end
+    stock = tonumber(raw)
   end
   out[i + 2] = stock
 end
@@ -141,18 +129,16 @@ if change then
       local before = out[i + 2]
       if give_back and before >= 0 then out[i + 2] = call('INCRBY', KEYS[k + 1], qty) end
       if logging and out[i + 2] ~= -3 then
-        local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[4], ARGV[5]
+        local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, KEYS[k + 1], false
+        local log_who = false
+        local actor, reason = ARGV[4], ARGV[5]
         local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
             change, qty, before, out[i + 2], '', id
         -- @include log_entry
       end
     end
   end
-  if rest then
-    call('SET', KEYS[1], new_state .. rest, 'KEEPTTL')
-  else
-    call('HSET', KEYS[1], 'state', new_state)
-  end
+  call('SET', KEYS[1], new_state .. rest, 'KEEPTTL')
   if change ~= 'expire' then
     out[1] = 'ok'
     return out
@@ -184,18 +170,16 @@ elseif action == 'cancel' then
         local k, qty = 2 + G * (i - 1), lines[3 * i - 1]
         out[i + 2] = call('INCRBY', KEYS[k + 1], qty)
         if logging then
-          local log_key, log_slot, actor, reason = KEYS[k + 4], false, ARGV[4], ARGV[5]
+          local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, KEYS[k + 1], false
+          local log_who = false
+          local actor, reason = ARGV[4], ARGV[5]
           local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
               'cancel', qty, before, out[i + 2], '', id
           -- @include log_entry
         end
       end
     end
-    if rest then
-      call('SET', KEYS[1], 'cancelled' .. rest, 'KEEPTTL')
-    else
-      call('HSET', KEYS[1], 'state', 'cancelled')
-    end
+    call('SET', KEYS[1], 'cancelled' .. rest, 'KEEPTTL')
     status = 'ok'
   elseif state == 'cancelled' or state == 'released' then
     status, replayed = 'ok', 1

@@ -122,23 +122,18 @@ local creating = false
 -- comes before it.
 local refusal
 if not raw then
-  raw = ARGV[5]
+  raw = ARGV[5] or ''
   -- "Not initialized" is not recorded: nothing was applied, and a retry that brings an init
   -- source must be able to proceed.
-  if raw == nil or raw == '' then refusal = -3 end
+  if raw == '' then refusal = -3 end
   creating = true
 end
 
--- raw_len = 0 stands for -1 (unlimited); 0 is one digit long.
-local raw_len = not refusal and #raw
-if raw_len and (raw_len > 16 or not find(raw, POSITIVE)
-    or (raw_len == 16 and tonumber(raw) > MAX)) then
-  if raw == '-1' then
-    raw_len = 0
-  elseif raw ~= '0' then
-    local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
-    refusal = redis.error_reply(what .. raw)
-  end
+-- raw_len: 0 stands for -1 (unlimited), "0" is one digit long, false: not a stock value.
+-- @include stock_value
+if not (raw_len or refusal) then
+  local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
+  refusal = redis.error_reply(what .. raw)
 end
 -- Both are at most 2^53-1 and below 10^15 unless 16 digits long, so a sum that may pass MAX has
 -- a 16-digit side, and a true sum above MAX never rounds down to MAX or below.
@@ -207,7 +202,9 @@ end
 -- Each change appends one entry to the item's log (lua/include/log_entry.lua). "" stands for
 -- "does not apply".
 if logging then
-  local log_key, log_slot, actor, reason = KEYS[#KEYS], false, ARGV[8], ARGV[9] or ''
+  local log_key, log_slot, log_item, entry_ms = KEYS[#KEYS], false, key, false
+  local log_who = false
+  local actor, reason = ARGV[8], ARGV[9] or ''
   local id = request_id or ''
   if creating then
     local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =

@@ -15,17 +15,17 @@
 --   log_max    the log's length; actor, reason: the entries' fields (lua/include/log_entry.lua,
 --              which this file includes: an expiry's entry goes to the item's list)
 -- Defines given_back: the units given back, or false when the stored value is not a stock value
--- (-1 or a canonical integer 0 .. 2^53-1), which keeps its holds until it is repaired. A missing
--- key takes them with it (they count as given back); unlimited stock stays as it is.
+-- (lua/include/stock_value.lua, which this file includes too: -1 or a canonical integer
+-- 0 .. 2^53-1), which keeps its holds until it is repaired. A missing key takes them with it
+-- (they count as given back); unlimited stock stays as it is.
 local given_back = false
 do
   local raw = redis.call('GET', stock_key)
   local stock
-  if raw == '-1' or raw == '0' then
-    stock = tonumber(raw)
-  elseif raw and #raw <= 16 and string.find(raw, '^[1-9]%d*$')
-      and tonumber(raw) <= 9007199254740991 then
-    stock = tonumber(raw)
+  if raw then
+    local find = string.find
+    -- @include stock_value
+    if raw_len then stock = tonumber(raw) end
   end
   if stock or not raw then
     local units = 0
@@ -35,7 +35,7 @@ do
       units = units + qty
       redis.call('HDEL', held_key, hid)
       if log_key and stock and stock >= 0 then
-        local log_slot = false
+        local log_slot, log_item, entry_ms, log_who = false, stock_key, false, false
         local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
             'expire', qty, stock + units - qty, stock + units, '', hid
         -- @include log_entry

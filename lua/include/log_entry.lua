@@ -1,18 +1,26 @@
 -- log_entry: append one entry to an item's change log. Every script that logs a change has the
--- include line naming this file where the entry goes (stock-2, put-2, hold-4002, settle-4002,
--- and give_back_expired for reap-1 and the others); lua/embed.cmake splices this text there.
+-- include line naming this file where the entry goes (stock-2, put-2, load-2, hold-4002,
+-- settle-4002, and give_back_expired for reap-1 and the others); lua/embed.cmake splices this
+-- text there.
 --
 -- Reads these locals of the script it is spliced into:
---   log_key     the item's log list (<stock key>:changes, a list; same hash slot)
+--   log_item    the item's stock key
+--   log_key     the item's log list (<stock key>:changes, a list; same hash slot), or false:
+--               derived from log_item when the entry goes there (a load sends the stock key
+--               alone, and its entries go to the slot's log)
 --   log_slot    the log of first entries shared by the items of the slot (a hash of stock key
---               -> entry; same hash slot), or false: only the script that creates keys from
---               a load (put-2) passes it
---   log_field   the item's field in log_slot (its stock key)
---   log_max     keep about this many entries in log_key (a decimal string)
+--               -> entry; same hash slot), or false: only the scripts that create keys from a
+--               load or a rebuild (load-2, put-2) pass it, and only for a key without expiry
+--   log_max     keep about this many entries in the list (a decimal string)
 --   actor, reason                     the entry's who and why ("" = no reason)
+--   log_who     false, or actor and reason as packed below, set here: a script that writes many
+--               entries declares it once, and packs them once (the actor's length turned into
+--               text costs a printf, about a tenth of a load's row)
 --   entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold
 --               the change and its numbers and ids ("" = does not apply)
--- Defines nothing outside its own block.
+--   entry_ms    the server's time in ms (a string), or false: read here (a script that writes
+--               many entries reads the clock once)
+-- Defines nothing outside its own block; sets log_who.
 --
 -- Layout and why. A stream per item preallocates a node of about 4 KB, so a load of N items
 -- cost 60 times the stock itself. The first entry of an item created by a load goes into the
@@ -21,21 +29,43 @@
 -- entry is one string: "<ms>-<n>" US change US qty US before US after US request US hold US
 -- <bytes of actor> US actor reason (US = \31). n counts the item's entries: 0 for the slot
 -- hash's, 1 and up in the list, so the id is unique and ordered even within a millisecond;
--- the actor's length makes the two free texts unambiguous. The list is trimmed when RPUSH
--- says it passed log_max by a tenth (at least one), LTRIM being cheapest done seldom.
+-- the actor's length makes the two free texts unambiguous. The slot's entry is written without
+-- looking at the list (a load creates many keys, and a read per key would cost as much as the
+-- entry): it is the item's first entry unless the key was lost while its list stayed (an
+-- eviction, a DEL by another program), and readers place it by its time. The list is trimmed
+-- when RPUSH says it passed log_max by a tenth (at least one), LTRIM being cheapest done
+-- seldom. A list takes the item's expiry when it is created, so that the log of an item with
+-- an expiry goes with it.
 do
-  local last = redis.call('LINDEX', log_key, -1)
-  local n = last and (tonumber(string.match(last, '^%d+%-(%d+)')) or 0) + 1 or 1
-  local t = redis.call('TIME')
-  local ms = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+  local ms = entry_ms
+  if not ms then
+    local t = redis.call('TIME')
+    ms = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
+  end
+  if not log_who then log_who = '\31' .. #actor .. '\31' .. actor .. reason end
   local body = '\31' .. entry_change .. '\31' .. entry_qty .. '\31' .. entry_before .. '\31'
-      .. entry_after .. '\31' .. entry_request .. '\31' .. entry_hold .. '\31' .. #actor
-      .. '\31' .. actor .. reason
-  if last or not log_slot or redis.call('HSETNX', log_slot, log_field, ms .. '-0' .. body) == 0 then
-    local len = redis.call('RPUSH', log_key, ms .. '-' .. n .. body)
+      .. entry_after .. '\31' .. entry_request .. '\31' .. entry_hold .. log_who
+  if not log_slot or redis.call('HSETNX', log_slot, log_item, ms .. '-0' .. body) == 0 then
+    local list = log_key
+    if not list then
+      -- As companion_key in the tool: the key's own hash tag, else the key wrapped in one.
+      local open = string.find(log_item, '{', 1, true)
+      local close = open and string.find(log_item, '}', open + 1, true)
+      if close and close > open + 1 then
+        list = log_item .. ':changes'
+      else
+        list = '{' .. log_item .. '}:changes'
+      end
+    end
+    local last = redis.call('LINDEX', list, -1)
+    local n = last and (tonumber(string.match(last, '^%d+%-(%d+)')) or 0) + 1 or 1
+    local len = redis.call('RPUSH', list, ms .. '-' .. n .. body)
     local keep = tonumber(log_max)
-    if len > keep + math.max(1, math.floor(keep / 10)) then
-      redis.call('LTRIM', log_key, -keep, -1)
+    if len == 1 then
+      local ttl = redis.call('PTTL', log_item)
+      if ttl > 0 then redis.call('PEXPIRE', list, ttl) end
+    elseif len > keep + math.max(1, math.floor(keep / 10)) then
+      redis.call('LTRIM', list, -keep, -1)
     end
   end
 end

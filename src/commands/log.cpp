@@ -1,7 +1,10 @@
-// `log SKU`: an item's change log, oldest entry first: the stream of earlier versions, the
-// item's first entry in its slot's log, then its list (lua/include/log_entry.lua).
+// `log SKU`: an item's change log, oldest entry first: the stream of earlier versions, then
+// its list with its entry in its slot's log placed by its time (lua/include/log_entry.lua).
 
 #include <fmt/format.h>
+
+#include <iterator>
+#include <optional>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
@@ -105,24 +108,60 @@ void read_stream(Context& ctx, const std::string& key, std::int64_t since, ItemL
   }
 }
 
-// The item's first entry when a load created it (lua/include/log_entry.lua), then its list.
-void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemLog& log) {
+// The newest `count` entries of the stream from `since` on, oldest first, before the rest.
+void read_stream_tail(Context& ctx, const std::string& key, std::int64_t since, long long count,
+                      ItemLog& log) {
+  const std::string stream = stream_log_key(key);
+  std::vector<LogEntry> newest = stream_entries(
+      read_call(ctx.redis(),
+                {"XREVRANGE", stream, "+", std::to_string(since), "COUNT", std::to_string(count)},
+                stream),
+      stream);
+  log.entries.insert(log.entries.begin(), std::make_move_iterator(newest.rbegin()),
+                     std::make_move_iterator(newest.rend()));
+}
+
+// The item's entry in its slot's log, if it has one (lua/include/log_entry.lua).
+std::optional<LogEntry> read_slot_entry(Context& ctx, const std::string& key, ItemLog& log) {
   const std::string slot_log = slot_log_key(key);
   Reply first = read_call(ctx.redis(), {"HGET", slot_log, key}, slot_log);
-  if (first.type == Reply::Type::string) {
-    log.first_entry = true;
-    if (auto e = parse_packed_log_entry(first.str)) keep(log.entries, std::move(*e), since);
+  if (first.type != Reply::Type::string) return std::nullopt;
+  log.first_entry = true;
+  return parse_packed_log_entry(first.str);
+}
+
+void keep_list_entries(const Reply& page, std::int64_t since, ItemLog& log) {
+  for (const Reply& item : page.elements) {
+    if (auto e = parse_packed_log_entry(item.str)) keep(log.entries, std::move(*e), since);
   }
+}
+
+// The item's list, a page at a time, with its slot's entry placed by its time.
+void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemLog& log) {
+  std::optional<LogEntry> first = read_slot_entry(ctx, key, log);
   const std::string list = log_key(key);
   for (long long at = 0;; at += kPage) {
     Reply page = read_call(
         ctx.redis(), {"LRANGE", list, std::to_string(at), std::to_string(at + kPage - 1)}, list);
-    for (const Reply& item : page.elements) {
-      if (auto e = parse_packed_log_entry(item.str)) keep(log.entries, std::move(*e), since);
-    }
+    keep_list_entries(page, since, log);
     stop_if_interrupted();
-    if (static_cast<long long>(page.elements.size()) < kPage) return;
+    if (static_cast<long long>(page.elements.size()) < kPage) break;
   }
+  if (first && first->time_ms >= since) place_slot_entry(log.entries, std::move(*first));
+}
+
+// The newest `limit` entries: the tail of the list, the slot's entry, and the stream's newest
+// only when those are fewer. Reading the whole log to print its end would cost a log of
+// --log-max entries as many round trips and bytes for every `log --limit 1`.
+void read_newest(Context& ctx, const std::string& key, std::int64_t since, long long limit,
+                 ItemLog& log) {
+  std::optional<LogEntry> first = read_slot_entry(ctx, key, log);
+  const std::string list = log_key(key);
+  keep_list_entries(read_call(ctx.redis(), {"LRANGE", list, std::to_string(-limit), "-1"}, list),
+                    since, log);
+  if (first && first->time_ms >= since) place_slot_entry(log.entries, std::move(*first));
+  const auto have = static_cast<long long>(log.entries.size());
+  if (have < limit) read_stream_tail(ctx, key, since, limit - have, log);
 }
 
 // The line of an item that has no entries to show: missing, or error with the reason.
@@ -154,8 +193,12 @@ ExitCode run_log(Program& program, LogOptions& o) {
     ctx.out().write(log_status_json(o.sku, key, Status::error, reason));
   });
   ItemLog log;
-  read_stream(ctx, key, since, log);
-  read_packed(ctx, key, since, log);
+  if (o.limit > 0 && o.limit <= kPage) {
+    read_newest(ctx, key, since, o.limit, log);
+  } else {
+    read_stream(ctx, key, since, log);
+    read_packed(ctx, key, since, log);
+  }
   std::size_t from = 0;
   if (o.limit > 0 && log.entries.size() > static_cast<std::size_t>(o.limit)) {
     from = log.entries.size() - static_cast<std::size_t>(o.limit);

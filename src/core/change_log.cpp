@@ -1,5 +1,6 @@
 #include "core/change_log.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -182,6 +183,12 @@ std::optional<LogEntry> parse_packed_log_entry(std::string_view packed) {
   e.actor = text(std::string(rest.substr(0, actor_size)));
   e.reason = text(std::string(rest.substr(actor_size)));
   return e;
+}
+
+void place_slot_entry(std::vector<LogEntry>& entries, LogEntry slot_entry) {
+  auto later = std::find_if(entries.begin(), entries.end(),
+                            [&](const LogEntry& e) { return e.time_ms >= slot_entry.time_ms; });
+  entries.insert(later, std::move(slot_entry));
 }
 
 std::optional<std::int64_t> parse_log_time(std::string_view text, std::string& error) {

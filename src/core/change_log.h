@@ -47,6 +47,12 @@ LogEntry parse_log_entry(const std::string& id, const StreamFields& fields);
 /// entry.
 std::optional<LogEntry> parse_packed_log_entry(std::string_view packed);
 
+/// Places `slot_entry` (the item's entry in its slot's log) among `entries` (oldest first)
+/// before the first one written at its time or later. It is the item's first entry unless its
+/// key was lost while its list stayed and a load created it again (lua/include/log_entry.lua):
+/// then it belongs where its time says.
+void place_slot_entry(std::vector<LogEntry>& entries, LogEntry slot_entry);
+
 /// Parses --since: epoch milliseconds ("1764536400000") or ISO 8601 UTC or with an offset
 /// ("2026-11-30T21:00:00Z", "2026-11-30T22:00:00.5+01:00", "2026-11-30"). Returns nullopt and
 /// sets `error` when the text is neither.

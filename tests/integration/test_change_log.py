@@ -118,6 +118,65 @@ class ChangeLog(ServerTest):
         self.assertEqual(bad.rc, 2, bad)
         self.assertIn("--since 'yesterday'", bad.stderr)
 
+    @standalone_only
+    def test_limit_reads_only_the_newest_entries(self):
+        self.sc("init", "t", "5000")
+        path = self.write("many.csv", "sku,qty\n" + "t,1\n" * 2500)
+        self.assertEqual(self.sc("deduct", "--file", path, "--log-max", "5000").rc, 0)
+        self.r("CONFIG", "RESETSTAT")
+        newest = self.log("t", "--limit", "3").lines
+        self.assertEqual([e["after"] for e in newest], [2502, 2501, 2500])
+        lrange = re.search(r"cmdstat_lrange:calls=(\d+)", self.r("INFO", "commandstats"))
+        self.assertEqual(int(lrange.group(1)), 1, "one read of the list's tail, not 3 pages")
+        self.assertEqual([e["change"] for e in self.log("t", "--limit", "2501").lines][:2],
+                         ["init", "deduct"])
+
+    def slot_log_fields(self, key):
+        """The item's entries in the slots' logs of first entries (stockctl:log:{...}), on
+        every primary."""
+        conns = [self.r._conn(p) for p in self.r.primaries()] if self.cluster else [self.r]
+        return [v for c in conns for h in c("KEYS", "stockctl:log:*") for v in [c("HGET", h, key)] if v]
+
+    def wait_gone(self, key):
+        """Waits until the server has expired `key` (asks the server; bounded)."""
+        deadline = time.monotonic() + 30
+        while self.r("EXISTS", key):
+            self.assertLess(time.monotonic(), deadline, key)
+            time.sleep(0.05)
+
+    def test_the_log_of_an_item_with_an_expiry_goes_with_it(self):
+        path = self.write("ttl.csv", "sku,stock\nx,1\n")
+        self.assertEqual(self.sc("init", "--file", path, "--ttl", "1").rc, 0)
+        self.assertEqual(self.slot_log_fields("stock:{x}"), [], "not in the slot's log")
+        self.assertEqual([e["change"] for e in self.log("x").lines], ["init"])
+        self.assertTrue(0 < self.r("PTTL", "stock:{x}:changes") <= 1000)
+        self.sc("deduct", "y", "1", "--init-value", "5", "--ttl", "1")
+        self.assertTrue(0 < self.r("PTTL", "stock:{y}:changes") <= 1000)
+        # Loaded without an expiry, then given one: its first entry moves into its list.
+        self.sc("init", "z", "5")
+        self.assertEqual(len(self.slot_log_fields("stock:{z}")), 1)
+        self.assertEqual(self.sc("init", "z", "6", "--force", "--ttl", "1").rc, 0)
+        self.assertEqual(self.slot_log_fields("stock:{z}"), [])
+        self.assertEqual([(e["change"], e["after"]) for e in self.log("z").lines],
+                         [("init", 5), ("overwrite", 6)])
+        for sku in "xyz":
+            self.wait_gone("stock:{%s}" % sku)
+            self.wait_gone("stock:{%s}:changes" % sku)
+            self.assertEqual(self.log(sku).rc, 4)
+        self.assertEqual(self.slot_log_fields("stock:{x}") + self.slot_log_fields("stock:{z}"), [])
+
+    def test_a_key_lost_while_its_log_stayed_and_loaded_again_logs_in_time_order(self):
+        # Another program (or an eviction) removes the stock key; a load creates it again. Its
+        # entry goes to the slot's log without reading the list, and is shown by its time.
+        self.sc("deduct", "w", "1", "--init-value", "5")
+        self.r("DEL", "stock:{w}")
+        self.assertEqual(self.sc("init", "--file", self.write("w.csv", "sku,stock\nw,9\n")).rc, 0)
+        self.sc("deduct", "w", "2")
+        got = [(e["change"], e["before"], e["after"]) for e in self.log("w").lines]
+        self.assertEqual(got, [("init", None, 5), ("deduct", 5, 4), ("init", None, 9), ("deduct", 9, 7)])
+        self.assertEqual([(e["change"], e["after"]) for e in self.log("w", "--limit", "2").lines],
+                         [("init", 9), ("deduct", 7)])
+
     def test_missing_item_without_log_is_missing(self):
         res = self.log("ghost")
         self.assertEqual(res.rc, 4, res)

@@ -104,7 +104,7 @@ class ServerKilledMidBatch(unittest.TestCase):
             report = os.path.join(tmp, "report.jsonl")
             proc = spawn_to_file(os.path.join(tmp, "summary.json"), "init", "--file", path, "--report", report,
                                  "--url", server.url, "--connect-timeout", "300", "--retry-timeout", "1000")
-            wait_for_calls(server, "set", 5000)
+            wait_for_calls(server, "hsetnx", 5000)  # each key created writes its first entry
             server.kill(signal.SIGKILL)
             _, err = proc.communicate(timeout=300)
             self.assertEqual(proc.returncode, 1, err[-2000:])

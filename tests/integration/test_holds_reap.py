@@ -15,7 +15,7 @@ def server_ms(r):
     return int(sec) * 1000 + int(usec) // 1000
 
 
-@unittest.skipIf(TARGET in ("cluster", "tls-cluster"), "one Redis (reap on a cluster: test_holds_cluster.py)")
+@unittest.skipIf(TARGET in ("cluster", "tls-cluster"), "one Redis (reap on a cluster: test_holds.py, Holds)")
 class ReapMany(ServerTest):
     def test_reap_returns_exactly_the_units_of_100k_expired_holds(self):
         path = os.path.join(self.tmp, "holds.csv")

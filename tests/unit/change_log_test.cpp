@@ -72,6 +72,32 @@ TEST_CASE("parse_packed_log_entry reads what lua/include/log_entry.lua packs") {
   CHECK_FALSE(parse_packed_log_entry(packed({"x-0", "init", "", "", "1", "", "", "0", ""})));
 }
 
+TEST_CASE("the slot's entry is placed among the list's by its time") {
+  auto entry = [](std::int64_t ms, const char* id) {
+    LogEntry e;
+    e.id = id;
+    e.time_ms = ms;
+    return e;
+  };
+  auto ids = [](const std::vector<LogEntry>& entries) {
+    std::vector<std::string> out;
+    out.reserve(entries.size());
+    for (const LogEntry& e : entries) out.push_back(e.id);
+    return out;
+  };
+  std::vector<LogEntry> list{entry(10, "10-1"), entry(20, "20-2")};
+  place_slot_entry(list, entry(10, "10-0"));  // the usual case: first, even in the same ms
+  CHECK(ids(list) == std::vector<std::string>{"10-0", "10-1", "20-2"});
+
+  std::vector<LogEntry> kept{entry(10, "10-1"), entry(20, "20-2")};
+  place_slot_entry(kept, entry(15, "15-0"));  // a key loaded again after its list's first entries
+  CHECK(ids(kept) == std::vector<std::string>{"10-1", "15-0", "20-2"});
+
+  std::vector<LogEntry> alone;
+  place_slot_entry(alone, entry(5, "5-0"));
+  CHECK(ids(alone) == std::vector<std::string>{"5-0"});
+}
+
 TEST_CASE("parse_log_time takes epoch ms and ISO 8601") {
   std::string error;
   CHECK(parse_log_time("1764536400000", error) == 1764536400000);
