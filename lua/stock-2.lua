@@ -68,9 +68,9 @@
 -- ids that search costs the server more than the rest of the call (docs/benchmarks.md, "The
 -- request id's path"). The field's value is LEDGER_MARK, longer than hash-max-listpack-value
 -- (64 bytes by default), which makes the hash a hash table at once; unless the previous
--- generation's ledger held fewer than SMALL_LEDGER fields: then it is "", and the ledger a
--- listpack, which takes half the memory per id and is quick to search while it stays that
--- small. Ledgers of earlier versions hold "" -> "" too.
+-- generation's ledger exists and holds fewer than SMALL_LEDGER fields: then it is "", and the
+-- ledger a listpack, which takes half the memory per id and is quick to search while it stays
+-- that small. Ledgers of earlier versions hold "" -> "" too.
 -- Records: "<op> <qty> <stock before>" when applied or unlimited, "<op> <qty> <stock> -2"
 -- when insufficient. Not initialized is not recorded.
 --
