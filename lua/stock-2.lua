@@ -58,9 +58,19 @@
 -- deterministic, and machines that repeat each other's ids need not agree to the second.
 -- HSETNX is both the lookup in the current generation and the write: the record is known
 -- before anything changes (it holds the stock before the change), and a field that is there
--- already is a repeat. A generation's ledger expires ARGV[4] seconds (two generations) after
--- its first record, so every record lives at least --request-ttl seconds; the field "" marks
--- that the expiry is set, so it is set once per generation.
+-- already is a repeat. One EXISTS tells whether the current and the next generation's ledgers
+-- exist: the next one (usually missing) is then looked up only when it exists, and the script
+-- that creates the current one gives it its expiry in the same call, ARGV[4] seconds (two
+-- generations), so every record lives at least --request-ttl seconds and the expiry is set
+-- once per generation. The field "" is written with the first record, and chooses the ledger's
+-- encoding. Redis keeps a small hash as a listpack (up to hash-max-listpack-entries fields, 512
+-- by default), which every lookup searches field by field, and HSETNX twice: with a few hundred
+-- ids that search costs the server more than the rest of the call (docs/benchmarks.md, "The
+-- request id's path"). The field's value is LEDGER_MARK, longer than hash-max-listpack-value
+-- (64 bytes by default), which makes the hash a hash table at once; unless the previous
+-- generation's ledger exists and holds fewer than SMALL_LEDGER fields: then it is "", and the
+-- ledger a listpack, which takes half the memory per id and is quick to search while it stays
+-- that small. Ledgers of earlier versions hold "" -> "" too.
 -- Records: "<op> <qty> <stock before>" when applied or unlimited, "<op> <qty> <stock> -2"
 -- when insufficient. Not initialized is not recorded.
 --
@@ -72,6 +82,10 @@ local MAX = 9007199254740991
 -- (16 digits: at most MAX; Lua numbers are doubles, exact up to 2^53). Such a string's length
 -- orders it against another positive one of a different length.
 local POSITIVE = '^[1-9]%d*$'
+-- The ledger's field "" (see "The ledger" above): a value longer than hash-max-listpack-value,
+-- and the size of a previous ledger below which the next one stays a listpack.
+local LEDGER_MARK = 'stockctl request ledger; this value is longer than 64 bytes: a hash table'
+local SMALL_LEDGER = 32
 local find = string.find
 
 local key, op, qty = KEYS[1], ARGV[1], ARGV[2]
@@ -153,12 +167,19 @@ if ledger then
         and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
     rec = op .. ' ' .. qty .. ' ' .. raw
     if short then rec = rec .. ' -2' end
+    -- 2 if the current generation's ledger exists, plus 1 if the next one does.
+    local ledgers = redis.call('EXISTS', ledger, ledger, KEYS[4])
     local first = redis.call('HGET', KEYS[3], request_id)
-        or redis.call('HGET', KEYS[4], request_id)
+    if not first and ledgers % 2 == 1 then first = redis.call('HGET', KEYS[4], request_id) end
     if first then
       rec = first
+    elseif ledgers < 2 then
+      local before = redis.call('HLEN', KEYS[3])
+      local mark = (before > 0 and before < SMALL_LEDGER) and '' or LEDGER_MARK
+      redis.call('HSET', ledger, request_id, rec, '', mark)
+      redis.call('EXPIRE', ledger, ARGV[4])
+      rec = nil
     elseif redis.call('HSETNX', ledger, request_id, rec) == 1 then
-      if redis.call('HSETNX', ledger, '', '') == 1 then redis.call('EXPIRE', ledger, ARGV[4]) end
       rec = nil
     else
       rec = redis.call('HGET', ledger, request_id)

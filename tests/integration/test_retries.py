@@ -136,6 +136,48 @@ class RequestIds(ServerTest):
         self.assertEqual(self.r("GET", "{k}s"), "9")
         self.assertFalse(self.r("EXISTS", "{k}ids:7"))
 
+    def test_the_ledger_gets_its_expiry_from_the_call_that_creates_it_only(self):
+        src = lua_script("stock-2.lua")
+        self.r("SET", "{x}s", "10")
+
+        def deduct(request_id, ledger="{x}ids:7"):
+            return self.r("EVAL", src, 4, "{x}s", ledger, "{x}ids:6", "{x}ids:8", "deduct", "1", request_id, "100")
+
+        deduct("id-1")
+        self.assertTrue(0 < self.r("TTL", "{x}ids:7") <= 100)
+        self.r("EXPIRE", "{x}ids:7", "5000")
+        deduct("id-2")
+        self.assertGreater(self.r("TTL", "{x}ids:7"), 100)  # a later record leaves it alone
+        # A ledger an earlier version created ("" -> "", its expiry set) takes records as it is.
+        self.r("HSET", "{x}ids:9", "", "", "old", "deduct 1 10")
+        self.r("EXPIRE", "{x}ids:9", "5000")
+        self.assertEqual(deduct("id-3", "{x}ids:9"), 7)
+        self.assertEqual(deduct("old", "{x}ids:9"), [9, 9, 1])
+        self.assertGreater(self.r("TTL", "{x}ids:9"), 100)
+        self.assertEqual(self.r("GET", "{x}s"), "7")
+
+    def test_a_ledger_is_a_hash_table_unless_the_previous_one_was_small(self):
+        # A listpack is searched field by field: with a few hundred ids per generation, lookups
+        # in it cost more than the rest of the call. A quiet item keeps the compact listpack.
+        src = lua_script("stock-2.lua")
+        self.r("SET", "{h}s", "1000")
+
+        def deduct(generation, request_id):
+            self.r("EVAL", src, 4, "{h}s", "{h}ids:%d" % generation, "{h}ids:%d" % (generation - 1),
+                   "{h}ids:%d" % (generation + 1), "deduct", "1", request_id, "100")
+
+        deduct(7, "a")  # no previous generation: a hash table from the first id
+        self.assertEqual(self.r("OBJECT", "ENCODING", "{h}ids:7"), "hashtable")
+        deduct(8, "b")  # the previous one held one id
+        self.assertEqual(self.r("OBJECT", "ENCODING", "{h}ids:8"), "listpack")
+        for n in range(40):
+            deduct(8, "c%d" % n)
+        self.assertEqual(self.r("OBJECT", "ENCODING", "{h}ids:8"), "listpack")
+        deduct(9, "d")  # the previous one held 41 ids
+        self.assertEqual(self.r("OBJECT", "ENCODING", "{h}ids:9"), "hashtable")
+        self.assertEqual(self.r("HLEN", "{h}ids:8"), 42)  # the ids and the field ""
+        self.assertEqual(self.r("GET", "{h}s"), str(1000 - 43))
+
     def test_same_id_from_8_processes_deducts_once(self):
         self.r("SET", "stock:{c}", "100")
         procs = [spawn("deduct", "c", "5", "--request-id", "dup", *self.target_args())
