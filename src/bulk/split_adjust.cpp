@@ -1,0 +1,246 @@
+#include "bulk/split_adjust.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <numeric>
+#include <random>
+
+#include "base/backoff.h"
+#include "base/text.h"
+#include "bulk/replica_ack.h"
+#include "bulk/split_runner.h"
+#include "core/sku.h"
+#include "core/split_plan.h"
+
+namespace stockctl {
+namespace {
+
+// How often a deduction whose chosen bucket was emptied by other buyers meanwhile scans again.
+constexpr int kScanRounds = 3;
+
+std::uint64_t split_random() {
+  static std::mt19937_64 random{std::random_device{}()};
+  return random();
+}
+
+// The stocks of a scan, or nullopt when a bucket is gone or holds no stock value: the layout
+// changed under the scan.
+std::optional<std::vector<std::int64_t>> every_stock(
+    const std::vector<std::optional<std::int64_t>>& read) {
+  std::vector<std::int64_t> stocks;
+  for (const std::optional<std::int64_t>& stock : read) {
+    if (!stock) return std::nullopt;
+    stocks.push_back(*stock);
+  }
+  return stocks;
+}
+
+std::int64_t total_of(const std::vector<std::int64_t>& stocks) {
+  return std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0});
+}
+
+std::string not_gathered(std::int64_t qty, std::int64_t total) {
+  return fmt::format(
+      "no single bucket of the split item holds {} units (the buckets hold {} together), and "
+      "moving units between buckets is not built yet; deduct less, or merge the item (stockctl "
+      "split SKU --buckets 1)",
+      qty, total);
+}
+
+}  // namespace
+
+std::optional<std::string> split_record_of(Client& client, const ItemResult& item) {
+  if (item.key.empty()) return std::nullopt;
+  const std::vector<CallResult> results = client.run({Call::read({"GET", item.key})});
+  const CallResult& result = results[0];
+  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+  std::optional<std::string> value = result.reply.string_or_nil();
+  if (!value || !is_split_record(*value)) return std::nullopt;
+  return value;
+}
+
+bool SplitAdjust::run(ItemResult& item, std::string record) {
+  Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
+  while (true) {
+    if (!is_split_record(record)) return false;
+    const std::optional<SplitRecord> layout = parse_split_record(record);
+    if (!layout) {
+      set_error(item, Status::error,
+                fmt::format("layout record {} of {} cannot be read; nothing changed",
+                            quote_value(record), item.key));
+      return true;
+    }
+    const bool live = layout->state == SplitState::live;
+    if (live && attempt(item, layout->target) == Outcome::done) return true;
+    // A split or merge under way, or a bucket of the live layout gone or drained (its layout
+    // is being replaced): read the layout again after a pause, up to --retry-timeout.
+    if (!wait.pause()) {
+      set_not_applied(
+          item, live ? fmt::format("the item's buckets kept changing under this {} (a bucket "
+                                   "missing, or a split or merge running)",
+                                   item.op)
+                     : fmt::format("a split or merge of the item is in progress ({}); the same "
+                                   "stockctl split command finishes it",
+                                   split_state_name(layout->state)));
+      return true;
+    }
+    std::optional<std::string> again = split_record_of(client_, item);
+    if (!again) return false;
+    record = std::move(*again);
+  }
+}
+
+SplitAdjust::Outcome SplitAdjust::attempt(ItemResult& item, const BucketLayout& layout) {
+  item.buckets = layout.buckets();
+  const int home = home_bucket(item.request_id, layout.buckets(), split_random());
+  if (op_ == OpRunner::Op::add) return add(item, layout, home);
+  if (!item.request_id.empty()) return deduct_with_id(item, layout, home);
+  return deduct(item, layout, home);
+}
+
+std::optional<StockAnswer> SplitAdjust::call_bucket(ItemResult& item, const BucketLayout& layout,
+                                                    int index, bool with_id, bool& changed) {
+  changed = false;
+  StockRequest request{bucket_key(item.key, layout, index),
+                       op_ == OpRunner::Op::deduct ? "deduct" : "add",
+                       *item.qty,
+                       "",
+                       0,
+                       with_id ? item.request_id : std::string(),
+                       options_.request_ttl_s,
+                       &log_};
+  last_ = client_.run({stock_call(request)})[0];
+  if (last_.state != CallResult::State::replied) {
+    set_error(item, Status::error, last_.error);
+    return std::nullopt;
+  }
+  if (last_.reply.is_error()) {
+    // A drained bucket holds a record that is not a stock value: its layout is being replaced.
+    // Any other value that is not one is the bucket's own corruption, reported as such.
+    const std::string& text = last_.reply.str;
+    changed = last_.reply.error_kind() == ErrorReply::stockctl_corrupt &&
+              parse_drained_bucket(std::string_view(text).substr(text.find(' ') + 1));
+    if (!changed) {
+      const std::string item_key = item.key;
+      item.key = request.key;  // the message names the bucket
+      apply_error_reply(item, text);
+      item.key = item_key;
+    }
+    return std::nullopt;
+  }
+  std::optional<StockAnswer> answer = parse_stock_answer(last_.reply);
+  // A bucket that is gone (-3: not initialized, no initial stock sent) belonged to a layout
+  // that a split or merge has replaced.
+  changed = answer && answer->answer == -3;
+  if (!answer) {
+    set_error(item, Status::error,
+              fmt::format("unexpected reply from the {} script: {}", item.op,
+                          describe_reply(last_.reply)));
+  }
+  return changed ? std::nullopt : answer;
+}
+
+void SplitAdjust::finish_ok(ItemResult& item, const BucketLayout& layout, int index,
+                            const StockAnswer& answer) {
+  item.replayed = answer.replayed;
+  item.status = Status::ok;
+  item.error.clear();
+  // The item's stock: this bucket's answer and the others as read now.
+  const std::vector<std::optional<std::int64_t>> stocks =
+      read_bucket_stocks(client_, item.key, layout);
+  std::int64_t total = answer.stock;
+  for (int i = 0; i < layout.buckets(); ++i) {
+    if (i != index) total += stocks[static_cast<std::size_t>(i)].value_or(0);
+  }
+  item.stock = total;
+  if (!item.replayed) check_durability(item, last_, client_.options());
+}
+
+SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layout, int home) {
+  bool changed = false;
+  const std::optional<StockAnswer> answer =
+      call_bucket(item, layout, home, !item.request_id.empty(), changed);
+  if (changed) return Outcome::layout_changed;
+  if (answer) finish_ok(item, layout, home, *answer);
+  return Outcome::done;
+}
+
+SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& layout, int home) {
+  bool changed = false;
+  int bucket = home;
+  for (int round = 0; round <= kScanRounds; ++round) {
+    const std::optional<StockAnswer> answer = call_bucket(item, layout, bucket, false, changed);
+    if (changed) return Outcome::layout_changed;
+    if (!answer) return Outcome::done;
+    if (answer->answer >= 0) {
+      finish_ok(item, layout, bucket, *answer);
+      return Outcome::done;
+    }
+    // Short: the bucket with the most stock that covers QTY, as every bucket reads now.
+    const std::optional<std::vector<std::int64_t>> stocks =
+        every_stock(read_bucket_stocks(client_, item.key, layout));
+    if (!stocks) return Outcome::layout_changed;
+    const std::optional<int> richest = richest_covering(*stocks, *item.qty, bucket);
+    if (richest) {
+      bucket = *richest;
+      continue;
+    }
+    // Deductions only lower buckets: a sum below QTY means the total was below it at the last
+    // read (docs/split.md, step 6).
+    if (total_of(*stocks) < *item.qty) {
+      apply_deduct_answer(item, -2, total_of(*stocks));
+    } else {
+      set_not_applied(item, not_gathered(*item.qty, total_of(*stocks)));
+    }
+    return Outcome::done;
+  }
+  set_not_applied(item, fmt::format("other buyers emptied every bucket that held {} units "
+                                    "before this deduction reached it, {} times; run it again",
+                                    *item.qty, kScanRounds + 1));
+  return Outcome::done;
+}
+
+bool SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucket) {
+  const long long ttl = options_.request_ttl_s;
+  const long long now = static_cast<long long>(std::time(nullptr));
+  std::vector<Call> calls;
+  for (long long generation : {now / ttl, now / ttl - 1, now / ttl + 1}) {
+    calls.push_back(Call::read({"HEXISTS", ledger_key(bucket, ttl, generation), item.request_id}));
+  }
+  for (const CallResult& result : client_.run(calls)) {
+    if (result.state == CallResult::State::replied && result.reply.integer == 1) return true;
+  }
+  return false;
+}
+
+SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketLayout& layout,
+                                                 int home) {
+  // The id's ledger is in its home bucket, and the stock script records a short answer there
+  // too: it is called once the id is known there (a repeat), the bucket covers QTY, or the
+  // buckets together do not (a true insufficient).
+  const std::optional<std::vector<std::int64_t>> stocks =
+      every_stock(read_bucket_stocks(client_, item.key, layout));
+  if (!stocks) return Outcome::layout_changed;
+  const std::int64_t qty = *item.qty;
+  if (!ledger_has_id(item, bucket_key(item.key, layout, home)) &&
+      (*stocks)[static_cast<std::size_t>(home)] < qty && total_of(*stocks) >= qty) {
+    set_not_applied(item, not_gathered(qty, total_of(*stocks)));
+    return Outcome::done;
+  }
+  bool changed = false;
+  const std::optional<StockAnswer> answer = call_bucket(item, layout, home, true, changed);
+  if (changed) return Outcome::layout_changed;
+  if (!answer) return Outcome::done;
+  if (answer->answer >= 0) {
+    finish_ok(item, layout, home, *answer);
+  } else {
+    // The item's stock beside a short answer: the other buckets as the scan read them.
+    const std::int64_t others = total_of(*stocks) - (*stocks)[static_cast<std::size_t>(home)];
+    apply_deduct_answer(item, answer->answer, answer->stock + others);
+    item.replayed = answer->replayed;
+  }
+  return Outcome::done;
+}
+
+}  // namespace stockctl

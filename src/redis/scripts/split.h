@@ -1,0 +1,42 @@
+#pragma once
+
+// The calls of a split or merge (docs/split.md): lua/split_item-4.lua on the item's stock key,
+// lua/split_bucket-1.lua on a bucket; their headers are the contracts.
+
+#include <optional>
+#include <string>
+
+#include "core/change_log.h"
+#include "core/split_layout.h"
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// One step of split_item-4 on the item whose stock key is `key`.
+struct SplitItemRequest {
+  std::string key;
+  std::string op;          ///< "begin", "drained" or "commit"
+  std::string expected;    ///< "plain" (begin from a number) or the layout record read
+  BucketLayout target;     ///< begin: the new layout (plain: merge)
+  std::int64_t units = 0;  ///< drained: the drained buckets' units together
+  const ChangeLogSettings* log = nullptr;  ///< the change log to write; null or disabled: none
+};
+
+/// The call for `request`. Each op checks the state it expects, so a resend after an unknown
+/// outcome answers "changed" and the caller reads the item again: safe to resend.
+Call split_item_call(const SplitItemRequest& request);
+
+/// The call that drains bucket `key` of a layout of generation `gen`: safe to resend (a drained
+/// bucket answers its recorded units again).
+Call drain_bucket_call(const std::string& key, const std::string& gen);
+
+/// Both scripts' answer: {status, value}. value is nullopt for nil (missing).
+struct SplitAnswer {
+  std::string status;
+  std::optional<std::string> value;
+};
+
+/// Reads a non-error reply of either script; nullopt when it has another shape.
+std::optional<SplitAnswer> parse_split_answer(const Reply& reply);
+
+}  // namespace stockctl
