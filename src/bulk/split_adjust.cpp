@@ -12,12 +12,13 @@
 #include "bulk/split_runner.h"
 #include "core/sku.h"
 #include "core/split_plan.h"
+#include "redis/scripts/split.h"
 
 namespace stockctl {
 namespace {
 
 // How often a deduction whose chosen bucket was emptied by other buyers meanwhile scans again.
-constexpr int kScanRounds = 3;
+constexpr int kScanRounds = 5;
 
 std::uint64_t split_random() {
   static std::mt19937_64 random{std::random_device{}()};
@@ -38,14 +39,6 @@ std::optional<std::vector<std::int64_t>> every_stock(
 
 std::int64_t total_of(const std::vector<std::int64_t>& stocks) {
   return std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0});
-}
-
-std::string not_gathered(std::int64_t qty, std::int64_t total) {
-  return fmt::format(
-      "no single bucket of the split item holds {} units (the buckets hold {} together), and "
-      "moving units between buckets is not built yet; deduct less, or merge the item (stockctl "
-      "split SKU --buckets 1)",
-      qty, total);
 }
 
 }  // namespace
@@ -186,19 +179,67 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
       bucket = *richest;
       continue;
     }
-    // Deductions only lower buckets: a sum below QTY means the total was below it at the last
-    // read (docs/split.md, step 6).
     if (total_of(*stocks) < *item.qty) {
+      const std::optional<bool> pending = finished_pending(item, layout);
+      if (!pending) return Outcome::done;
+      if (*pending) continue;  // units on their way between buckets: look again
+      // Deductions only lower buckets: a sum below QTY, with no transfer under way, means the
+      // total was below it at the last read (docs/split.md, step 6).
       apply_deduct_answer(item, -2, total_of(*stocks));
-    } else {
-      set_not_applied(item, not_gathered(*item.qty, total_of(*stocks)));
+      return Outcome::done;
     }
-    return Outcome::done;
+    // The buckets together cover QTY, no single one does: move what this one lacks into it.
+    const Gathered gathered = gather(item, layout, bucket, *stocks);
+    if (gathered == Gathered::layout_changed) return Outcome::layout_changed;
+    if (gathered == Gathered::failed) return Outcome::done;
   }
   set_not_applied(item, fmt::format("other buyers emptied every bucket that held {} units "
                                     "before this deduction reached it, {} times; run it again",
                                     *item.qty, kScanRounds + 1));
   return Outcome::done;
+}
+
+std::optional<bool> SplitAdjust::finished_pending(ItemResult& item, const BucketLayout& layout) {
+  std::string error;
+  const std::optional<int> finished = finish_pending_transfers(client_, item.key, layout, error);
+  if (!finished) {
+    set_not_applied(item, error);
+    return std::nullopt;
+  }
+  return *finished > 0;
+}
+
+SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& layout, int into,
+                                          const std::vector<std::int64_t>& stocks) {
+  const std::string to = bucket_key(item.key, layout, into);
+  for (const BucketMove& move : gather_moves(stocks, into, *item.qty)) {
+    const std::string from = bucket_key(item.key, layout, move.from);
+    const std::string id = new_generation() + new_generation();
+    const CallResult sent = client_.run({send_units_call(from, id, move.units, to)})[0];
+    if (sent.state != CallResult::State::replied || sent.reply.is_error()) {
+      set_not_applied(item, fmt::format("moving units from {}: {}", from,
+                                        sent.state == CallResult::State::replied ? sent.reply.str
+                                                                                 : sent.error));
+      return Gathered::failed;
+    }
+    const std::optional<SplitAnswer> answer = parse_split_answer(sent.reply);
+    const std::string status = answer ? answer->status : std::string();
+    if (status == "short") return Gathered::moved;  // taken meanwhile: read them all again
+    if (status == "changed" || status == "missing") return Gathered::layout_changed;
+    if (status != "ok") {
+      set_not_applied(item,
+                      fmt::format("moving units from {}: {}", from, describe_reply(sent.reply)));
+      return Gathered::failed;
+    }
+    stop_split_if_asked("split:send");
+    const std::string why =
+        finish_transfer(client_, from, "out:" + id, fmt::format("{} {}", move.units, to));
+    if (!why.empty()) {
+      set_not_applied(item, why);
+      return Gathered::failed;
+    }
+  }
+  return Gathered::moved;
 }
 
 bool SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucket) {
@@ -218,16 +259,35 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
                                                  int home) {
   // The id's ledger is in its home bucket, and the stock script records a short answer there
   // too: it is called once the id is known there (a repeat), the bucket covers QTY, or the
-  // buckets together do not (a true insufficient).
-  const std::optional<std::vector<std::int64_t>> stocks =
-      every_stock(read_bucket_stocks(client_, item.key, layout));
-  if (!stocks) return Outcome::layout_changed;
+  // buckets together do not (a true insufficient). Otherwise units are moved into it first.
   const std::int64_t qty = *item.qty;
-  if (!ledger_has_id(item, bucket_key(item.key, layout, home)) &&
-      (*stocks)[static_cast<std::size_t>(home)] < qty && total_of(*stocks) >= qty) {
-    set_not_applied(item, not_gathered(qty, total_of(*stocks)));
-    return Outcome::done;
+  const std::string home_key = bucket_key(item.key, layout, home);
+  for (int round = 0; round <= kScanRounds; ++round) {
+    const std::optional<std::vector<std::int64_t>> stocks =
+        every_stock(read_bucket_stocks(client_, item.key, layout));
+    if (!stocks) return Outcome::layout_changed;
+    const bool covered = (*stocks)[static_cast<std::size_t>(home)] >= qty;
+    if (!covered && !ledger_has_id(item, home_key)) {
+      if (total_of(*stocks) >= qty) {
+        const Gathered gathered = gather(item, layout, home, *stocks);
+        if (gathered == Gathered::layout_changed) return Outcome::layout_changed;
+        if (gathered == Gathered::failed) return Outcome::done;
+        continue;
+      }
+      const std::optional<bool> pending = finished_pending(item, layout);
+      if (!pending) return Outcome::done;
+      if (*pending) continue;
+    }
+    return call_with_id(item, layout, home, *stocks);
   }
+  set_not_applied(item, fmt::format("other buyers kept emptying bucket {} before this deduction "
+                                    "reached it, {} times; run it again",
+                                    home_key, kScanRounds + 1));
+  return Outcome::done;
+}
+
+SplitAdjust::Outcome SplitAdjust::call_with_id(ItemResult& item, const BucketLayout& layout,
+                                               int home, const std::vector<std::int64_t>& stocks) {
   bool changed = false;
   const std::optional<StockAnswer> answer = call_bucket(item, layout, home, true, changed);
   if (changed) return Outcome::layout_changed;
@@ -236,7 +296,7 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
     finish_ok(item, layout, home, *answer);
   } else {
     // The item's stock beside a short answer: the other buckets as the scan read them.
-    const std::int64_t others = total_of(*stocks) - (*stocks)[static_cast<std::size_t>(home)];
+    const std::int64_t others = total_of(stocks) - stocks[static_cast<std::size_t>(home)];
     apply_deduct_answer(item, answer->answer, answer->stock + others);
     item.replayed = answer->replayed;
   }

@@ -35,6 +35,17 @@ class SplitAdjust {
   Outcome attempt(ItemResult& item, const BucketLayout& layout);
   Outcome deduct(ItemResult& item, const BucketLayout& layout, int home);
   Outcome deduct_with_id(ItemResult& item, const BucketLayout& layout, int home);
+  Outcome call_with_id(ItemResult& item, const BucketLayout& layout, int home,
+                       const std::vector<std::int64_t>& stocks);
+  enum class Gathered { moved, layout_changed, failed };
+  /// Moves into bucket `into` what it lacks of item.qty from the others (transfers recorded at
+  /// their source, docs/split.md), by the stocks of a scan. `moved` also when another buyer
+  /// emptied a source meanwhile (the caller reads again); `failed` sets the item's error.
+  Gathered gather(ItemResult& item, const BucketLayout& layout, int into,
+                  const std::vector<std::int64_t>& stocks);
+  /// Finishes transfers other processes left under way: true when there were some, nullopt
+  /// (the item's error set) when one could not be finished.
+  std::optional<bool> finished_pending(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
   /// that changed (the bucket is gone or drained: `changed` is set).

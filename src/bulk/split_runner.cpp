@@ -23,14 +23,6 @@ namespace {
 // asked (begin, drain, drained, fill, commit), with room for another process's steps between.
 constexpr int kMaxSplitRounds = 16;
 
-// Test-only crash points (STOCKCTL_TEST_STOP_AT=split:STEP, CONTRIBUTING.md): the process kills
-// itself with SIGKILL right after STEP, as a crash there would, so that the tests can run the
-// same command again from every state a split or merge passes through.
-void stop_split_if_asked(const std::string& step) {
-  static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
-  if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
-}
-
 // The reply of a call that must have one; nullopt (with the item's error set) when none came or
 // the reply is an error.
 std::optional<Reply> split_reply_or_error(ItemResult& item, const CallResult& result) {
@@ -82,6 +74,11 @@ std::optional<std::int64_t> stock_in_bucket(const CallResult& result) {
 
 }  // namespace
 
+void stop_split_if_asked(const std::string& step) {
+  static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
+  if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
+}
+
 std::vector<SlotRange> read_slot_ranges(Client& client, bool cluster) {
   if (!cluster) return {};
   const std::vector<std::string> primaries = client.primaries();
@@ -117,6 +114,61 @@ std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
   stocks.reserve(results.size());
   for (const CallResult& result : results) stocks.push_back(stock_in_bucket(result));
   return stocks;
+}
+
+std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
+                            const std::string& value) {
+  const std::string id = field.substr(field.find(':') + 1);
+  const std::size_t space = value.find(' ');
+  const std::optional<std::int64_t> units =
+      space == std::string::npos ? std::nullopt : parse_stored_value(value.substr(0, space));
+  if (!units || *units <= 0) {
+    return fmt::format("transfer {} recorded at {} reads {}", quote_value(id), from,
+                       quote_value(value));
+  }
+  const std::string to = value.substr(space + 1);
+  const CallResult received = client.run({receive_units_call(to, id, *units)})[0];
+  if (received.state != CallResult::State::replied || received.reply.is_error()) {
+    return fmt::format(
+        "receiving transfer {} at {}: {}", quote_value(id), to,
+        received.state == CallResult::State::replied ? received.reply.str : received.error);
+  }
+  const std::optional<SplitAnswer> answer = parse_split_answer(received.reply);
+  if (!answer || answer->status != "ok") {
+    return fmt::format("receiving transfer {} at {}: {}", quote_value(id), to,
+                       describe_reply(received.reply));
+  }
+  stop_split_if_asked("split:receive");
+  // The receipt at `to` stays until it expires: a process that read the record before it
+  // goes may still send the same receive, which must find it.
+  client.run({Call::idempotent_write({"HDEL", bucket_moves_key(from), field})});
+  return {};
+}
+
+std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,
+                                            const BucketLayout& layout, std::string& error) {
+  const std::vector<std::string> keys = bucket_keys(stock_key, layout);
+  std::vector<Call> calls;
+  for (const std::string& key : keys)
+    calls.push_back(Call::read({"HGETALL", bucket_moves_key(key)}));
+  const std::vector<CallResult> results = client.run(calls);
+  int finished = 0;
+  for (std::size_t b = 0; b < keys.size(); ++b) {
+    const CallResult& r = results[b];
+    if (r.state != CallResult::State::replied || r.reply.is_error()) {
+      error = fmt::format("reading the transfers of {}: {}", keys[b],
+                          r.state == CallResult::State::replied ? r.reply.str : r.error);
+      return std::nullopt;
+    }
+    const std::vector<Reply>& fields = r.reply.elements;
+    for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
+      if (fields[f].str.rfind("out:", 0) != 0) continue;
+      error = finish_transfer(client, keys[b], fields[f].str, fields[f + 1].str);
+      if (!error.empty()) return std::nullopt;
+      ++finished;
+    }
+  }
+  return finished;
 }
 
 void read_split_item(Client& client, ItemResult& item, const std::string& record,
@@ -283,9 +335,15 @@ SplitRunner::Next SplitRunner::drain(ItemResult& item, const std::string& stored
   std::int64_t units = 0;
   for (int i = 0; i < record.from.buckets(); ++i) {
     const std::string key = bucket_key(item.key, record.from, i);
-    const std::vector<CallResult> results = client_.run({drain_bucket_call(key, record.from.gen)});
-    const std::optional<SplitAnswer> answer =
-        split_answer_or_error(item, results[0], "split_bucket");
+    std::vector<CallResult> results = client_.run({drain_bucket_call(key, record.from.gen)});
+    std::optional<SplitAnswer> answer = split_answer_or_error(item, results[0], "split_bucket");
+    // Units this bucket sent that have not arrived yet: they arrive first (at a bucket drained
+    // already, into its record), then the bucket is drained.
+    if (answer && answer->status == "moving") {
+      if (!finish_sent(item, key, *answer)) return Next::stop;
+      results = client_.run({drain_bucket_call(key, record.from.gen)});
+      answer = split_answer_or_error(item, results[0], "split_bucket");
+    }
     if (!answer) return Next::stop;
     const std::optional<std::int64_t> drained =
         answer->value ? parse_stored_value(*answer->value) : std::nullopt;
@@ -303,10 +361,40 @@ SplitRunner::Next SplitRunner::drain(ItemResult& item, const std::string& stored
                               fmt::format("draining bucket {} was", key))) {
       return Next::stop;
     }
-    units += *drained;
     stop_split_if_asked(fmt::format("split:drain:{}", i));
   }
+  // Every bucket drained: their records now hold every unit, those of transfers that arrived
+  // at a bucket drained before them included. Read them all again for the sum.
+  for (int i = 0; i < record.from.buckets(); ++i) {
+    const std::string key = bucket_key(item.key, record.from, i);
+    const std::vector<CallResult> results = client_.run({drain_bucket_call(key, record.from.gen)});
+    const std::optional<SplitAnswer> answer =
+        split_answer_or_error(item, results[0], "split_bucket");
+    const std::optional<std::int64_t> drained = answer && answer->status == "ok" && answer->value
+                                                    ? parse_stored_value(*answer->value)
+                                                    : std::nullopt;
+    if (!drained) {
+      if (answer)
+        set_error(item, Status::error, fmt::format("bucket {} changed while drained", key));
+      return Next::stop;
+    }
+    units += *drained;
+  }
   return item_step(item, "drained", stored, record.target, units, "split:drained");
+}
+
+bool SplitRunner::finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving) {
+  std::vector<std::string> fields;
+  if (moving.value) fields.push_back(*moving.value);
+  fields.insert(fields.end(), moving.more.begin(), moving.more.end());
+  for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
+    const std::string why = finish_transfer(client_, key, fields[f], fields[f + 1]);
+    if (!why.empty()) {
+      set_error(item, Status::error, why + "; the item is left being drained, every unit counted");
+      return false;
+    }
+  }
+  return true;
 }
 
 SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
@@ -315,7 +403,7 @@ SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
   for (int i = 0; i < record.from.buckets(); ++i) {
     const std::string key = bucket_key(item.key, record.from, i);
     const std::vector<CallResult> results =
-        client_.run({Call::idempotent_write({"DEL", key, log_key(key)})});
+        client_.run({Call::idempotent_write({"DEL", key, log_key(key), bucket_moves_key(key)})});
     if (!split_reply_or_error(item, results[0])) return Next::stop;
     if (!split_step_confirmed(item, results[0], client_.options(),
                               fmt::format("deleting bucket {} was", key))) {

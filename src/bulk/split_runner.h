@@ -11,8 +11,14 @@
 #include "core/outcome.h"
 #include "core/split_layout.h"
 #include "redis/client.h"
+#include "redis/scripts/split.h"
 
 namespace stockctl {
+
+/// Test-only crash points (STOCKCTL_TEST_STOP_AT=split:STEP, CONTRIBUTING.md): the process
+/// kills itself with SIGKILL right after STEP, as a crash there would, so that the tests can
+/// run the same command again from every state a split, a merge or a transfer passes through.
+void stop_split_if_asked(const std::string& step);
 
 /// The primaries' slot ranges, from CLUSTER SLOTS on a cluster; empty on one Redis. Throws
 /// ConnectionError when the cluster cannot be read.
@@ -34,6 +40,18 @@ std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
 void read_split_item(Client& client, ItemResult& item, const std::string& record,
                      const std::vector<SlotRange>& ranges);
 
+/// Finishes the transfer recorded at bucket `from` as field `field` ("out:<id>") with `value`
+/// ("<units> <destination bucket>"): the destination receives the units (once), then both
+/// records go. Returns "" or why it could not be finished (nothing is lost: the record stays).
+std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
+                            const std::string& value);
+
+/// Finishes every transfer recorded at the buckets of `layout` (a process that sent units and
+/// stopped before they arrived). Returns how many it finished, or nullopt with `error` set when
+/// one could not be.
+std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,
+                                            const BucketLayout& layout, std::string& error);
+
 /// Brings items to a number of buckets, finishing a split or merge in progress first.
 class SplitRunner {
  public:
@@ -51,6 +69,9 @@ class SplitRunner {
              const BucketLayout& wanted);
   Next drain(ItemResult& item, const std::string& stored, const SplitRecord& record);
   Next fill(ItemResult& item, const std::string& stored, const SplitRecord& record);
+  /// Finishes the transfers a drain found recorded at bucket `key`; false with the item's
+  /// error set when one could not be.
+  bool finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving);
   Next item_step(ItemResult& item, const std::string& op, const std::string& expected,
                  const BucketLayout& target, std::int64_t units, const std::string& stop_point);
   /// The item's stored value into `stored` (nullopt: missing); false, with the item's error

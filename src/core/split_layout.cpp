@@ -178,6 +178,12 @@ std::string bucket_key(std::string_view stock_key, const BucketLayout& layout, i
   return key;
 }
 
+std::string bucket_moves_key(std::string_view bucket_key) {
+  std::string key(bucket_key);
+  key += ":moves";  // the bucket key carries its own tag: the same slot
+  return key;
+}
+
 std::vector<std::string> bucket_keys(std::string_view stock_key, const BucketLayout& layout) {
   std::vector<std::string> keys;
   keys.reserve(layout.slots.size());

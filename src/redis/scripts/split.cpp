@@ -24,20 +24,51 @@ Call split_item_call(const SplitItemRequest& request) {
 }
 
 Call drain_bucket_call(const std::string& key, const std::string& gen) {
-  Call call = Call::script_call(split_bucket_script(), {key}, {"drain", gen});
+  Call call =
+      Call::script_call(split_bucket_script(), {key, bucket_moves_key(key)}, {"drain", gen});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
+                     const std::string& to) {
+  Call call = Call::script_call(split_bucket_script(), {from, bucket_moves_key(from)},
+                                {"send", id, std::to_string(units), to});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units) {
+  // The receipt lives as long as a request id's record: a process paused longer than that
+  // with the transfer's receive unsent could add its units twice.
+  constexpr const char* kReceiptLifeS = "86400";
+  Call call = Call::script_call(split_bucket_script(), {to, bucket_moves_key(to), to + ":in:" + id},
+                                {"receive", id, std::to_string(units), kReceiptLifeS});
   call.idempotent = true;
   call.writes = true;
   return call;
 }
 
 std::optional<SplitAnswer> parse_split_answer(const Reply& reply) {
-  if (reply.type != Reply::Type::array || reply.elements.size() != 2) return std::nullopt;
+  if (reply.type != Reply::Type::array || reply.elements.size() < 2) return std::nullopt;
   const Reply& status = reply.elements[0];
-  const Reply& value = reply.elements[1];
   if (status.type != Reply::Type::string) return std::nullopt;
-  if (value.type == Reply::Type::integer)
-    return SplitAnswer{status.str, std::to_string(value.integer)};
-  return SplitAnswer{status.str, value.string_or_nil()};
+  SplitAnswer answer{status.str, std::nullopt, {}};
+  for (std::size_t i = 1; i < reply.elements.size(); ++i) {
+    const Reply& element = reply.elements[i];
+    std::optional<std::string> text =
+        element.type == Reply::Type::integer
+            ? std::optional<std::string>(std::to_string(element.integer))
+            : element.string_or_nil();
+    if (i == 1) {
+      answer.value = std::move(text);
+    } else {
+      answer.more.push_back(text.value_or(""));
+    }
+  }
+  return answer;
 }
 
 }  // namespace stockctl

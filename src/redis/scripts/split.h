@@ -1,7 +1,8 @@
 #pragma once
 
 // The calls of a split or merge (docs/split.md): lua/split_item-4.lua on the item's stock key,
-// lua/split_bucket-1.lua on a bucket; their headers are the contracts.
+// lua/split_bucket-2.lua on a bucket (drain, send and receive units); their headers are the
+// contracts.
 
 #include <optional>
 #include <string>
@@ -30,10 +31,20 @@ Call split_item_call(const SplitItemRequest& request);
 /// bucket answers its recorded units again).
 Call drain_bucket_call(const std::string& key, const std::string& gen);
 
-/// Both scripts' answer: {status, value}. value is nullopt for nil (missing).
+/// The call that takes `units` out of bucket `from` for a transfer `id` to bucket `to`,
+/// recording it at `from`: safe to resend (a repeat of `id` answers ok, taking nothing).
+Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
+                     const std::string& to);
+
+/// The call that adds the `units` of transfer `id` to bucket `to`, once: safe to resend.
+Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units);
+
+/// Both scripts' answer: {status, value, ...}. value is nullopt for nil (missing); `more` holds
+/// the elements after it (drain's "moving": the rest of the transfers' fields and values).
 struct SplitAnswer {
   std::string status;
   std::optional<std::string> value;
+  std::vector<std::string> more;
 };
 
 /// Reads a non-error reply of either script; nullopt when it has another shape.
