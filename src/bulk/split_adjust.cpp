@@ -30,6 +30,7 @@ std::uint64_t split_random() {
 std::optional<std::vector<std::int64_t>> every_stock(
     const std::vector<std::optional<std::int64_t>>& read) {
   std::vector<std::int64_t> stocks;
+  stocks.reserve(read.size());
   for (const std::optional<std::int64_t>& stock : read) {
     if (!stock) return std::nullopt;
     stocks.push_back(*stock);
@@ -246,6 +247,7 @@ bool SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucke
   const long long ttl = options_.request_ttl_s;
   const long long now = static_cast<long long>(std::time(nullptr));
   std::vector<Call> calls;
+  calls.reserve(3);
   for (long long generation : {now / ttl, now / ttl - 1, now / ttl + 1}) {
     calls.push_back(Call::read({"HEXISTS", ledger_key(bucket, ttl, generation), item.request_id}));
   }

@@ -106,6 +106,7 @@ std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
                                                             const std::string& stock_key,
                                                             const BucketLayout& layout) {
   std::vector<Call> calls;
+  calls.reserve(layout.slots.size());
   for (std::string& key : bucket_keys(stock_key, layout)) {
     calls.push_back(Call::read({"GET", std::move(key)}));
   }
@@ -149,8 +150,10 @@ std::optional<int> finish_pending_transfers(Client& client, const std::string& s
                                             const BucketLayout& layout, std::string& error) {
   const std::vector<std::string> keys = bucket_keys(stock_key, layout);
   std::vector<Call> calls;
-  for (const std::string& key : keys)
+  calls.reserve(keys.size());
+  for (const std::string& key : keys) {
     calls.push_back(Call::read({"HGETALL", bucket_moves_key(key)}));
+  }
   const std::vector<CallResult> results = client.run(calls);
   int finished = 0;
   for (std::size_t b = 0; b < keys.size(); ++b) {

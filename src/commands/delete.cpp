@@ -93,6 +93,7 @@ void report_removed(ItemResult& item, const CallResult& held, const Reply& remov
 // (docs/split.md), even with --force, rather than leave its buckets behind.
 void refuse_split_items(Context& ctx, std::vector<ItemResult>& items) {
   std::vector<Call> calls;
+  calls.reserve(items.size());
   for (const ItemResult& item : items) calls.push_back(Call::read({"GET", item.key}));
   const std::vector<CallResult> results = ctx.redis().run(calls);
   for (std::size_t i = 0; i < items.size(); ++i) {

@@ -54,6 +54,7 @@ std::vector<SplitRow> rows_from_arguments(const Context& ctx, const SplitOptions
     throw InputError(problem);
   }
   std::vector<SplitRow> rows;
+  rows.reserve(o.skus.size());
   for (const std::string& sku : o.skus) rows.push_back({split_item_result(ctx, sku), buckets});
   return rows;
 }
@@ -123,6 +124,7 @@ ExitCode run_split(Program& program, const SplitOptions& o) {
     return fold.code();
   }
   std::vector<ItemResult> items;
+  items.reserve(rows.size());
   for (const SplitRow& row : rows) items.push_back(row.item);
   ctx.on_unconnected(items, true);
   SplitRunner runner(ctx.redis(), read_slot_ranges(ctx.redis(), program.common.cluster),

@@ -32,7 +32,7 @@ bool valid_gen(std::string_view gen) {
 }
 
 // A bucket's hash tag in a record: the canonical tag of its slot (slot_tag), which names it.
-std::optional<int> slot_of_tag(std::string_view tag) {
+std::optional<int> slot_named_by_tag(std::string_view tag) {
   if (tag.empty() || tag.size() > 8) return std::nullopt;
   const int slot = key_slot(tag);
   if (slot_tag(slot) != tag) return std::nullopt;
@@ -46,7 +46,7 @@ std::optional<BucketLayout> parse_layout(std::string_view gen, std::string_view 
   if (!valid_gen(gen) || tags == kNone) return std::nullopt;
   BucketLayout layout{std::string(gen), {}};
   for (std::string_view word : words_of(tags, ',')) {
-    const std::optional<int> slot = slot_of_tag(word);
+    const std::optional<int> slot = slot_named_by_tag(word);
     if (!slot) return std::nullopt;
     layout.slots.push_back(*slot);
   }
@@ -225,6 +225,7 @@ std::vector<int> choose_bucket_slots(const std::vector<SlotRange>& ranges,
     for (int slot = 0; slot < kClusterSlots; ++slot) all.push_back(slot);
   }
   std::vector<const std::vector<int>*> nodes;
+  nodes.reserve(slots_of.size());
   for (const auto& entry : slots_of) nodes.push_back(&entry.second);
   for (auto& slots : slots_of) std::sort(slots.second.begin(), slots.second.end());
 

@@ -4,8 +4,10 @@ every unit counted and the same command finishes it; get, deduct and add work on
 and every other command refuses it with a message, changing nothing. On one Redis and, with
 STOCKCTL_TARGET=cluster, on a 3+3 cluster."""
 
+import hashlib
 import json
 import os
+import random
 import re
 import threading
 import unittest
@@ -17,6 +19,62 @@ DRAINED = "stockctl:drained:1 "
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
                        "classic_stock_service.lua")) as f:
     CLASSIC = f.read()
+
+
+def app_deduct(r, stock_fn, bucket_fn, key, qty):
+    """One deduction as docs/library.md tells an application to make it."""
+    value = r("GET", key)
+    _, state, gen, tags = value.split(" ")[:4]
+    if state != "live":
+        return "retry"
+    buckets = ["stockctl:bucket:{%s}:%s:%s:%d" % (t, key, gen, i)
+               for i, t in enumerate(tags.split(","))]
+    home = random.randrange(len(buckets))
+    answer = r("FCALL", stock_fn, "1", buckets[home], "deduct", str(qty))
+    if isinstance(answer, int) and answer >= 0:
+        return "ok"
+    for _ in range(6):
+        stocks = [int(r("GET", b)) for b in buckets]
+        covering = [i for i, s in enumerate(stocks) if s >= qty]
+        if covering:
+            best = max(covering, key=lambda i: stocks[i])
+            answer = r("FCALL", stock_fn, "1", buckets[best], "deduct", str(qty))
+            if isinstance(answer, int) and answer >= 0:
+                return "ok"
+            continue
+        if sum(stocks) < qty:
+            pending = False
+            for b in buckets:
+                moves = r("HGETALL", b + ":moves")
+                for field, v in zip(moves[0::2], moves[1::2]):
+                    if field.startswith("out:"):
+                        k, dest = v.split(" ", 1)
+                        x = field[4:]
+                        r("FCALL", bucket_fn, "3", dest, dest + ":moves", dest + ":in:" + x,
+                          "receive", x, k, "86400")
+                        r("HDEL", b + ":moves", field)
+                        pending = True
+            if not pending:
+                return "insufficient"
+            continue
+        lacking = qty - stocks[home]
+        for j in sorted(range(len(buckets)), key=lambda i: -stocks[i]):
+            if j == home or lacking <= 0 or stocks[j] == 0:
+                continue
+            k = min(lacking, stocks[j])
+            x = "app%016x" % random.getrandbits(64)
+            sent = r("FCALL", bucket_fn, "2", buckets[j], buckets[j] + ":moves", "send", x,
+                     str(k), buckets[home])
+            if sent[0] != "ok":
+                break
+            r("FCALL", bucket_fn, "3", buckets[home], buckets[home] + ":moves",
+              buckets[home] + ":in:" + x, "receive", x, str(k), "86400")
+            r("HDEL", buckets[j] + ":moves", "out:" + x)
+            lacking -= k
+        answer = r("FCALL", stock_fn, "1", buckets[home], "deduct", str(qty))
+        if isinstance(answer, int) and answer >= 0:
+            return "ok"
+    return "retry"
 
 
 class SplitTest(ServerTest):
@@ -502,6 +560,79 @@ class SkewedRace(SplitTest):
         self.assertEqual({status for _, status, _ in refused}, {"insufficient"}, refused)
         # The final stock is below every QTY refused: no refusal while enough was left.
         self.assertLess(final, min(q for q, _, _ in refused))
+
+
+class Library(SplitTest):
+    """`stockctl library`, and an application that follows docs/library.md with the functions it
+    names, racing stockctl on one split item."""
+
+    def functions(self):
+        res = self.sc("library")
+        self.assertEqual(res.rc, 0, res)
+        line = res.one
+        self.assertEqual(line["op"], "library")
+        self.assertTrue(line["name"].startswith("stockctl_"))
+        return line, {f["script"]: f for f in line["functions"]}
+
+    def test_library_loads_itself_and_names_every_function(self):
+        self.r("FUNCTION", "FLUSH")
+        line, by_script = self.functions()
+        self.assertIn("stock", by_script)
+        self.assertIn("split_bucket", by_script)
+        conns = [self.r._conn(p) for p in self.r.primaries()] if self.cluster else [self.r]
+        for conn in conns:  # every primary has it now
+            names = [lib[1] for lib in conn("FUNCTION", "LIST", "LIBRARYNAME", line["name"])]
+            self.assertEqual(names, [line["name"]])
+        # --script gives the text whose SHA1 is the one listed, for EVALSHA.
+        body = self.sc("library", "--script", "stock").one["body"]
+        self.assertEqual(hashlib.sha1(body.encode()).hexdigest(), by_script["stock"]["sha1"])
+
+    def test_an_application_and_stockctl_drain_one_split_item_exactly(self):
+        _, by_script = self.functions()
+        stock_fn, bucket_fn = by_script["stock"]["function"], by_script["split_bucket"]["function"]
+        self.sc("init", "A", "120")
+        self.assertEqual(self.split("A", 4).rc, 0)
+        answers, lock = [], threading.Lock()
+
+        def app(n):
+            conn = self.server.client()
+            for call in range(200):
+                qty = 1 + (n + call) % 3
+                for _ in range(5):  # "retry": other buyers kept emptying the buckets it chose
+                    status = app_deduct(conn, stock_fn, bucket_fn, "stock:{A}", qty)
+                    if status != "retry":
+                        break
+                with lock:
+                    answers.append(("app", qty, status))
+                if status != "ok":
+                    break
+            conn.close()
+
+        def tool(n):
+            for call in range(200):
+                qty = 1 + (n + call) % 3
+                for _ in range(5):  # "not applied" (nothing changed) may be sent again
+                    res = self.sc("deduct", "A", str(qty))
+                    if res.one["status"] != "error":
+                        break
+                with lock:
+                    answers.append(("stockctl", qty, res.one["status"]))
+                if res.one["status"] != "ok":
+                    return
+
+        threads = [threading.Thread(target=app, args=(n,)) for n in range(4)]
+        threads += [threading.Thread(target=tool, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        final = self.units("A")
+        sold = sum(q for _, q, status in answers if status == "ok")
+        refused = [(who, q, status) for who, q, status in answers if status != "ok"]
+        self.assertEqual(sold + final, 120)
+        self.assertEqual({status for _, _, status in refused}, {"insufficient"}, refused)
+        self.assertLess(final, min(q for _, q, _ in refused))
+        self.assertTrue({"app", "stockctl"} <= {who for who, _, status in answers if status == "ok"})
 
 
 class FailClosed(SplitTest):
