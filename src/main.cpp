@@ -84,6 +84,8 @@ const std::vector<CommandSetup>& command_setups() {
       {{"hold", "confirm", "release", "order", "cancel", "reap"}, setup_holds},
       {{"bench"}, setup_bench},
       {{"doctor"}, setup_doctor},
+      {{"split"}, setup_split},
+      {{"library"}, setup_library},
   };
   return setups;
 }

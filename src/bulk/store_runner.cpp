@@ -13,6 +13,7 @@
 #include "bulk/replica_ack.h"
 #include "core/hash_slot.h"
 #include "core/sku.h"
+#include "core/split_plan.h"
 #include "lock/init_lock.h"
 #include "redis/scripts/put.h"
 
@@ -36,7 +37,10 @@ void PutRunner::start(std::vector<PutItem>& items) {
     if (item.pending) pending.push_back(&item);
   }
   // A dry run only reads: SET NX would write, so init's dry run starts with GET as rebuild's does.
-  begin(added, mode_.rebuild || mode_.dry_run ? Step::get : Step::set, std::move(pending));
+  // So does a forced write: the GET finds a split item's layout record, which the put script
+  // would replace, leaving the units in its buckets behind (docs/split.md).
+  begin(added, mode_.rebuild || mode_.dry_run || mode_.force ? Step::get : Step::set,
+        std::move(pending));
 }
 
 void PutRunner::finish([[maybe_unused]] std::vector<PutItem>& items) {
@@ -243,6 +247,13 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
       continue;
     }
     std::optional<std::string> live = result.reply.string_or_nil();
+    if (live && is_split_record(*live)) {
+      // A split item's units are in its buckets: init and rebuild do not handle one yet, and a
+      // forced write would leave them behind (docs/split.md).
+      set_error(item.result, Status::error,
+                split_item_refused(item.result.op, item.result.sku, *live));
+      continue;
+    }
     // Only rebuild, --force and values that count held units care whether a live value differs
     // (the row's value is formatted for those only).
     const bool compared = mode_.rebuild || mode_.force || item.counts_held;

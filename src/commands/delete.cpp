@@ -12,6 +12,7 @@
 #include "commands/program.h"
 #include "core/cart_keys.h"
 #include "core/sku.h"
+#include "core/split_plan.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
 
@@ -88,6 +89,22 @@ void report_removed(ItemResult& item, const CallResult& held, const Reply& remov
   item.held = view ? std::optional<std::int64_t>(view->held) : std::nullopt;
 }
 
+// A split item's units are in its buckets, which delete does not remove yet: it is refused
+// (docs/split.md), even with --force, rather than leave its buckets behind.
+void refuse_split_items(Context& ctx, std::vector<ItemResult>& items) {
+  std::vector<Call> calls;
+  calls.reserve(items.size());
+  for (const ItemResult& item : items) calls.push_back(Call::read({"GET", item.key}));
+  const std::vector<CallResult> results = ctx.redis().run(calls);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const CallResult& r = results[i];
+    if (r.state == CallResult::State::replied && r.reply.type == Reply::Type::string &&
+        is_split_record(r.reply.str)) {
+      set_error(items[i], Status::error, split_item_refused("delete", items[i].sku, r.reply.str));
+    }
+  }
+}
+
 ExitCode run_delete(Program& program, const DeleteOptions& o) {
   Context ctx(program);
   std::vector<ItemResult> items;
@@ -115,6 +132,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
     return fold.code();
   }
   ctx.on_unconnected(items, true);
+  refuse_split_items(ctx, items);
   const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
   std::vector<Call> calls;
   std::vector<std::size_t> sent;
@@ -123,6 +141,7 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   const bool cluster = program.common.cluster;
   const std::size_t per_item = cluster ? 5 : 4;
   for (std::size_t i = 0; i < items.size(); ++i) {
+    if (!items[i].error.empty()) continue;  // a split item (refuse_split_items)
     if (!o.force && has_unexpired_holds(ctx.redis(), items[i].key)) {
       set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
       continue;

@@ -314,7 +314,7 @@ class Doctor {
         ++items;
         bool wrong_type = r.error_kind() == ErrorReply::wrongtype;
         if (auto f = check_value(node, k, r.string_or_nil(), wrong_type)) {
-          ++corrupt;
+          if (f->status == CheckStatus::fail) ++corrupt;  // a split item is a warning only
           report(*f);
         }
       }

@@ -13,10 +13,12 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "bulk/split_runner.h"
 #include "bulk/validated_rows.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/sku.h"
+#include "core/split_layout.h"
 #include "redis/scripts/held.h"
 #include "sources/open_source.h"
 #include "sources/rows.h"
@@ -31,6 +33,7 @@ struct GetOptions {
   SourceColumns columns;
   bool columns_given = false;  ///< --sku-column or --delimiter, which only a source has
   bool details = false;
+  bool cluster = false;  ///< --cluster (a common option)
 };
 
 // How `get --file` reads its file: a source format by --format or the file's extension (so
@@ -89,12 +92,23 @@ void apply_reads(ItemResult& item, const CallResult* results) {
   item.lock_ttl_ms = remaining(results[3]);
 }
 
+// The layout record the item's GET found, when the item is split (docs/split.md).
+std::optional<std::string> split_record_read(const CallResult& get) {
+  if (get.state != CallResult::State::replied || get.reply.type != Reply::Type::string ||
+      !is_split_record(get.reply.str)) {
+    return std::nullopt;
+  }
+  return get.reply.str;
+}
+
 // Reads windows of items with two windows in flight, printing each in input order.
 class GetPipeline {
  public:
   /// `echo_invalid`: invalid items are told on standard error here, in order with the others
-  /// (false when the caller told them already, with their file and line).
-  GetPipeline(Context& ctx, bool echo_invalid) : ctx_(ctx), echo_invalid_(echo_invalid) {
+  /// (false when the caller told them already, with their file and line). `cluster`: --details
+  /// of a split item names each bucket's primary.
+  GetPipeline(Context& ctx, bool echo_invalid, bool cluster)
+      : ctx_(ctx), echo_invalid_(echo_invalid), cluster_(cluster) {
     window_.reserve(kWindow);
   }
 
@@ -144,6 +158,12 @@ class GetPipeline {
     for (ItemResult& item : items) {
       if (!item.key.empty()) {
         apply_reads(item, &results[next]);
+        // A split item's stock is in its buckets: read them now (a rare item, one more round).
+        if (std::optional<std::string> record = split_record_read(results[next])) {
+          read_split_item(ctx_.redis(), item, *record, slot_ranges(item));
+          const std::optional<HeldView> view = held_view_from(results[next + 1]);
+          if (item.status == Status::ok && view) item.held = view->held;
+        }
         next += item.details ? 4 : 2;
       }
       if (item.status == Status::error || (echo_invalid_ && item.status == Status::invalid)) {
@@ -153,11 +173,22 @@ class GetPipeline {
     }
     in_flight_.pop_front();
   }
+  // The slot map, read once, for --details on a cluster: each bucket's primary.
+  const std::vector<SlotRange>& slot_ranges(const ItemResult& item) {
+    if (item.details && cluster_ && !ranges_read_) {
+      ranges_ = read_slot_ranges(ctx_.redis(), true);
+      ranges_read_ = true;
+    }
+    return ranges_;
+  }
 
   Context& ctx_;
   std::vector<ItemResult> window_;
   std::deque<std::vector<ItemResult>> in_flight_;
   bool echo_invalid_;
+  bool cluster_;
+  bool ranges_read_ = false;
+  std::vector<SlotRange> ranges_;
   ItemErrorEcho errors_;
   ExitFold fold_;
 };
@@ -174,7 +205,7 @@ ExitCode get_listed(Context& ctx, const GetOptions& o) {
       item.details = false;
     }
   }
-  GetPipeline pipeline(ctx, true);
+  GetPipeline pipeline(ctx, true, o.cluster);
   for (ItemResult& item : items) pipeline.add(std::move(item));
   return pipeline.finish();
 }
@@ -189,7 +220,7 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
   }
   std::istream& in = o.file == "-" ? std::cin : file;
   const std::string name = o.file == "-" ? "<stdin>" : o.file;
-  GetPipeline pipeline(ctx, false);
+  GetPipeline pipeline(ctx, false, o.cluster);
   std::string line;
   for (std::size_t number = 1; !interrupted() && std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -212,7 +243,7 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
 // reported in its place, naming file and line, and the others are read all the same.
 ExitCode get_from_source(Context& ctx, const GetOptions& o, Format format) {
   Source source(o.file, format, o.columns.delimiter);
-  GetPipeline pipeline(ctx, false);
+  GetPipeline pipeline(ctx, false, o.cluster);
   std::string fatal;
   RecordHandler handler{
       [&o](const std::vector<bool>& present) {
@@ -248,6 +279,7 @@ ExitCode get_from_source(Context& ctx, const GetOptions& o, Format format) {
 
 ExitCode run_get(Program& program, GetOptions& o) {
   Context ctx(program);
+  o.cluster = program.common.cluster;
   if (!o.file.empty() && !o.skus.empty()) throw InputError("get: give SKUs or --file, not both");
   if (o.skus.size() == 1 && o.skus[0] == "-") o.file = "-";
   const bool columns_given = o.columns_given || o.columns.delimiter != ',';

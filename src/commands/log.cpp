@@ -14,6 +14,7 @@
 #include "commands/program.h"
 #include "core/change_log.h"
 #include "core/sku.h"
+#include "core/split_plan.h"
 
 namespace stockctl {
 namespace {
@@ -192,6 +193,14 @@ ExitCode run_log(Program& program, LogOptions& o) {
   ctx.on_unconnected([&ctx, &o, &key](const std::string& reason) {
     ctx.out().write(log_status_json(o.sku, key, Status::error, reason));
   });
+  // A split item's changes are in its buckets' logs too, which log does not read yet: it
+  // refuses the item rather than show part of its history (docs/split.md).
+  const Reply value = read_call(ctx.redis(), {"GET", key}, key);
+  if (value.type == Reply::Type::string && is_split_record(value.str)) {
+    const std::string why = split_item_refused("log", o.sku, value.str);
+    ctx.out().write(log_status_json(o.sku, key, Status::error, why));
+    throw StockctlError(why);
+  }
   ItemLog log;
   if (o.limit > 0 && o.limit <= kPage) {
     read_newest(ctx, key, since, o.limit, log);

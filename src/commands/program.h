@@ -24,6 +24,10 @@ void setup_export(CLI::App& app, Program& program);
 void setup_holds(CLI::App& app, Program& program);
 /// `bench`: a load test on keys it creates and removes itself.
 void setup_bench(CLI::App& app, Program& program);
+/// `split SKU... --buckets N`: spread hot items over buckets in different slots, or merge them.
+void setup_split(CLI::App& app, Program& program);
+/// `library`: the Functions library's name and functions, for applications.
+void setup_library(CLI::App& app, Program& program);
 /// The end of `stockctl --help`: source formats, password sources, exit statuses, examples.
 std::string program_footer();
 /// `help [SUBCOMMAND]`: prints the same text as `--help`; sets the program's footer.

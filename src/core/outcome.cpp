@@ -5,6 +5,7 @@
 #include "base/text.h"
 #include "core/error_reply.h"
 #include "core/quantity.h"
+#include "core/split_plan.h"
 
 namespace stockctl {
 
@@ -82,7 +83,9 @@ void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw)
     return;
   }
   auto value = parse_stored_value(*raw);
-  if (!value) {
+  if (!value && is_split_record(*raw)) {
+    set_error(item, Status::error, split_item_refused(item.op, item.sku, *raw));
+  } else if (!value) {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged",
                           quote_value(*raw), item.key));
@@ -162,6 +165,9 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
     set_error(item, Status::conflict,
               fmt::format("request id {} was already used for {} on this item; nothing changed",
                           quote_value(item.request_id), earlier_use(rest)));
+  } else if (kind == ErrorReply::stockctl_corrupt && is_split_record(rest)) {
+    // A command that does not handle split items yet met one (docs/split.md, "Failing closed").
+    set_error(item, Status::error, split_item_refused(item.op, item.sku, rest));
   } else if (kind == ErrorReply::stockctl_corrupt) {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged",

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stockctl {
 
@@ -33,6 +34,13 @@ inline constexpr Status kAllStatuses[] = {
 /// The contract's name of a status ("ok", "insufficient", ...).
 std::string_view status_name(Status status);
 
+/// One bucket of a split item, as get --details prints it (docs/split.md).
+struct BucketDetail {
+  std::string key;
+  std::optional<std::int64_t> stock;  ///< null when it could not be read
+  std::string node;                   ///< the primary serving it ("" on one Redis: null)
+};
+
 /// What happened to one item: one JSON line of output.
 struct ItemResult {
   std::string op;
@@ -55,6 +63,11 @@ struct ItemResult {
   bool details = false;                     ///< get --details: print "ttl" and "lock_ttl"
   std::optional<std::int64_t> ttl_s;        ///< seconds until the key expires; null: never, unknown
   std::optional<std::int64_t> lock_ttl_ms;  ///< ms left on a held init lock; null: none
+  /// A split item's number of buckets, printed as "buckets" (get, split, deduct, add); 0: the
+  /// item is not split, and the field is left out.
+  int buckets = 0;
+  /// get --details of a split item: each bucket, printed as "bucket_details".
+  std::vector<BucketDetail> bucket_details;
   /// What the status alone would hide (kMaybeOwnWrite); printed as "note" when not empty.
   std::string note;
 };

@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 #include "core/quantity.h"
+#include "core/split_plan.h"
 
 namespace stockctl {
 namespace {
@@ -55,6 +56,9 @@ void apply_put_verdict(ItemResult& item, std::string_view verdict,
     set_error(item, Status::busy,
               fmt::format("{} is being initialized by another process (its init lock is held)",
                           item.key));
+  } else if (verdict == "kept" && previous && is_split_record(*previous)) {
+    // Not corrupt: a split item, which init and rebuild do not handle yet (docs/split.md).
+    set_error(item, Status::error, split_item_refused(item.op, item.sku, *previous));
   } else if (verdict == "kept" && previous && !stored && !(mode.dry_run && mode.force)) {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged (--force "

@@ -21,9 +21,22 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   j["status"] = status_name(item.status);
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;
   if (item.has_held) j["held"] = item.held ? nlohmann::ordered_json(*item.held) : nullptr;
+  if (item.buckets > 0) j["buckets"] = item.buckets;
   if (item.details) {
     j["ttl"] = item.ttl_s ? nlohmann::ordered_json(*item.ttl_s) : nullptr;
     j["lock_ttl"] = item.lock_ttl_ms ? nlohmann::ordered_json(*item.lock_ttl_ms) : nullptr;
+  }
+  if (!item.bucket_details.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const BucketDetail& bucket : item.bucket_details) {
+      nlohmann::ordered_json b;
+      b["key"] = bucket.key;
+      b["stock"] = bucket.stock ? nlohmann::ordered_json(*bucket.stock) : nullptr;
+      b["node"] = bucket.node.empty() ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(bucket.node);
+      list.push_back(std::move(b));
+    }
+    j["bucket_details"] = std::move(list);
   }
   if (item.expected) j["expected"] = *item.expected;
   if (item.forced) {
@@ -142,6 +155,26 @@ void append_previous(std::string& out, const std::optional<std::string>& previou
   }
 }
 
+// get --details of a split item: [{"key":..,"stock":..,"node":..},...], as item_json writes it.
+void append_bucket_details(std::string& out, const std::vector<BucketDetail>& buckets) {
+  out += ",\"bucket_details\":[";
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    if (i > 0) out += ',';
+    out += "{\"key\":";
+    append_string(out, buckets[i].key);
+    out += ",\"stock\":";
+    append_number(out, buckets[i].stock);
+    out += ",\"node\":";
+    if (buckets[i].node.empty()) {
+      out += "null";
+    } else {
+      append_string(out, buckets[i].node);
+    }
+    out += '}';
+  }
+  out += ']';
+}
+
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) { append_string(out, s); }
@@ -169,12 +202,17 @@ void append_item_line(std::string& out, const ItemResult& item) {
     out += ",\"held\":";
     append_number(out, item.held);
   }
+  if (item.buckets > 0) {
+    out += ",\"buckets\":";
+    out += std::to_string(item.buckets);
+  }
   if (item.details) {
     out += ",\"ttl\":";
     append_number(out, item.ttl_s);
     out += ",\"lock_ttl\":";
     append_number(out, item.lock_ttl_ms);
   }
+  if (!item.bucket_details.empty()) append_bucket_details(out, item.bucket_details);
   if (item.expected) {
     out += ",\"expected\":";
     append_number(out, item.expected);

@@ -455,7 +455,7 @@ class ClusterResp:
             return "OK"
         if name == "MGET":
             return [self("GET", k) for k in args[1:]]
-        if name in ("EVAL", "EVALSHA"):
+        if name in ("EVAL", "EVALSHA", "FCALL"):
             key = args[3]
         elif name == "SCRIPT":
             return [self._conn(p)(*args) for p in self.primaries()][0]

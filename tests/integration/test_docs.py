@@ -66,7 +66,7 @@ class BashCompletion(unittest.TestCase):
 
     def test_completes_subcommands(self):
         self.assertEqual(self.complete("stockctl", "ded"), ["deduct"])
-        self.assertEqual(sorted(self.complete("stockctl", "")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "log", "order", "reap", "rebuild", "release"])
+        self.assertEqual(sorted(self.complete("stockctl", "")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "library", "log", "order", "reap", "rebuild", "release", "split"])
 
     def test_completes_options_of_the_subcommand(self):
         self.assertEqual(sorted(self.complete("stockctl", "deduct", "--init-")),
@@ -103,7 +103,7 @@ class FishCompletion(unittest.TestCase):
 
     def test_completes_subcommands(self):
         self.assertEqual(self.complete("stockctl ded"), ["deduct"])
-        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "log", "order", "reap", "rebuild", "release"])
+        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "library", "log", "order", "reap", "rebuild", "release", "split"])
 
     def test_completes_options_of_the_subcommand(self):
         self.assertEqual(sorted(self.complete("stockctl deduct --init-")), ["--init-cmd", "--init-from", "--init-value"])

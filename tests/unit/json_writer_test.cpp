@@ -179,3 +179,26 @@ TEST_CASE("a note comes last, in both writers, and only when there is one") {
   i.note.clear();
   CHECK(item_json(i).dump().find("note") == std::string::npos);
 }
+
+TEST_CASE("a split item's buckets, and each bucket with --details, print alike in both writers") {
+  ItemResult i;
+  i.op = "get";
+  i.sku = "A";
+  i.key = "stock:{A}";
+  i.status = Status::ok;
+  i.stock = 7;
+  i.has_held = true;
+  i.held = 0;
+  i.buckets = 2;
+  i.details = true;
+  i.bucket_details = {{"stockctl:bucket:{1}:stock:{A}:aa:0", 3, "127.0.0.1:7000"},
+                      {"stockctl:bucket:{2}:stock:{A}:aa:1", std::nullopt, ""}};
+  std::string fast;
+  append_item_line(fast, i);
+  CHECK(fast ==
+        "{\"op\":\"get\",\"sku\":\"A\",\"key\":\"stock:{A}\",\"status\":\"ok\",\"stock\":7,"
+        "\"held\":0,\"buckets\":2,\"ttl\":null,\"lock_ttl\":null,\"bucket_details\":["
+        "{\"key\":\"stockctl:bucket:{1}:stock:{A}:aa:0\",\"stock\":3,\"node\":\"127.0.0.1:7000\"},"
+        "{\"key\":\"stockctl:bucket:{2}:stock:{A}:aa:1\",\"stock\":null,\"node\":null}]}\n");
+  CHECK(fast == item_json(i).dump() + "\n");
+}

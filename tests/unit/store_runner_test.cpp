@@ -212,12 +212,31 @@ TEST_CASE("init --force goes through the put script, which gives back expired ho
   redis.held["stock:{a}"] = "2";
   std::vector<PutItem> items{item("a", 5), item("b", 6)};
   PutRunner(redis, PutMode::for_init().with_force(true), 0, LockTiming{}).run(items);
-  CHECK(redis.sent == std::vector<std::string>{"PUT stock:{a}", "PUT stock:{b}"});
+  // The GET first: a split item's layout record is not overwritten (next case).
+  CHECK(redis.sent == std::vector<std::string>{"EXISTS stock:{a}:holds", "GET stock:{a}",
+                                               "EXISTS stock:{b}:holds", "GET stock:{b}",
+                                               "PUT stock:{a}", "PUT stock:{b}"});
   CHECK(items[0].result.status == Status::ok);
   CHECK(items[0].result.previous == std::optional<std::string>("5"));
   CHECK(items[0].result.stock == 5);  // a stock value is stored as it is
   CHECK(items[1].result.forced);
   CHECK_FALSE(items[1].result.previous);
+}
+
+TEST_CASE("init --force and rebuild --force leave a split item's layout record as it is") {
+  for (const PutMode& mode : {PutMode::for_init().with_force(true), PutMode::for_init()}) {
+    FakeRedis redis;
+    const std::string record = "stockctl:split:1 live aa 1,2 - - -";
+    redis.data["stock:{a}"] = record;
+    std::vector<PutItem> items{item("a", 5)};
+    PutRunner(redis, mode, 0, LockTiming{}).run(items);
+    CHECK(redis.data["stock:{a}"] == record);
+    CHECK(std::find_if(redis.sent.begin(), redis.sent.end(), [](const std::string& c) {
+            return c.rfind("PUT", 0) == 0;
+          }) == redis.sent.end());
+    CHECK(items[0].result.status == Status::error);
+    CHECK(items[0].result.error.find("item 'a' is split over 2 buckets") != std::string::npos);
+  }
 }
 
 TEST_CASE("init of total - issued goes through the put script, which leaves out the units held") {

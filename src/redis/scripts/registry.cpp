@@ -16,11 +16,13 @@ const Script& held_view_script() { return lua::held_view; }
 const Script& cart_script() { return lua::cart; }
 const Script& carts_due_script() { return lua::carts_due; }
 const Script& tombstone_script() { return lua::tombstone; }
+const Script& split_item_script() { return lua::split_item; }
+const Script& split_bucket_script() { return lua::split_bucket; }
 
 std::vector<const Script*> all_scripts() {
-  return {&lua::stock, &lua::put,       &lua::unlock,    &lua::extend,
-          &lua::hold,  &lua::settle,    &lua::reap,      &lua::held_view,
-          &lua::cart,  &lua::carts_due, &lua::tombstone, &lua::load};
+  return {&lua::stock,     &lua::put,  &lua::unlock,     &lua::extend,      &lua::hold,
+          &lua::settle,    &lua::reap, &lua::held_view,  &lua::cart,        &lua::carts_due,
+          &lua::tombstone, &lua::load, &lua::split_item, &lua::split_bucket};
 }
 
 const Library& script_library() { return lua::library; }

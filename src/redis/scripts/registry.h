@@ -24,6 +24,10 @@ const Script& carts_due_script();
 /// Marks a cluster group an aborted attempt never held (a late prepare of it is refused).
 const Script& tombstone_script();
 
+/// The steps of a split or merge on the item's stock key, and on one bucket (docs/split.md).
+const Script& split_item_script();
+const Script& split_bucket_script();
+
 /// Every embedded script (the Functions library holds each of them).
 std::vector<const Script*> all_scripts();
 

@@ -1,0 +1,95 @@
+-- split_bucket: the steps on one bucket of a split item (docs/split.md): drain it for a merge or
+-- a new split, and move units between two buckets of the same layout.
+--
+-- Draining: the bucket's units leave it and are recorded in its place in the same moment
+-- ("stockctl:drained:1 <gen> <units>"), so a deduction on the bucket either came before (and
+-- counted) or finds the drained record, which is not a number (and fails closed: the stock
+-- script answers STOCKCTL_CORRUPT, and the caller reads the layout again). A bucket with a
+-- transfer still recorded as sent is not drained: the caller finishes the transfer first.
+--
+-- Moving k units from bucket j to bucket i (transfer id X): "send" on j takes them out and
+-- records "out:X" = "<k> <i's key>" in j's moves hash in the same moment; "receive" on i adds
+-- them once: it creates i's receipt of X (a key with an expiry, "<i's key>:in:X") and adds k
+-- only when the receipt was not there; then the caller deletes "out:X" on j (HDEL). The
+-- receipt is never deleted but by its expiry: a process that read "out:X" before it went may
+-- still send its receive, which must find the receipt. Units in a transfer recorded at j and
+-- not yet received at i are in neither bucket: initial + added = buckets + held + sold +
+-- those.
+--
+-- KEYS[1]  the bucket key (stockctl:bucket:{<tag>}:<stock key>:<gen>:<index>)
+-- KEYS[2]  its moves hash (<bucket key>:moves: "out:<X>" -> "<k> <destination>")
+-- KEYS[3]  receive: the receipt of X at this bucket (<bucket key>:in:<X>)
+-- ARGV[1]  op: "drain", "send" or "receive"
+-- drain:   ARGV[2] the generation of the bucket's layout, kept in the drained record
+-- send:    ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the destination bucket's key
+-- receive: ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the receipt's life in seconds
+--
+-- Replies: {status, value}:
+--   drain:   {"ok", <units>} drained now, or by an earlier try (the record's units);
+--            {"moving", <"out:X" field>, <its value>, ...} transfers sent and not yet
+--            finished, nothing changed
+--   send:    {"ok", <stock left>} sent now, or by an earlier try with the same X;
+--            {"short", <stock>} the bucket holds less than k, nothing changed
+--   receive: {"ok", <stock after>} received now, or by an earlier try; a drained bucket adds
+--            k to its record's units
+--   any op:  {"missing", false} no such bucket; {"changed", <value>} the bucket was drained
+--            (send); {"corrupt", <value>} neither a stock value nor a drained record, left as
+--            it is
+-- Error replies: STOCKCTL_INVALID <what>: "op <op>", "generation <gen>", "qty <k>", "id".
+local MAX = 9007199254740991
+local find, match = string.find, string.match
+
+local bucket, moves, op = KEYS[1], KEYS[2], ARGV[1]
+if op ~= 'drain' and op ~= 'send' and op ~= 'receive' then
+  return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
+end
+
+local raw = redis.call('GET', bucket)
+if not raw then return {'missing', false} end
+local drained_gen, drained_units = match(raw, '^stockctl:drained:1 (%x+) (%d+)$')
+local stock = not drained_units and (raw == '0' or (#raw <= 16 and find(raw, '^[1-9]%d*$')
+    and tonumber(raw) <= MAX)) and raw
+if not drained_units and not stock then return {'corrupt', raw} end
+
+if op == 'drain' then
+  local gen = ARGV[2]
+  if not (gen and find(gen, '^%x+$')) then
+    return redis.error_reply('STOCKCTL_INVALID generation ' .. tostring(gen))
+  end
+  if drained_units then return {'ok', drained_units} end
+  local pending = {'moving'}
+  local all = redis.call('HGETALL', moves)
+  for j = 1, #all, 2 do
+    if find(all[j], '^out:') then
+      pending[#pending + 1] = all[j]
+      pending[#pending + 1] = all[j + 1]
+    end
+  end
+  if #pending > 1 then return pending end
+  redis.call('SET', bucket, 'stockctl:drained:1 ' .. gen .. ' ' .. raw)
+  return {'ok', raw}
+end
+
+local id, qty = ARGV[2], ARGV[3]
+if not (id and id ~= '') then return redis.error_reply('STOCKCTL_INVALID id') end
+if not (qty and find(qty, '^[1-9]%d*$') and #qty <= 16 and tonumber(qty) <= MAX) then
+  return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(qty))
+end
+
+if op == 'send' then
+  if redis.call('HEXISTS', moves, 'out:' .. id) == 1 then return {'ok', raw} end
+  if drained_units then return {'changed', raw} end
+  if tonumber(stock) < tonumber(qty) then return {'short', stock} end
+  local left = redis.call('DECRBY', bucket, qty)
+  redis.call('HSET', moves, 'out:' .. id, qty .. ' ' .. ARGV[4])
+  return {'ok', left}
+end
+
+-- receive
+if not redis.call('SET', KEYS[3], qty, 'NX', 'EX', ARGV[4]) then return {'ok', raw} end
+if drained_units then
+  local units = string.format('%d', tonumber(drained_units) + tonumber(qty))
+  redis.call('SET', bucket, 'stockctl:drained:1 ' .. drained_gen .. ' ' .. units)
+  return {'ok', units}
+end
+return {'ok', redis.call('INCRBY', bucket, qty)}

@@ -1,0 +1,129 @@
+-- split_item: the steps of a split or merge that change an item's stock key (docs/split.md,
+-- "States of a split or merge"). While an item is split its stock key holds a layout record
+-- instead of a number: "stockctl:split:1 <state> <gen> <tags> <units> <from-gen> <from-tags>"
+-- ("-" for a word that does not apply; <tags>: the buckets' hash tags, comma separated). Each op checks the state it expects first, so each
+-- step happens once whichever process takes it; a caller that finds another state reads the
+-- item again and plans anew (src/core/split_plan.cpp).
+--
+-- KEYS[1]  the item's stock key
+-- KEYS[2]  its holds (sorted set: hold id -> expiry ms), as hold-4002 writes them
+-- KEYS[3]  its held units (hash: hold id -> qty, "" -> their sum)
+-- KEYS[4]  its change log (a list; lua/include/log_entry.lua); read only with ARGV[5]
+-- ARGV[1]  op: "begin", "drained" or "commit"
+-- ARGV[2]  what the caller read: for begin "plain" (the stock key holds a number) or the live
+--          layout record; for drained and commit the record itself
+-- ARGV[3]  begin: the new layout's generation ("-": merge into one key); drained: the units
+--          the drained buckets hold together
+-- ARGV[4]  begin: the new layout's bucket hash tags, comma separated ("-": merge)
+-- ARGV[5]  change log: keep about this many entries; "" = write no log
+-- ARGV[6]  change log: actor
+-- ARGV[7]  change log: reason ("" = none)
+--
+-- Ops:
+--   begin    a number V -> "fill <gen> <tags> V - -": the units are in the record, the new
+--            buckets are created next. The item's expired holds are given back first; an
+--            item with holds left, with an expiry, unlimited or corrupt is refused. A live
+--            layout -> "drain <gen> <tags> - <old gen> <old tags>": its buckets are drained
+--            next.
+--   drained  "drain ..." -> "fill <gen> <tags> <ARGV[3]> <old gen> <old tags>": the units of
+--            the drained buckets are in the record; the old buckets are deleted next.
+--   commit   "fill <gen> <tags> <units> ..." -> "live <gen> <tags> - - -", or, for a merge,
+--            the number <units> itself. Logs a "split" or "merge" entry.
+--
+-- Replies: {status, value}:
+--   {"ok", <the stock key's new value>}
+--   {"changed", <the value found>}   not the state the caller read; nothing changed
+--   {"missing", false}               no stock key
+--   {"corrupt", <value>}             begin: the value is not a stock value
+--   {"unlimited", "-1"}              begin: unlimited stock is not split
+--   {"held", <units>}                begin: the item has holds that are not settled
+--   {"expires", <ms>}                begin: the stock key has an expiry
+-- Error replies: STOCKCTL_INVALID <what>: "op <op>", "layout <gen> <tags>".
+local POSITIVE = '^[1-9]%d*$'
+local MAX = 9007199254740991
+local find, match = string.find, string.match
+
+local key, op, expected = KEYS[1], ARGV[1], ARGV[2]
+local log_max, actor, reason = ARGV[5], ARGV[6] or '', ARGV[7] or ''
+local logging = log_max and log_max ~= ''
+
+if op ~= 'begin' and op ~= 'drained' and op ~= 'commit' then
+  return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
+end
+
+-- An item's expired holds give their units back before a split reads its stock
+-- (lua/include/give_back_expired.lua), as every script that touches an item does.
+if op == 'begin' and expected == 'plain' and redis.call('EXISTS', KEYS[2]) == 1 then
+  local stock_key, holds_key, held_key = key, KEYS[2], KEYS[3]
+  local time = redis.call('TIME')
+  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local ids = redis.call('ZRANGEBYSCORE', holds_key, '-inf', now)
+  if #ids > 0 then
+    local log_key = logging and KEYS[4]
+    -- @include give_back_expired
+  end
+end
+
+local raw = redis.call('GET', key)
+if not raw then return {'missing', false} end
+
+if op == 'begin' and expected == 'plain' then
+  if find(raw, '^stockctl:split:1 ') then return {'changed', raw} end
+  if raw == '-1' then return {'unlimited', raw} end
+  if raw ~= '0' and not (#raw <= 16 and find(raw, POSITIVE) and tonumber(raw) <= MAX) then
+    return {'corrupt', raw}
+  end
+  if redis.call('ZCARD', KEYS[2]) > 0 then
+    return {'held', redis.call('HGET', KEYS[3], '') or '0'}
+  end
+  local ttl = redis.call('PTTL', key)
+  if ttl > 0 then return {'expires', ttl} end
+  local gen, slots = ARGV[3], ARGV[4]
+  if not (gen and find(gen, '^%x+$') and slots and find(slots, '^[%d,]+$')) then
+    return redis.error_reply('STOCKCTL_INVALID layout ' .. tostring(gen) .. ' ' .. tostring(slots))
+  end
+  local record = 'stockctl:split:1 fill ' .. gen .. ' ' .. slots .. ' ' .. raw .. ' - -'
+  redis.call('SET', key, record)
+  return {'ok', record}
+end
+
+if raw ~= expected then return {'changed', raw} end
+
+if op == 'begin' then
+  local old_gen, old_slots = match(raw, '^stockctl:split:1 live (%x+) ([%d,]+) %- %- %-$')
+  local gen, slots = ARGV[3], ARGV[4]
+  if not old_gen or not gen or not slots or (gen == '-') ~= (slots == '-') then
+    return redis.error_reply('STOCKCTL_INVALID layout ' .. tostring(gen) .. ' ' .. tostring(slots))
+  end
+  local record = 'stockctl:split:1 drain ' .. gen .. ' ' .. slots .. ' - ' .. old_gen .. ' '
+      .. old_slots
+  redis.call('SET', key, record)
+  return {'ok', record}
+end
+
+if op == 'drained' then
+  local gen, slots, old_gen, old_slots =
+      match(raw, '^stockctl:split:1 drain (%S+) (%S+) %- (%x+) ([%d,]+)$')
+  local units = ARGV[3]
+  if not gen or not units or not (units == '0' or find(units, POSITIVE)) then
+    return {'changed', raw}
+  end
+  local record = 'stockctl:split:1 fill ' .. gen .. ' ' .. slots .. ' ' .. units .. ' '
+      .. old_gen .. ' ' .. old_slots
+  redis.call('SET', key, record)
+  return {'ok', record}
+end
+
+-- commit
+local gen, slots, units = match(raw, '^stockctl:split:1 fill (%S+) (%S+) (%d+) %S+ %S+$')
+if not gen then return {'changed', raw} end
+local value = units
+if gen ~= '-' then value = 'stockctl:split:1 live ' .. gen .. ' ' .. slots .. ' - - -' end
+redis.call('SET', key, value)
+if logging then
+  local log_key, log_slot, log_field = KEYS[4], false, key
+  local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+      gen == '-' and 'merge' or 'split', '', units, units, '', ''
+  -- @include log_entry
+end
+return {'ok', value}

@@ -1,0 +1,308 @@
+#include "bulk/split_adjust.h"
+
+#include <fmt/format.h>
+
+#include <ctime>
+#include <numeric>
+#include <random>
+
+#include "base/backoff.h"
+#include "base/text.h"
+#include "bulk/replica_ack.h"
+#include "bulk/split_runner.h"
+#include "core/sku.h"
+#include "core/split_plan.h"
+#include "redis/scripts/split.h"
+
+namespace stockctl {
+namespace {
+
+// How often a deduction whose chosen bucket was emptied by other buyers meanwhile scans again.
+constexpr int kScanRounds = 5;
+
+std::uint64_t split_random() {
+  static std::mt19937_64 random{std::random_device{}()};
+  return random();
+}
+
+// The stocks of a scan, or nullopt when a bucket is gone or holds no stock value: the layout
+// changed under the scan.
+std::optional<std::vector<std::int64_t>> every_stock(
+    const std::vector<std::optional<std::int64_t>>& read) {
+  std::vector<std::int64_t> stocks;
+  stocks.reserve(read.size());
+  for (const std::optional<std::int64_t>& stock : read) {
+    if (!stock) return std::nullopt;
+    stocks.push_back(*stock);
+  }
+  return stocks;
+}
+
+std::int64_t total_of(const std::vector<std::int64_t>& stocks) {
+  return std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0});
+}
+
+}  // namespace
+
+std::optional<std::string> split_record_of(Client& client, const ItemResult& item) {
+  if (item.key.empty()) return std::nullopt;
+  const std::vector<CallResult> results = client.run({Call::read({"GET", item.key})});
+  const CallResult& result = results[0];
+  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+  std::optional<std::string> value = result.reply.string_or_nil();
+  if (!value || !is_split_record(*value)) return std::nullopt;
+  return value;
+}
+
+bool SplitAdjust::run(ItemResult& item, std::string record) {
+  Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
+  while (true) {
+    if (!is_split_record(record)) return false;
+    const std::optional<SplitRecord> layout = parse_split_record(record);
+    if (!layout) {
+      set_error(item, Status::error,
+                fmt::format("layout record {} of {} cannot be read; nothing changed",
+                            quote_value(record), item.key));
+      return true;
+    }
+    const bool live = layout->state == SplitState::live;
+    if (live && attempt(item, layout->target) == Outcome::done) return true;
+    // A split or merge under way, or a bucket of the live layout gone or drained (its layout
+    // is being replaced): read the layout again after a pause, up to --retry-timeout.
+    if (!wait.pause()) {
+      set_not_applied(
+          item, live ? fmt::format("the item's buckets kept changing under this {} (a bucket "
+                                   "missing, or a split or merge running)",
+                                   item.op)
+                     : fmt::format("a split or merge of the item is in progress ({}); the same "
+                                   "stockctl split command finishes it",
+                                   split_state_name(layout->state)));
+      return true;
+    }
+    std::optional<std::string> again = split_record_of(client_, item);
+    if (!again) return false;
+    record = std::move(*again);
+  }
+}
+
+SplitAdjust::Outcome SplitAdjust::attempt(ItemResult& item, const BucketLayout& layout) {
+  item.buckets = layout.buckets();
+  const int home = home_bucket(item.request_id, layout.buckets(), split_random());
+  if (op_ == OpRunner::Op::add) return add(item, layout, home);
+  if (!item.request_id.empty()) return deduct_with_id(item, layout, home);
+  return deduct(item, layout, home);
+}
+
+std::optional<StockAnswer> SplitAdjust::call_bucket(ItemResult& item, const BucketLayout& layout,
+                                                    int index, bool with_id, bool& changed) {
+  changed = false;
+  StockRequest request{bucket_key(item.key, layout, index),
+                       op_ == OpRunner::Op::deduct ? "deduct" : "add",
+                       *item.qty,
+                       "",
+                       0,
+                       with_id ? item.request_id : std::string(),
+                       options_.request_ttl_s,
+                       &log_};
+  last_ = client_.run({stock_call(request)})[0];
+  if (last_.state != CallResult::State::replied) {
+    set_error(item, Status::error, last_.error);
+    return std::nullopt;
+  }
+  if (last_.reply.is_error()) {
+    // A drained bucket holds a record that is not a stock value: its layout is being replaced.
+    // Any other value that is not one is the bucket's own corruption, reported as such.
+    const std::string& text = last_.reply.str;
+    changed = last_.reply.error_kind() == ErrorReply::stockctl_corrupt &&
+              parse_drained_bucket(std::string_view(text).substr(text.find(' ') + 1));
+    if (!changed) {
+      const std::string item_key = item.key;
+      item.key = request.key;  // the message names the bucket
+      apply_error_reply(item, text);
+      item.key = item_key;
+    }
+    return std::nullopt;
+  }
+  std::optional<StockAnswer> answer = parse_stock_answer(last_.reply);
+  // A bucket that is gone (-3: not initialized, no initial stock sent) belonged to a layout
+  // that a split or merge has replaced.
+  changed = answer && answer->answer == -3;
+  if (!answer) {
+    set_error(item, Status::error,
+              fmt::format("unexpected reply from the {} script: {}", item.op,
+                          describe_reply(last_.reply)));
+  }
+  return changed ? std::nullopt : answer;
+}
+
+void SplitAdjust::finish_ok(ItemResult& item, const BucketLayout& layout, int index,
+                            const StockAnswer& answer) {
+  item.replayed = answer.replayed;
+  item.status = Status::ok;
+  item.error.clear();
+  // The item's stock: this bucket's answer and the others as read now.
+  const std::vector<std::optional<std::int64_t>> stocks =
+      read_bucket_stocks(client_, item.key, layout);
+  std::int64_t total = answer.stock;
+  for (int i = 0; i < layout.buckets(); ++i) {
+    if (i != index) total += stocks[static_cast<std::size_t>(i)].value_or(0);
+  }
+  item.stock = total;
+  if (!item.replayed) check_durability(item, last_, client_.options());
+}
+
+SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layout, int home) {
+  bool changed = false;
+  const std::optional<StockAnswer> answer =
+      call_bucket(item, layout, home, !item.request_id.empty(), changed);
+  if (changed) return Outcome::layout_changed;
+  if (answer) finish_ok(item, layout, home, *answer);
+  return Outcome::done;
+}
+
+SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& layout, int home) {
+  bool changed = false;
+  int bucket = home;
+  for (int round = 0; round <= kScanRounds; ++round) {
+    const std::optional<StockAnswer> answer = call_bucket(item, layout, bucket, false, changed);
+    if (changed) return Outcome::layout_changed;
+    if (!answer) return Outcome::done;
+    if (answer->answer >= 0) {
+      finish_ok(item, layout, bucket, *answer);
+      return Outcome::done;
+    }
+    // Short: the bucket with the most stock that covers QTY, as every bucket reads now.
+    const std::optional<std::vector<std::int64_t>> stocks =
+        every_stock(read_bucket_stocks(client_, item.key, layout));
+    if (!stocks) return Outcome::layout_changed;
+    const std::optional<int> richest = richest_covering(*stocks, *item.qty, bucket);
+    if (richest) {
+      bucket = *richest;
+      continue;
+    }
+    if (total_of(*stocks) < *item.qty) {
+      const std::optional<bool> pending = finished_pending(item, layout);
+      if (!pending) return Outcome::done;
+      if (*pending) continue;  // units on their way between buckets: look again
+      // Deductions only lower buckets: a sum below QTY, with no transfer under way, means the
+      // total was below it at the last read (docs/split.md, step 6).
+      apply_deduct_answer(item, -2, total_of(*stocks));
+      return Outcome::done;
+    }
+    // The buckets together cover QTY, no single one does: move what this one lacks into it.
+    const Gathered gathered = gather(item, layout, bucket, *stocks);
+    if (gathered == Gathered::layout_changed) return Outcome::layout_changed;
+    if (gathered == Gathered::failed) return Outcome::done;
+  }
+  set_not_applied(item, fmt::format("other buyers emptied every bucket that held {} units "
+                                    "before this deduction reached it, {} times; run it again",
+                                    *item.qty, kScanRounds + 1));
+  return Outcome::done;
+}
+
+std::optional<bool> SplitAdjust::finished_pending(ItemResult& item, const BucketLayout& layout) {
+  std::string error;
+  const std::optional<int> finished = finish_pending_transfers(client_, item.key, layout, error);
+  if (!finished) {
+    set_not_applied(item, error);
+    return std::nullopt;
+  }
+  return *finished > 0;
+}
+
+SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& layout, int into,
+                                          const std::vector<std::int64_t>& stocks) {
+  const std::string to = bucket_key(item.key, layout, into);
+  for (const BucketMove& move : gather_moves(stocks, into, *item.qty)) {
+    const std::string from = bucket_key(item.key, layout, move.from);
+    const std::string id = new_generation() + new_generation();
+    const CallResult sent = client_.run({send_units_call(from, id, move.units, to)})[0];
+    if (sent.state != CallResult::State::replied || sent.reply.is_error()) {
+      set_not_applied(item, fmt::format("moving units from {}: {}", from,
+                                        sent.state == CallResult::State::replied ? sent.reply.str
+                                                                                 : sent.error));
+      return Gathered::failed;
+    }
+    const std::optional<SplitAnswer> answer = parse_split_answer(sent.reply);
+    const std::string status = answer ? answer->status : std::string();
+    if (status == "short") return Gathered::moved;  // taken meanwhile: read them all again
+    if (status == "changed" || status == "missing") return Gathered::layout_changed;
+    if (status != "ok") {
+      set_not_applied(item,
+                      fmt::format("moving units from {}: {}", from, describe_reply(sent.reply)));
+      return Gathered::failed;
+    }
+    stop_split_if_asked("split:send");
+    const std::string why =
+        finish_transfer(client_, from, "out:" + id, fmt::format("{} {}", move.units, to));
+    if (!why.empty()) {
+      set_not_applied(item, why);
+      return Gathered::failed;
+    }
+  }
+  return Gathered::moved;
+}
+
+bool SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucket) {
+  const long long ttl = options_.request_ttl_s;
+  const long long now = static_cast<long long>(std::time(nullptr));
+  std::vector<Call> calls;
+  calls.reserve(3);
+  for (long long generation : {now / ttl, now / ttl - 1, now / ttl + 1}) {
+    calls.push_back(Call::read({"HEXISTS", ledger_key(bucket, ttl, generation), item.request_id}));
+  }
+  for (const CallResult& result : client_.run(calls)) {
+    if (result.state == CallResult::State::replied && result.reply.integer == 1) return true;
+  }
+  return false;
+}
+
+SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketLayout& layout,
+                                                 int home) {
+  // The id's ledger is in its home bucket, and the stock script records a short answer there
+  // too: it is called once the id is known there (a repeat), the bucket covers QTY, or the
+  // buckets together do not (a true insufficient). Otherwise units are moved into it first.
+  const std::int64_t qty = *item.qty;
+  const std::string home_key = bucket_key(item.key, layout, home);
+  for (int round = 0; round <= kScanRounds; ++round) {
+    const std::optional<std::vector<std::int64_t>> stocks =
+        every_stock(read_bucket_stocks(client_, item.key, layout));
+    if (!stocks) return Outcome::layout_changed;
+    const bool covered = (*stocks)[static_cast<std::size_t>(home)] >= qty;
+    if (!covered && !ledger_has_id(item, home_key)) {
+      if (total_of(*stocks) >= qty) {
+        const Gathered gathered = gather(item, layout, home, *stocks);
+        if (gathered == Gathered::layout_changed) return Outcome::layout_changed;
+        if (gathered == Gathered::failed) return Outcome::done;
+        continue;
+      }
+      const std::optional<bool> pending = finished_pending(item, layout);
+      if (!pending) return Outcome::done;
+      if (*pending) continue;
+    }
+    return call_with_id(item, layout, home, *stocks);
+  }
+  set_not_applied(item, fmt::format("other buyers kept emptying bucket {} before this deduction "
+                                    "reached it, {} times; run it again",
+                                    home_key, kScanRounds + 1));
+  return Outcome::done;
+}
+
+SplitAdjust::Outcome SplitAdjust::call_with_id(ItemResult& item, const BucketLayout& layout,
+                                               int home, const std::vector<std::int64_t>& stocks) {
+  bool changed = false;
+  const std::optional<StockAnswer> answer = call_bucket(item, layout, home, true, changed);
+  if (changed) return Outcome::layout_changed;
+  if (!answer) return Outcome::done;
+  if (answer->answer >= 0) {
+    finish_ok(item, layout, home, *answer);
+  } else {
+    // The item's stock beside a short answer: the other buckets as the scan read them.
+    const std::int64_t others = total_of(stocks) - stocks[static_cast<std::size_t>(home)];
+    apply_deduct_answer(item, answer->answer, answer->stock + others);
+    item.replayed = answer->replayed;
+  }
+  return Outcome::done;
+}
+
+}  // namespace stockctl

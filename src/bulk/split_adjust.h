@@ -1,0 +1,65 @@
+#pragma once
+
+// deduct and add on a split item (docs/split.md, "Deducting from a split item"): the stock
+// script on one bucket at a time, a bucket fixed by the request id when there is one.
+
+#include <optional>
+#include <string>
+
+#include "bulk/adjust_runner.h"
+#include "core/split_layout.h"
+#include "redis/scripts/stock.h"
+
+namespace stockctl {
+
+/// The layout record `item`'s stock key holds when it is split (read now); nullopt when it
+/// holds anything else or cannot be read. For an item the stock script refused.
+std::optional<std::string> split_record_of(Client& client, const ItemResult& item);
+
+/// Deducts or adds item.qty on a split item.
+class SplitAdjust {
+ public:
+  SplitAdjust(Client& client, OpRunner::Op op, const OpOptions& options,
+              const ChangeLogSettings& log)
+      : client_(client), op_(op), options_(options), log_(log) {}
+
+  /// Applies `item` (sku, key, qty, request id set) to the split item whose stock key held
+  /// `record`: sets its status, its stock (the item's total, read bucket by bucket after the
+  /// change) and its buckets. While a split or merge of the item is in progress it waits up to
+  /// --retry-timeout. Returns false when the item turned out not to be split (merged
+  /// meanwhile): the caller applies it as a plain item.
+  bool run(ItemResult& item, std::string record);
+
+ private:
+  enum class Outcome { done, layout_changed };
+  Outcome attempt(ItemResult& item, const BucketLayout& layout);
+  Outcome deduct(ItemResult& item, const BucketLayout& layout, int home);
+  Outcome deduct_with_id(ItemResult& item, const BucketLayout& layout, int home);
+  Outcome call_with_id(ItemResult& item, const BucketLayout& layout, int home,
+                       const std::vector<std::int64_t>& stocks);
+  enum class Gathered { moved, layout_changed, failed };
+  /// Moves into bucket `into` what it lacks of item.qty from the others (transfers recorded at
+  /// their source, docs/split.md), by the stocks of a scan. `moved` also when another buyer
+  /// emptied a source meanwhile (the caller reads again); `failed` sets the item's error.
+  Gathered gather(ItemResult& item, const BucketLayout& layout, int into,
+                  const std::vector<std::int64_t>& stocks);
+  /// Finishes transfers other processes left under way: true when there were some, nullopt
+  /// (the item's error set) when one could not be finished.
+  std::optional<bool> finished_pending(ItemResult& item, const BucketLayout& layout);
+  Outcome add(ItemResult& item, const BucketLayout& layout, int home);
+  /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
+  /// that changed (the bucket is gone or drained: `changed` is set).
+  std::optional<StockAnswer> call_bucket(ItemResult& item, const BucketLayout& layout, int index,
+                                         bool with_id, bool& changed);
+  void finish_ok(ItemResult& item, const BucketLayout& layout, int index,
+                 const StockAnswer& answer);
+  bool ledger_has_id(const ItemResult& item, const std::string& bucket);
+
+  Client& client_;
+  OpRunner::Op op_;
+  const OpOptions& options_;
+  const ChangeLogSettings& log_;
+  CallResult last_;  ///< the result of the last bucket call (for --wait-replicas)
+};
+
+}  // namespace stockctl

@@ -1,0 +1,436 @@
+#include "bulk/split_runner.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+
+#include "base/text.h"
+#include "bulk/replica_ack.h"
+#include "core/quantity.h"
+#include "core/sku.h"
+#include "core/split_plan.h"
+#include "redis/errors.h"
+#include "redis/scripts/split.h"
+
+namespace stockctl {
+namespace {
+
+// How many states one run may walk through: a transfer in progress finished, then the one
+// asked (begin, drain, drained, fill, commit), with room for another process's steps between.
+constexpr int kMaxSplitRounds = 16;
+
+// The reply of a call that must have one; nullopt (with the item's error set) when none came or
+// the reply is an error.
+std::optional<Reply> split_reply_or_error(ItemResult& item, const CallResult& result) {
+  if (result.state != CallResult::State::replied) {
+    set_error(item, Status::error, result.error);
+    return std::nullopt;
+  }
+  if (result.reply.is_error()) {
+    apply_error_reply(item, result.reply.str);
+    return std::nullopt;
+  }
+  return result.reply;
+}
+
+std::optional<SplitAnswer> split_answer_or_error(ItemResult& item, const CallResult& result,
+                                                 std::string_view script) {
+  std::optional<Reply> reply = split_reply_or_error(item, result);
+  if (!reply) return std::nullopt;
+  std::optional<SplitAnswer> answer = parse_split_answer(*reply);
+  if (!answer) {
+    set_error(
+        item, Status::error,
+        fmt::format("unexpected reply from the {} script: {}", script, describe_reply(*reply)));
+  }
+  return answer;
+}
+
+// A step that too few replicas confirmed (--wait-replicas; by default one where the primary
+// has a replica) is not built upon: a failover could undo it after the next step counted on
+// it (a drained bucket back to its value, while the record counts its units). The item is
+// left where it is, every unit counted, and the same command carries on.
+bool split_step_confirmed(ItemResult& item, const CallResult& result, const ClientOptions& options,
+                          std::string_view step) {
+  if (acknowledged(result, options)) return true;
+  set_error(item, Status::error,
+            fmt::format("{} {}; run the same stockctl split command again", step,
+                        unacknowledged(result, options)));
+  return false;
+}
+
+std::optional<std::int64_t> stock_in_bucket(const CallResult& result) {
+  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+  const std::optional<std::string> value = result.reply.string_or_nil();
+  if (!value) return std::nullopt;
+  const std::optional<std::int64_t> stock = parse_stored_value(*value);
+  if (!stock || *stock < 0) return std::nullopt;
+  return stock;
+}
+
+}  // namespace
+
+void stop_split_if_asked(const std::string& step) {
+  static const char* const stop_at = std::getenv("STOCKCTL_TEST_STOP_AT");
+  if (stop_at != nullptr && step == stop_at) ::kill(::getpid(), SIGKILL);
+}
+
+std::vector<SlotRange> read_slot_ranges(Client& client, bool cluster) {
+  if (!cluster) return {};
+  const std::vector<std::string> primaries = client.primaries();
+  const Reply reply = client.call_on(primaries.at(0), Call::read({"CLUSTER", "SLOTS"}));
+  if (reply.type != Reply::Type::array) {
+    throw ConnectionError(fmt::format("CLUSTER SLOTS: {}", describe_reply(reply)));
+  }
+  std::vector<SlotRange> ranges;
+  for (const Reply& range : reply.elements) {
+    if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
+    const Reply& primary = range.elements[2];
+    ranges.push_back({static_cast<int>(range.elements[0].integer),
+                      static_cast<int>(range.elements[1].integer),
+                      fmt::format("{}:{}", primary.elements[0].str, primary.elements[1].integer)});
+  }
+  return ranges;
+}
+
+std::string new_generation() {
+  std::random_device random;
+  return fmt::format("{:08x}", static_cast<std::uint32_t>(random()));
+}
+
+std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
+                                                            const std::string& stock_key,
+                                                            const BucketLayout& layout) {
+  std::vector<Call> calls;
+  calls.reserve(layout.slots.size());
+  for (std::string& key : bucket_keys(stock_key, layout)) {
+    calls.push_back(Call::read({"GET", std::move(key)}));
+  }
+  const std::vector<CallResult> results = client.run(calls);
+  std::vector<std::optional<std::int64_t>> stocks;
+  stocks.reserve(results.size());
+  for (const CallResult& result : results) stocks.push_back(stock_in_bucket(result));
+  return stocks;
+}
+
+std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
+                            const std::string& value) {
+  const std::string id = field.substr(field.find(':') + 1);
+  const std::size_t space = value.find(' ');
+  const std::optional<std::int64_t> units =
+      space == std::string::npos ? std::nullopt : parse_stored_value(value.substr(0, space));
+  if (!units || *units <= 0) {
+    return fmt::format("transfer {} recorded at {} reads {}", quote_value(id), from,
+                       quote_value(value));
+  }
+  const std::string to = value.substr(space + 1);
+  const CallResult received = client.run({receive_units_call(to, id, *units)})[0];
+  if (received.state != CallResult::State::replied || received.reply.is_error()) {
+    return fmt::format(
+        "receiving transfer {} at {}: {}", quote_value(id), to,
+        received.state == CallResult::State::replied ? received.reply.str : received.error);
+  }
+  const std::optional<SplitAnswer> answer = parse_split_answer(received.reply);
+  if (!answer || answer->status != "ok") {
+    return fmt::format("receiving transfer {} at {}: {}", quote_value(id), to,
+                       describe_reply(received.reply));
+  }
+  stop_split_if_asked("split:receive");
+  // The receipt at `to` stays until it expires: a process that read the record before it
+  // goes may still send the same receive, which must find it.
+  client.run({Call::idempotent_write({"HDEL", bucket_moves_key(from), field})});
+  return {};
+}
+
+std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,
+                                            const BucketLayout& layout, std::string& error) {
+  const std::vector<std::string> keys = bucket_keys(stock_key, layout);
+  std::vector<Call> calls;
+  calls.reserve(keys.size());
+  for (const std::string& key : keys) {
+    calls.push_back(Call::read({"HGETALL", bucket_moves_key(key)}));
+  }
+  const std::vector<CallResult> results = client.run(calls);
+  int finished = 0;
+  for (std::size_t b = 0; b < keys.size(); ++b) {
+    const CallResult& r = results[b];
+    if (r.state != CallResult::State::replied || r.reply.is_error()) {
+      error = fmt::format("reading the transfers of {}: {}", keys[b],
+                          r.state == CallResult::State::replied ? r.reply.str : r.error);
+      return std::nullopt;
+    }
+    const std::vector<Reply>& fields = r.reply.elements;
+    for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
+      if (fields[f].str.rfind("out:", 0) != 0) continue;
+      error = finish_transfer(client, keys[b], fields[f].str, fields[f + 1].str);
+      if (!error.empty()) return std::nullopt;
+      ++finished;
+    }
+  }
+  return finished;
+}
+
+void read_split_item(Client& client, ItemResult& item, const std::string& record,
+                     const std::vector<SlotRange>& ranges) {
+  item.stock.reset();
+  const std::optional<SplitRecord> layout = parse_split_record(record);
+  if (!layout || layout->state != SplitState::live) {
+    return set_error(item, Status::error,
+                     layout ? fmt::format("a split or merge of the item is in progress ({}); the "
+                                          "same stockctl split command finishes it",
+                                          split_state_name(layout->state))
+                            : fmt::format("layout record {} of {} cannot be read; left unchanged",
+                                          quote_value(record), item.key));
+  }
+  const BucketLayout& buckets = layout->target;
+  const std::vector<std::optional<std::int64_t>> stocks =
+      read_bucket_stocks(client, item.key, buckets);
+  item.buckets = buckets.buckets();
+  std::int64_t total = 0;
+  std::string unreadable;
+  for (int i = 0; i < buckets.buckets(); ++i) {
+    const std::optional<std::int64_t>& stock = stocks[static_cast<std::size_t>(i)];
+    const std::string key = bucket_key(item.key, buckets, i);
+    if (stock) {
+      total += *stock;
+    } else if (unreadable.empty()) {
+      unreadable = key;
+    }
+    if (item.details) {
+      item.bucket_details.push_back(
+          {key, stock, node_of_slot(ranges, buckets.slots[static_cast<std::size_t>(i)])});
+    }
+  }
+  if (!unreadable.empty()) {
+    return set_error(item, Status::error,
+                     fmt::format("bucket {} is missing or does not hold a stock value; the item's "
+                                 "total is unknown",
+                                 unreadable));
+  }
+  item.status = Status::ok;
+  item.error.clear();
+  item.stock = total;
+}
+
+void SplitRunner::run(ItemResult& item, int buckets) {
+  BucketLayout wanted;
+  if (buckets > 1) wanted = {new_generation(), choose_bucket_slots(ranges_, item.key, buckets)};
+  for (int round = 0; round < kMaxSplitRounds; ++round) {
+    std::optional<std::string> stored;
+    if (!read_value(item, stored)) return;
+    SplitDecision decision = next_split_step(stored, wanted);
+    Next next = Next::stop;
+    switch (decision.step) {
+      case SplitStep::done:
+        if (decision.status == Status::error) {
+          set_error(item, Status::error, fmt::format("{}: {}", item.key, decision.message));
+        } else {
+          item.status = decision.status;
+          report_done(item, stored);
+        }
+        return;
+      case SplitStep::begin:
+        next = begin(item, stored, wanted);
+        break;
+      case SplitStep::drain:
+        next = drain(item, *stored, *decision.record);
+        break;
+      case SplitStep::fill:
+        next = fill(item, *stored, *decision.record);
+        break;
+    }
+    if (next == Next::stop) return;
+  }
+  set_error(item, Status::error,
+            "the item's layout kept changing under this split (another split of it running?); "
+            "run the command again");
+}
+
+bool SplitRunner::read_value(ItemResult& item, std::optional<std::string>& stored) {
+  const std::vector<CallResult> results = client_.run({Call::read({"GET", item.key})});
+  std::optional<Reply> reply = split_reply_or_error(item, results[0]);
+  if (!reply) return false;
+  stored = reply->string_or_nil();
+  return true;
+}
+
+void SplitRunner::report_done(ItemResult& item, const std::optional<std::string>& stored) {
+  item.stock.reset();
+  if (item.status != Status::ok || !stored) return;
+  if (!is_split_record(*stored)) {
+    item.stock = parse_stored_value(*stored);
+    return;
+  }
+  read_split_item(client_, item, *stored, ranges_);
+}
+
+SplitRunner::Next SplitRunner::item_step(ItemResult& item, const std::string& op,
+                                         const std::string& expected, const BucketLayout& target,
+                                         std::int64_t units, const std::string& stop_point) {
+  SplitItemRequest request{item.key, op, expected, target, units, &log_};
+  const std::vector<CallResult> results = client_.run({split_item_call(request)});
+  const std::optional<SplitAnswer> answer = split_answer_or_error(item, results[0], "split_item");
+  if (!answer) return Next::stop;
+  if (answer->status == "ok") {
+    if (!split_step_confirmed(item, results[0], client_.options(), "the split's " + op + " was")) {
+      return Next::stop;
+    }
+    stop_split_if_asked(stop_point);
+    return Next::again;
+  }
+  if (answer->status == "changed") return Next::again;  // read it again and plan anew
+  const std::string value = answer->value.value_or("");
+  if (answer->status == "missing") {
+    item.status = Status::missing;
+  } else if (answer->status == "unlimited") {
+    item.status = Status::unlimited;
+  } else if (answer->status == "held") {
+    set_error(item, Status::conflict,
+              fmt::format("the item has {} units in holds that are not settled; confirm or "
+                          "release them (or let them expire), then split it; nothing changed",
+                          value));
+  } else if (answer->status == "expires") {
+    set_error(item, Status::conflict,
+              fmt::format("the item's key expires in {} ms (--ttl), and buckets never expire; "
+                          "an item with an expiry is not split; nothing changed",
+                          value));
+  } else if (answer->status == "corrupt") {
+    set_error(item, Status::error,
+              fmt::format("stored value {} of {} is not a stock value; left unchanged",
+                          quote_value(value), item.key));
+  } else {
+    set_error(item, Status::error,
+              fmt::format("unexpected answer from the split_item script: {}",
+                          quote_value(answer->status)));
+  }
+  return Next::stop;
+}
+
+SplitRunner::Next SplitRunner::begin(ItemResult& item, const std::optional<std::string>& stored,
+                                     const BucketLayout& wanted) {
+  const bool split = stored && is_split_record(*stored);
+  if (split) {
+    // Every bucket must hold a stock value before any is drained: a bucket written by hand is
+    // refused here, with nothing changed, rather than found halfway through the drain.
+    const std::optional<SplitRecord> record = parse_split_record(*stored);
+    const std::vector<std::optional<std::int64_t>> stocks =
+        read_bucket_stocks(client_, item.key, record->target);
+    for (int i = 0; i < record->target.buckets(); ++i) {
+      if (stocks[static_cast<std::size_t>(i)]) continue;
+      set_error(item, Status::error,
+                fmt::format("bucket {} is missing or does not hold a stock value; nothing "
+                            "changed (repair it, then split again)",
+                            bucket_key(item.key, record->target, i)));
+      return Next::stop;
+    }
+  }
+  return item_step(item, "begin", split ? *stored : "plain", wanted, 0, "split:begin");
+}
+
+SplitRunner::Next SplitRunner::drain(ItemResult& item, const std::string& stored,
+                                     const SplitRecord& record) {
+  // One bucket at a time: each is drained by its own script, and a crash between two leaves
+  // some drained and some not, which the drain state counts both ways.
+  std::int64_t units = 0;
+  for (int i = 0; i < record.from.buckets(); ++i) {
+    const std::string key = bucket_key(item.key, record.from, i);
+    std::vector<CallResult> results = client_.run({drain_bucket_call(key, record.from.gen)});
+    std::optional<SplitAnswer> answer = split_answer_or_error(item, results[0], "split_bucket");
+    // Units this bucket sent that have not arrived yet: they arrive first (at a bucket drained
+    // already, into its record), then the bucket is drained.
+    if (answer && answer->status == "moving") {
+      if (!finish_sent(item, key, *answer)) return Next::stop;
+      results = client_.run({drain_bucket_call(key, record.from.gen)});
+      answer = split_answer_or_error(item, results[0], "split_bucket");
+    }
+    if (!answer) return Next::stop;
+    const std::optional<std::int64_t> drained =
+        answer->value ? parse_stored_value(*answer->value) : std::nullopt;
+    if (answer->status != "ok" || !drained || *drained < 0) {
+      set_error(item, Status::error,
+                fmt::format("bucket {} is {}: its units are not accounted for; the item is left "
+                            "being drained, nothing more changed",
+                            key,
+                            answer->status == "missing"
+                                ? std::string("missing")
+                                : "holding " + quote_value(answer->value.value_or(""))));
+      return Next::stop;
+    }
+    if (!split_step_confirmed(item, results[0], client_.options(),
+                              fmt::format("draining bucket {} was", key))) {
+      return Next::stop;
+    }
+    stop_split_if_asked(fmt::format("split:drain:{}", i));
+  }
+  // Every bucket drained: their records now hold every unit, those of transfers that arrived
+  // at a bucket drained before them included. Read them all again for the sum.
+  for (int i = 0; i < record.from.buckets(); ++i) {
+    const std::string key = bucket_key(item.key, record.from, i);
+    const std::vector<CallResult> results = client_.run({drain_bucket_call(key, record.from.gen)});
+    const std::optional<SplitAnswer> answer =
+        split_answer_or_error(item, results[0], "split_bucket");
+    const std::optional<std::int64_t> drained = answer && answer->status == "ok" && answer->value
+                                                    ? parse_stored_value(*answer->value)
+                                                    : std::nullopt;
+    if (!drained) {
+      if (answer)
+        set_error(item, Status::error, fmt::format("bucket {} changed while drained", key));
+      return Next::stop;
+    }
+    units += *drained;
+  }
+  return item_step(item, "drained", stored, record.target, units, "split:drained");
+}
+
+bool SplitRunner::finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving) {
+  std::vector<std::string> fields;
+  if (moving.value) fields.push_back(*moving.value);
+  fields.insert(fields.end(), moving.more.begin(), moving.more.end());
+  for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
+    const std::string why = finish_transfer(client_, key, fields[f], fields[f + 1]);
+    if (!why.empty()) {
+      set_error(item, Status::error, why + "; the item is left being drained, every unit counted");
+      return false;
+    }
+  }
+  return true;
+}
+
+SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
+                                    const SplitRecord& record) {
+  // The old layout's drained buckets: their units are in the record now.
+  for (int i = 0; i < record.from.buckets(); ++i) {
+    const std::string key = bucket_key(item.key, record.from, i);
+    const std::vector<CallResult> results =
+        client_.run({Call::idempotent_write({"DEL", key, log_key(key), bucket_moves_key(key)})});
+    if (!split_reply_or_error(item, results[0])) return Next::stop;
+    if (!split_step_confirmed(item, results[0], client_.options(),
+                              fmt::format("deleting bucket {} was", key))) {
+      return Next::stop;
+    }
+    stop_split_if_asked(fmt::format("split:delete:{}", i));
+  }
+  // The new buckets (none for a merge): SET NX, so that a second try finds what the first one
+  // created.
+  const std::vector<std::int64_t> shares =
+      record.target.plain() ? std::vector<std::int64_t>{}
+                            : bucket_shares(record.units, record.target.buckets());
+  for (int i = 0; i < record.target.buckets(); ++i) {
+    const std::string key = bucket_key(item.key, record.target, i);
+    const std::vector<CallResult> results = client_.run({Call::idempotent_write(
+        {"SET", key, std::to_string(shares[static_cast<std::size_t>(i)]), "NX"})});
+    if (!split_reply_or_error(item, results[0])) return Next::stop;
+    if (!split_step_confirmed(item, results[0], client_.options(),
+                              fmt::format("creating bucket {} was", key))) {
+      return Next::stop;
+    }
+    stop_split_if_asked(fmt::format("split:fill:{}", i));
+  }
+  return item_step(item, "commit", stored, record.target, 0, "split:commit");
+}
+
+}  // namespace stockctl

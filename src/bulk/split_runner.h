@@ -1,0 +1,87 @@
+#pragma once
+
+// Split and merge items (docs/split.md, "States of a split or merge"), and read a split item's
+// buckets: the engine behind `split`, and what `get`, `deduct` and `add` use on a split item.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/change_log.h"
+#include "core/outcome.h"
+#include "core/split_layout.h"
+#include "redis/client.h"
+#include "redis/scripts/split.h"
+
+namespace stockctl {
+
+/// Test-only crash points (STOCKCTL_TEST_STOP_AT=split:STEP, CONTRIBUTING.md): the process
+/// kills itself with SIGKILL right after STEP, as a crash there would, so that the tests can
+/// run the same command again from every state a split, a merge or a transfer passes through.
+void stop_split_if_asked(const std::string& step);
+
+/// The primaries' slot ranges, from CLUSTER SLOTS on a cluster; empty on one Redis. Throws
+/// ConnectionError when the cluster cannot be read.
+std::vector<SlotRange> read_slot_ranges(Client& client, bool cluster);
+
+/// A new layout's generation: 8 random lower-case hex digits.
+std::string new_generation();
+
+/// The stock of each bucket of `layout` (null where a bucket is missing, holds something else
+/// or could not be read), read pipelined. Each read is its own moment.
+std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
+                                                            const std::string& stock_key,
+                                                            const BucketLayout& layout);
+
+/// Fills in `item` (get) for a split item whose stock key holds `record`: the sum of its
+/// buckets as `stock`, their number as `buckets`, and with item.details each bucket's key,
+/// stock and node (from `ranges`). An item being split or merged is an error naming the state;
+/// a bucket that cannot be read makes the item an error.
+void read_split_item(Client& client, ItemResult& item, const std::string& record,
+                     const std::vector<SlotRange>& ranges);
+
+/// Finishes the transfer recorded at bucket `from` as field `field` ("out:<id>") with `value`
+/// ("<units> <destination bucket>"): the destination receives the units (once), then both
+/// records go. Returns "" or why it could not be finished (nothing is lost: the record stays).
+std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
+                            const std::string& value);
+
+/// Finishes every transfer recorded at the buckets of `layout` (a process that sent units and
+/// stopped before they arrived). Returns how many it finished, or nullopt with `error` set when
+/// one could not be.
+std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,
+                                            const BucketLayout& layout, std::string& error);
+
+/// Brings items to a number of buckets, finishing a split or merge in progress first.
+class SplitRunner {
+ public:
+  SplitRunner(Client& client, std::vector<SlotRange> ranges, const ChangeLogSettings& log)
+      : client_(client), ranges_(std::move(ranges)), log_(log) {}
+
+  /// Splits `item` (key set) over `buckets` buckets (1: merges it into one key). Sets its
+  /// status (ok, unlimited, missing, conflict or error), its stock (the total) and, when it is
+  /// split, its buckets.
+  void run(ItemResult& item, int buckets);
+
+ private:
+  enum class Next { again, stop };
+  Next begin(ItemResult& item, const std::optional<std::string>& stored,
+             const BucketLayout& wanted);
+  Next drain(ItemResult& item, const std::string& stored, const SplitRecord& record);
+  Next fill(ItemResult& item, const std::string& stored, const SplitRecord& record);
+  /// Finishes the transfers a drain found recorded at bucket `key`; false with the item's
+  /// error set when one could not be.
+  bool finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving);
+  Next item_step(ItemResult& item, const std::string& op, const std::string& expected,
+                 const BucketLayout& target, std::int64_t units, const std::string& stop_point);
+  /// The item's stored value into `stored` (nullopt: missing); false, with the item's error
+  /// set, when it could not be read.
+  bool read_value(ItemResult& item, std::optional<std::string>& stored);
+  void report_done(ItemResult& item, const std::optional<std::string>& stored);
+
+  Client& client_;
+  std::vector<SlotRange> ranges_;
+  const ChangeLogSettings& log_;
+};
+
+}  // namespace stockctl

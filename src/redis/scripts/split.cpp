@@ -1,0 +1,74 @@
+#include "redis/scripts/split.h"
+
+#include "core/sku.h"
+#include "redis/scripts/registry.h"
+
+namespace stockctl {
+
+Call split_item_call(const SplitItemRequest& request) {
+  const bool with_log = request.log != nullptr && request.log->enabled;
+  std::vector<std::string> keys{request.key, companion_key(request.key, kHoldsSuffix),
+                                companion_key(request.key, kHeldSuffix), log_key(request.key)};
+  std::string third = request.op == "drained" ? std::to_string(request.units)
+                                              : (request.target.plain() ? "-" : request.target.gen);
+  std::vector<std::string> args{request.op, request.expected, std::move(third),
+                                format_bucket_tags(request.target.slots)};
+  if (with_log) {
+    args.insert(args.end(), {std::to_string(request.log->max_entries), request.log->actor,
+                             request.log->reason});
+  }
+  Call call = Call::script_call(split_item_script(), std::move(keys), std::move(args));
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+Call drain_bucket_call(const std::string& key, const std::string& gen) {
+  Call call =
+      Call::script_call(split_bucket_script(), {key, bucket_moves_key(key)}, {"drain", gen});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
+                     const std::string& to) {
+  Call call = Call::script_call(split_bucket_script(), {from, bucket_moves_key(from)},
+                                {"send", id, std::to_string(units), to});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units) {
+  // The receipt lives as long as a request id's record: a process paused longer than that
+  // with the transfer's receive unsent could add its units twice.
+  constexpr const char* kReceiptLifeS = "86400";
+  Call call = Call::script_call(split_bucket_script(), {to, bucket_moves_key(to), to + ":in:" + id},
+                                {"receive", id, std::to_string(units), kReceiptLifeS});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+std::optional<SplitAnswer> parse_split_answer(const Reply& reply) {
+  if (reply.type != Reply::Type::array || reply.elements.size() < 2) return std::nullopt;
+  const Reply& status = reply.elements[0];
+  if (status.type != Reply::Type::string) return std::nullopt;
+  SplitAnswer answer{status.str, std::nullopt, {}};
+  for (std::size_t i = 1; i < reply.elements.size(); ++i) {
+    const Reply& element = reply.elements[i];
+    std::optional<std::string> text =
+        element.type == Reply::Type::integer
+            ? std::optional<std::string>(std::to_string(element.integer))
+            : element.string_or_nil();
+    if (i == 1) {
+      answer.value = std::move(text);
+    } else {
+      answer.more.push_back(text.value_or(""));
+    }
+  }
+  return answer;
+}
+
+}  // namespace stockctl

@@ -1,0 +1,53 @@
+#pragma once
+
+// The calls of a split or merge (docs/split.md): lua/split_item-4.lua on the item's stock key,
+// lua/split_bucket-2.lua on a bucket (drain, send and receive units); their headers are the
+// contracts.
+
+#include <optional>
+#include <string>
+
+#include "core/change_log.h"
+#include "core/split_layout.h"
+#include "redis/client.h"
+
+namespace stockctl {
+
+/// One step of split_item-4 on the item whose stock key is `key`.
+struct SplitItemRequest {
+  std::string key;
+  std::string op;          ///< "begin", "drained" or "commit"
+  std::string expected;    ///< "plain" (begin from a number) or the layout record read
+  BucketLayout target;     ///< begin: the new layout (plain: merge)
+  std::int64_t units = 0;  ///< drained: the drained buckets' units together
+  const ChangeLogSettings* log = nullptr;  ///< the change log to write; null or disabled: none
+};
+
+/// The call for `request`. Each op checks the state it expects, so a resend after an unknown
+/// outcome answers "changed" and the caller reads the item again: safe to resend.
+Call split_item_call(const SplitItemRequest& request);
+
+/// The call that drains bucket `key` of a layout of generation `gen`: safe to resend (a drained
+/// bucket answers its recorded units again).
+Call drain_bucket_call(const std::string& key, const std::string& gen);
+
+/// The call that takes `units` out of bucket `from` for a transfer `id` to bucket `to`,
+/// recording it at `from`: safe to resend (a repeat of `id` answers ok, taking nothing).
+Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
+                     const std::string& to);
+
+/// The call that adds the `units` of transfer `id` to bucket `to`, once: safe to resend.
+Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units);
+
+/// Both scripts' answer: {status, value, ...}. value is nullopt for nil (missing); `more` holds
+/// the elements after it (drain's "moving": the rest of the transfers' fields and values).
+struct SplitAnswer {
+  std::string status;
+  std::optional<std::string> value;
+  std::vector<std::string> more;
+};
+
+/// Reads a non-error reply of either script; nullopt when it has another shape.
+std::optional<SplitAnswer> parse_split_answer(const Reply& reply);
+
+}  // namespace stockctl
