@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/stock_index.h"  // sku_hash: the 8-byte hash duplicate detection keeps per row
 #include "sources/open_source.h"
 
 namespace stockctl {
@@ -32,13 +33,6 @@ struct Validation {
   /// Why nothing may be written ("F: 2 of 9 rows are invalid; nothing was written ..."), or "".
   std::string refusal;
 };
-
-/// The 8-byte hash duplicate detection keeps per row (FNV-1a: stable and cheap).
-inline std::uint64_t sku_hash(std::string_view sku) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : sku) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
 
 /// Reads the whole source once, before anything is written: prints each invalid row as
 /// "FILE:LINE: problem" on standard error, and throws InputError when there is any, unless
