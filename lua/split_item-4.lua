@@ -121,7 +121,7 @@ local value = units
 if gen ~= '-' then value = 'stockctl:split:1 live ' .. gen .. ' ' .. slots .. ' - - -' end
 redis.call('SET', key, value)
 if logging then
-  local log_key, log_slot, log_field = KEYS[4], false, key
+  local log_key, log_slot, log_item, entry_ms, log_who = KEYS[4], false, key, false, false
   local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
       gen == '-' and 'merge' or 'split', '', units, units, '', ''
   -- @include log_entry

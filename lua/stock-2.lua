@@ -23,6 +23,9 @@
 -- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
 -- ARGV[8]  change log: who made the change (actor)
 -- ARGV[9]  change log: why ("" = no reason)
+-- ARGV[10] "short-unrecorded": a deduction with an id that finds too little answers
+--          {-2, stock, 0} without recording the id, which may then try again (a split item's
+--          bucket, whose buckets together may still cover QTY; docs/split.md); absent = record it
 -- Trailing arguments that are absent or "" may be left out: a plain deduction sends ARGV[1..2].
 --
 -- The answer is the classic design's:
@@ -154,6 +157,13 @@ end
 if not refusal and op == 'add' and raw_len > 0 and (raw_len == 16 or qty_len == 16)
     and tonumber(raw) + tonumber(qty) > MAX then
   refusal = redis.error_reply('STOCKCTL_OVERFLOW ' .. raw)
+end
+
+-- A split item's bucket that finds too little refuses without recording the id (ARGV[10]); a
+-- first record of the id still answers below. Checked only where ARGV[10] is sent.
+if ARGV[10] and not refusal and op == 'deduct' and raw_len > 0
+    and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty))) then
+  refusal = {-2, tonumber(raw), 0}
 end
 
 -- With an id: record it (see "The ledger" above), or answer its first record.

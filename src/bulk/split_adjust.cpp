@@ -94,7 +94,8 @@ SplitAdjust::Outcome SplitAdjust::attempt(ItemResult& item, const BucketLayout& 
 }
 
 std::optional<StockAnswer> SplitAdjust::call_bucket(ItemResult& item, const BucketLayout& layout,
-                                                    int index, bool with_id, bool& changed) {
+                                                    int index, bool with_id, bool& changed,
+                                                    bool short_unrecorded) {
   changed = false;
   StockRequest request{bucket_key(item.key, layout, index),
                        op_ == OpRunner::Op::deduct ? "deduct" : "add",
@@ -103,7 +104,9 @@ std::optional<StockAnswer> SplitAdjust::call_bucket(ItemResult& item, const Buck
                        0,
                        with_id ? item.request_id : std::string(),
                        options_.request_ttl_s,
-                       &log_};
+                       &log_,
+                       0,
+                       short_unrecorded};
   last_ = client_.run({stock_call(request)})[0];
   if (last_.state != CallResult::State::replied) {
     set_error(item, Status::error, last_.error);
@@ -280,7 +283,11 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
       if (!pending) return Outcome::done;
       if (*pending) continue;
     }
-    return call_with_id(item, layout, home, *stocks);
+    // Other buyers may empty the home bucket between the scan and the call: unless the scan
+    // proved the shortage (or the id has its answer already), a short answer is not recorded
+    // and the buckets are read again, so that no id is told "insufficient" while they cover it.
+    const Outcome outcome = call_with_id(item, layout, home, *stocks, !covered);
+    if (outcome != Outcome::scan_again) return outcome;
   }
   set_not_applied(item, fmt::format("other buyers kept emptying bucket {} before this deduction "
                                     "reached it, {} times; run it again",
@@ -289,11 +296,14 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
 }
 
 SplitAdjust::Outcome SplitAdjust::call_with_id(ItemResult& item, const BucketLayout& layout,
-                                               int home, const std::vector<std::int64_t>& stocks) {
+                                               int home, const std::vector<std::int64_t>& stocks,
+                                               bool final_short) {
   bool changed = false;
-  const std::optional<StockAnswer> answer = call_bucket(item, layout, home, true, changed);
+  const std::optional<StockAnswer> answer =
+      call_bucket(item, layout, home, true, changed, !final_short);
   if (changed) return Outcome::layout_changed;
   if (!answer) return Outcome::done;
+  if (answer->answer == -2 && !answer->replayed && !final_short) return Outcome::scan_again;
   if (answer->answer >= 0) {
     finish_ok(item, layout, home, *answer);
   } else {

@@ -31,12 +31,16 @@ class SplitAdjust {
   bool run(ItemResult& item, std::string record);
 
  private:
-  enum class Outcome { done, layout_changed };
+  /// scan_again: a bucket that covered QTY at the scan was emptied before the call reached it
+  /// (only inside deduct_with_id).
+  enum class Outcome { done, layout_changed, scan_again };
   Outcome attempt(ItemResult& item, const BucketLayout& layout);
   Outcome deduct(ItemResult& item, const BucketLayout& layout, int home);
   Outcome deduct_with_id(ItemResult& item, const BucketLayout& layout, int home);
+  /// `final_short`: the scan showed a true shortage (or the id is known), so a short answer is
+  /// recorded as the id's answer; otherwise a short answer is not recorded and scans again.
   Outcome call_with_id(ItemResult& item, const BucketLayout& layout, int home,
-                       const std::vector<std::int64_t>& stocks);
+                       const std::vector<std::int64_t>& stocks, bool final_short);
   enum class Gathered { moved, layout_changed, failed };
   /// Moves into bucket `into` what it lacks of item.qty from the others (transfers recorded at
   /// their source, docs/split.md), by the stocks of a scan. `moved` also when another buyer
@@ -48,9 +52,11 @@ class SplitAdjust {
   std::optional<bool> finished_pending(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
-  /// that changed (the bucket is gone or drained: `changed` is set).
+  /// that changed (the bucket is gone or drained: `changed` is set). `short_unrecorded`: with
+  /// an id, a short answer is not recorded in the ledger (lua/stock-2.lua, ARGV[10]).
   std::optional<StockAnswer> call_bucket(ItemResult& item, const BucketLayout& layout, int index,
-                                         bool with_id, bool& changed);
+                                         bool with_id, bool& changed,
+                                         bool short_unrecorded = false);
   void finish_ok(ItemResult& item, const BucketLayout& layout, int index,
                  const StockAnswer& answer);
   bool ledger_has_id(const ItemResult& item, const std::string& bucket);

@@ -136,6 +136,26 @@ class RequestIds(ServerTest):
         self.assertEqual(self.r("GET", "{k}s"), "9")
         self.assertFalse(self.r("EXISTS", "{k}ids:7"))
 
+    def test_a_split_buckets_short_answer_is_not_recorded_when_asked(self):
+        # A split item's bucket (ARGV[10] "short-unrecorded"): too little answers -2 and leaves
+        # the id free, so the same id deducts once units arrive; a first record still answers.
+        src = lua_script("stock-2.lua")
+        self.r("SET", "{b}s", "1")
+
+        def deduct(request_id, qty, flag):
+            args = ["deduct", qty, request_id, "100"] + (["", "0", "", "", "", "short-unrecorded"] if flag else [])
+            return self.r("EVAL", src, 4, "{b}s", "{b}ids:7", "{b}ids:6", "{b}ids:8", *args)
+
+        self.assertEqual(deduct("id-1", "2", True), [-2, 1, 0])
+        self.assertFalse(self.r("HEXISTS", "{b}ids:7", "id-1"))
+        self.r("INCRBY", "{b}s", "4")
+        self.assertEqual(deduct("id-1", "2", True), 3)
+        self.assertEqual(deduct("id-1", "2", True), [3, 3, 1])  # now a repeat
+        self.assertEqual(deduct("id-2", "9", False), [-2, 3, 0])  # without the flag: recorded
+        self.r("INCRBY", "{b}s", "10")
+        self.assertEqual(deduct("id-2", "9", True), [-2, 3, 1])  # its first answer stands
+        self.assertEqual(self.r("GET", "{b}s"), "13")
+
     def test_the_ledger_gets_its_expiry_from_the_call_that_creates_it_only(self):
         src = lua_script("stock-2.lua")
         self.r("SET", "{x}s", "10")

@@ -559,7 +559,7 @@ class SkewedRace(SplitTest):
         self.assertEqual(sold + final, 300)
         self.assertEqual({status for _, status, _ in refused}, {"insufficient"}, refused)
         # The final stock is below every QTY refused: no refusal while enough was left.
-        self.assertLess(final, min(q for q, _, _ in refused))
+        self.assertLess(final, min(q for q, _, _ in refused), refused)
 
 
 class Library(SplitTest):
@@ -594,8 +594,13 @@ class Library(SplitTest):
         self.assertEqual(self.split("A", 4).rc, 0)
         answers, lock = [], threading.Lock()
 
+        # Each side sells once before the other starts racing it, so that the race is between
+        # both whatever the scheduler does.
+        tool_sold, app_sold = threading.Event(), threading.Event()
+
         def app(n):
             conn = self.server.client()
+            tool_sold.wait(60)
             for call in range(200):
                 qty = 1 + (n + call) % 3
                 for _ in range(5):  # "retry": other buyers kept emptying the buckets it chose
@@ -606,6 +611,7 @@ class Library(SplitTest):
                     answers.append(("app", qty, status))
                 if status != "ok":
                     break
+                app_sold.set()
             conn.close()
 
         def tool(n):
@@ -619,6 +625,8 @@ class Library(SplitTest):
                     answers.append(("stockctl", qty, res.one["status"]))
                 if res.one["status"] != "ok":
                     return
+                tool_sold.set()
+                app_sold.wait(60)
 
         threads = [threading.Thread(target=app, args=(n,)) for n in range(4)]
         threads += [threading.Thread(target=tool, args=(n,)) for n in range(4)]

@@ -28,15 +28,20 @@ Call stock_call(const StockRequest& request) {
   // time on every call, so a plain deduction sends the op and QTY alone, and the id's two
   // come before the initial stock's, which a call rarely needs.
   const bool with_init = !request.init.empty();
-  if (with_id || with_init || with_log) {
+  const bool with_flag = request.short_unrecorded;
+  if (with_id || with_init || with_log || with_flag) {
     args.insert(args.end(), {request.request_id,
                              with_id ? std::to_string(2 * request.request_ttl_s) : std::string()});
   }
-  if (with_init || with_log) args.insert(args.end(), {request.init, std::to_string(request.ttl_s)});
-  if (with_log) {
-    args.insert(args.end(), {std::to_string(request.log->max_entries), request.log->actor,
-                             request.log->reason});
+  if (with_init || with_log || with_flag) {
+    args.insert(args.end(), {request.init, std::to_string(request.ttl_s)});
   }
+  if (with_log || with_flag) {
+    args.insert(args.end(), {with_log ? std::to_string(request.log->max_entries) : std::string(),
+                             with_log ? request.log->actor : std::string(),
+                             with_log ? request.log->reason : std::string()});
+  }
+  if (with_flag) args.emplace_back("short-unrecorded");
   Call call = Call::script_call(stock_script(), std::move(keys), std::move(args));
   call.idempotent = !request.request_id.empty();
   call.writes = true;

@@ -20,6 +20,9 @@ struct StockRequest {
   long long request_ttl_s = 86400;         ///< how long the ledger remembers the id
   const ChangeLogSettings* log = nullptr;  ///< the change log to write; null or disabled: none
   long long now_s = 0;  ///< Unix time that picks the ledger's generation; 0 = this machine's clock
+  /// A deduction with an id that finds too little answers -2 without recording it, so that the
+  /// same id may try again: a split item's bucket, whose sum may still cover QTY (docs/split.md).
+  bool short_unrecorded = false;
 };
 
 /// The call for `request`. It sends only the keys it needs, in the script's KEYS order: the
