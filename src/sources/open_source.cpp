@@ -112,9 +112,14 @@ Source::Source(std::string path, std::optional<Format> format, char delimiter)
   check_delimiter();
   if (path_ != "-") {
     struct stat st {};
-    if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    const bool found = stat(path_.c_str(), &st) == 0;
+    if (found && S_ISDIR(st.st_mode)) {
       throw IoError(fmt::format("cannot read {}: it is a directory", name_));
     }
+    // A FIFO is opened once, by the first read: a probe would wait for its writer, and a
+    // second open would find what the first read consumed gone.
+    once_ = found && !S_ISREG(st.st_mode);
+    if (once_) return;
     std::ifstream probe(path_);
     if (!probe) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
   }
@@ -150,13 +155,16 @@ void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
   if (path_ == "-") return spool(*std::cin.rdbuf(), wanted, handler);
   std::ifstream in(path_, std::ios::binary);
   if (!in) throw IoError(fmt::format("cannot open {}: {}", name_, std::strerror(errno)));
+  if (once_) return spool(*in.rdbuf(), wanted, handler);
   read_records(in, format_, wanted, handler, delimiter_);
   if (in.bad()) throw IoError(fmt::format("error reading {}", name_));
 }
 
 void Source::spool(std::streambuf& input, const WantedColumns& wanted,
                    const RecordHandler& handler) {
-  const char* what = command_ ? "the command's output" : "standard input";
+  const std::string what = command_ ? "the command's output"
+                           : path_ == "-" ? "standard input"
+                                          : name_;
   spool_ = std::tmpfile();
   if (!spool_) {
     throw IoError(

@@ -31,8 +31,9 @@ struct SourceCommand {
 
 /// A source file, standard input ("-") or a command's output, that can be read more than once:
 /// validation reads it in full before anything is written, then the write pass reads it again.
-/// Standard input and a command's output are copied to an anonymous temporary file during the
-/// first pass, never held in memory.
+/// Standard input, a command's output and a path that is not a regular file (a FIFO, a shell's
+/// `<(...)`, /dev/stdin) can be read only once: they are copied to an anonymous temporary file
+/// during the first pass, never held in memory.
 class Source {
  public:
   /// Opens `path` ("-" = standard input); CSV fields are separated by `delimiter`. Throws
@@ -58,7 +59,8 @@ class Source {
   Format format_;
   char delimiter_ = ',';
   std::optional<SourceCommand> command_;
-  std::FILE* spool_ = nullptr;  // standard input or the command's output, once read
+  bool once_ = false;            // a path that can be read only once (a FIFO, a device)
+  std::FILE* spool_ = nullptr;  // standard input, the command's output or such a path, once read
   bool spooled_ = false;
 
   /// The first read of standard input or the command: parses it while copying it to the spool.

@@ -2,6 +2,7 @@
 
 import json
 import os
+import threading
 import unittest
 
 from harness import ServerTest, keyslot
@@ -125,6 +126,27 @@ class InitFile(ServerTest):
         self.assertEqual(res.rc, 0, res)
         self.assertEqual(res.one["source"], "<stdin>")
         self.assertEqual(self.r("MGET", "stock:{A}", "stock:{B}"), ["1", "2"])
+
+    def test_a_fifo_and_dev_stdin_are_read_once_and_loaded_whole(self):
+        # A named FIFO (as a shell's <(...) gives) and /dev/stdin over a pipe can be read only
+        # once: validation and the write pass must not open them twice.
+        fifo = os.path.join(self.tmp, "rows.csv")
+        os.mkfifo(fifo)
+
+        def write():
+            with open(fifo, "w") as f:
+                f.write("sku,stock\nA,1\nB,2\n")
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        res = self.sc("init", "--file", fifo)
+        writer.join()
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one["rows"], 2, res)
+        res = self.sc("init", "--file", "/dev/stdin", "--format", "csv", "--force",
+                      input="sku,stock\nA,3\nC,4\n")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(self.r("MGET", "stock:{A}", "stock:{B}", "stock:{C}"), ["3", "2", "4"])
 
     def test_standard_input_invalid_row_writes_nothing(self):
         res = self.sc("init", "--file", "-", "--format", "ndjson", input='{"sku":"A","stock":1}\n{"sku":"B","stock":-4}\n')
