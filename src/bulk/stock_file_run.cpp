@@ -283,12 +283,21 @@ ExitCode StockFileRun::write(const std::function<void()>& before_window) {
 }
 
 ExitCode StockFileRun::busy(const std::string& why) {
+  return end_unwritten("busy", why, ExitCode::busy);
+}
+
+ExitCode StockFileRun::failed(const std::string& why) {
+  return end_unwritten("error", why, ExitCode::failure);
+}
+
+ExitCode StockFileRun::end_unwritten(const std::string& status, const std::string& why,
+                                     ExitCode code) {
   print_error(why);
   Summary ended = summary();
-  ended.status = "busy";
+  ended.status = status;
   ended.error = why;
   ctx_.out().write_summary(summary_json(ended));
-  return ExitCode::busy;
+  return code;
 }
 
 Summary StockFileRun::summary() const {

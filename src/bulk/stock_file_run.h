@@ -47,8 +47,12 @@ class StockFileRun {
   /// Ends the run before writing anything because another process holds its lock: prints `why`
   /// and a summary with status "busy".
   ExitCode busy(const std::string& why);
+  /// Ends the run before writing anything because its lock could not be asked for (an error
+  /// reply such as NOPERM, or no reply): prints `why` and a summary with status "error" (exit 1).
+  ExitCode failed(const std::string& why);
 
  private:
+  ExitCode end_unwritten(const std::string& status, const std::string& why, ExitCode code);
   Summary summary() const;
   /// Writes each invalid row to --report (and counts it for the summary). Throws IoError.
   void report_invalid_rows();

@@ -38,7 +38,15 @@ ExitCode run_rebuild(Program& program, const RebuildOptions& o) {
   if (o.dry_run || rows == 0 || !client) return run.write();
   // The lock must outlive a window even on a slow server; it is renewed between windows.
   RunLock lock(*client, rebuild_lock_key(ctx.scheme()), std::max<long long>(o.lock.ttl_ms, 30000));
-  if (!lock.take()) {
+  bool taken = false;
+  try {
+    taken = lock.take();
+  } catch (const StockctlError& e) {
+    // NOPERM, or no answer: the summary is still printed, as for a busy lock.
+    return run.failed(
+        fmt::format("cannot take the rebuild lock: {}; nothing was written", e.what()));
+  }
+  if (!taken) {
     return run.busy(fmt::format("another rebuild is running on this prefix: {}",
                                 describe_held_lock(*client, lock.key())));
   }

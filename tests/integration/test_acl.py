@@ -64,9 +64,15 @@ class Recipe(ServerTest):
         path = self.write("stock.csv", "sku,stock\nA,10\n")
         res = self.as_user("narrow", "narrow-pw", "rebuild", "--file", path)
         self.assertEqual(res.rc, 1, res)
-        self.assertIn("stockctl: error: stockctl:rebuild-lock:stock:: NOPERM ", res.stderr)
+        self.assertIn("stockctl: error: cannot take the rebuild lock: "
+                      "stockctl:rebuild-lock:stock:: NOPERM ", res.stderr)
         self.assertIn("the key patterns ~stock:* (the items and their companion keys) and "
                       "~stockctl:*", res.stderr)
+        # The summary is still printed, as for a busy lock: a script reading standard output
+        # sees the run and why it wrote nothing.
+        self.assertEqual((res.one["op"], res.one["status"]), ("rebuild", "error"), res)
+        self.assertIn("NOPERM", res.one["error"])
+        self.assertIn("nothing was written", res.one["error"])
 
 
 if __name__ == "__main__":
