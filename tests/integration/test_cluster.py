@@ -4,10 +4,12 @@ import binascii
 import json
 import os
 import signal
+import tempfile
 import time
 import unittest
 
-from harness import (TARGET, RedisCluster, ServerTest, calls_on, keyslot, run, spawn_to_file)
+from harness import (TARGET, RedisCluster, ServerTest, calls_on, keyslot, run, spawn,
+                     spawn_to_file)
 
 
 def node_id(node):
@@ -344,10 +346,6 @@ class Failover(unittest.TestCase):
             cluster.stop()
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 @unittest.skipUnless(TARGET == "cluster", "needs STOCKCTL_TARGET=cluster")
 class LaggingReplica(unittest.TestCase):
     """The default --wait-replicas with a replica that does not acknowledge (SIGSTOP; a node
@@ -465,3 +463,47 @@ class ClusterDown(unittest.TestCase):
         finally:
             router.close()
             cluster.stop()
+
+    def test_a_cluster_that_comes_back_within_the_retry_timeout_answers_ok(self):
+        # CLUSTERDOWN says nothing ran: a write and a cart are retried and applied once the
+        # cluster is back, within --retry-timeout. The slot comes back only after the node has
+        # refused stockctl at least once (its error statistics say so).
+        cluster = RedisCluster(primaries=3, replicas_per_primary=0)
+        router = cluster.client()
+        try:
+            on = ("--url", cluster.url, "--cluster", "--retry-timeout", "30000")
+            self.assertEqual(run("init", "a", "10", "--url", cluster.url, "--cluster").rc, 0)
+            c = router._conn(router.node_port("stock:{a}"))
+            own = [s for s in c("CLUSTER", "SLOTS")
+                   if s[2][1] == router.node_port("stock:{a}")][0]
+            other = own[0] if own[0] != keyslot("stock:{a}") else own[1]
+
+            def refusals():
+                for line in c("INFO", "errorstats").splitlines():
+                    if line.startswith("errorstat_CLUSTERDOWN:count="):
+                        return int(line.split("=")[1])
+                return 0
+
+            carts = os.path.join(tempfile.mkdtemp(prefix="stockctl-test-"), "carts.csv")
+            with open(carts, "w") as f:
+                f.write("id,sku,qty\nc1,a,1\nc2,a,2\n")
+            for args, stock in ((("deduct", "a", "1"), 9), (("order", "--file", carts), 6)):
+                c("CLUSTER", "DELSLOTS", other)
+                wait_until(lambda: "cluster_state:fail" in c("CLUSTER", "INFO"))
+                before = refusals()
+                proc = spawn(*args, *on)
+                wait_until(lambda: refusals() > before)
+                c("CLUSTER", "ADDSLOTS", other)
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 0, (args, out, err))
+                lines = [json.loads(line) for line in out.splitlines()]
+                self.assertEqual({line["status"] for line in lines}, {"ok"}, (args, out, err))
+                self.assertEqual(run("get", "a", "--url", cluster.url, "--cluster").one["stock"],
+                                 stock, args)
+        finally:
+            router.close()
+            cluster.stop()
+
+
+if __name__ == "__main__":
+    unittest.main()
