@@ -159,22 +159,18 @@ if not refusal and op == 'add' and raw_len > 0 and (raw_len == 16 or qty_len == 
   refusal = redis.error_reply('STOCKCTL_OVERFLOW ' .. raw)
 end
 
--- A split item's bucket that finds too little refuses without recording the id (ARGV[10]); a
--- first record of the id still answers below. Checked only where ARGV[10] is sent.
-if ARGV[10] and not refusal and op == 'deduct' and raw_len > 0
-    and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty))) then
-  refusal = {-2, tonumber(raw), 0}
-end
-
 -- With an id: record it (see "The ledger" above), or answer its first record.
 if ledger then
   local rec
+  local short = not refusal and op == 'deduct' and raw_len > 0
+      and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
+  -- A split item's bucket that finds too little refuses without recording the id (ARGV[10],
+  -- read only when short, so that no other call pays for it); a first record still answers.
+  if short and ARGV[10] then refusal = {-2, tonumber(raw), 0} end
   if refusal then
     rec = redis.call('HGET', ledger, request_id) or redis.call('HGET', KEYS[3], request_id)
         or redis.call('HGET', KEYS[4], request_id)
   else
-    local short = op == 'deduct' and raw_len > 0
-        and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
     rec = op .. ' ' .. qty .. ' ' .. raw
     if short then rec = rec .. ' -2' end
     -- 2 if the current generation's ledger exists, plus 1 if the next one does.
