@@ -162,7 +162,7 @@ void Source::read(const WantedColumns& wanted, const RecordHandler& handler) {
 
 void Source::spool(std::streambuf& input, const WantedColumns& wanted,
                    const RecordHandler& handler) {
-  const std::string what = command_ ? "the command's output"
+  const std::string what = command_       ? "the command's output"
                            : path_ == "-" ? "standard input"
                                           : name_;
   spool_ = std::tmpfile();

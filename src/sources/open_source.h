@@ -59,7 +59,7 @@ class Source {
   Format format_;
   char delimiter_ = ',';
   std::optional<SourceCommand> command_;
-  bool once_ = false;            // a path that can be read only once (a FIFO, a device)
+  bool once_ = false;           // a path that can be read only once (a FIFO, a device)
   std::FILE* spool_ = nullptr;  // standard input, the command's output or such a path, once read
   bool spooled_ = false;
 
