@@ -166,7 +166,7 @@ if ledger then
       and (raw_len < qty_len or (raw_len == qty_len and tonumber(raw) < tonumber(qty)))
   -- A split item's bucket that finds too little refuses without recording the id (ARGV[10],
   -- read only when short, so that no other call pays for it); a first record still answers.
-  if short and ARGV[10] then refusal = {-2, tonumber(raw), 0} end
+  if short and ARGV[10] == 'short-unrecorded' then refusal = {-2, tonumber(raw), 0} end
   if refusal then
     rec = redis.call('HGET', ledger, request_id) or redis.call('HGET', KEYS[3], request_id)
         or redis.call('HGET', KEYS[4], request_id)

@@ -38,7 +38,8 @@ class Source {
  public:
   /// Opens `path` ("-" = standard input); CSV fields are separated by `delimiter`. Throws
   /// InputError when the format cannot be told or a delimiter other than ',' is given for
-  /// another format, and IoError when the file cannot be opened.
+  /// another format, and IoError when the file cannot be opened (a FIFO or a device: when the
+  /// first read opens it).
   Source(std::string path, std::optional<Format> format, char delimiter = ',');
   /// Runs `command` on the first read (format: `format`, else CSV). A first read that finds the
   /// command failed, killed or timed out throws StockctlError (exit 1), whatever its output held.
