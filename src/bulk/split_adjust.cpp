@@ -247,12 +247,11 @@ SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& 
 }
 
 bool SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucket) {
-  const long long ttl = options_.request_ttl_s;
   const long long now = static_cast<long long>(std::time(nullptr));
   std::vector<Call> calls;
   calls.reserve(3);
-  for (long long generation : {now / ttl, now / ttl - 1, now / ttl + 1}) {
-    calls.push_back(Call::read({"HEXISTS", ledger_key(bucket, ttl, generation), item.request_id}));
+  for (std::string& ledger : ledger_keys(bucket, options_.request_ttl_s, now)) {
+    calls.push_back(Call::read({"HEXISTS", std::move(ledger), item.request_id}));
   }
   for (const CallResult& result : client_.run(calls)) {
     if (result.state == CallResult::State::replied && result.reply.integer == 1) return true;

@@ -154,6 +154,14 @@ std::string slot_log_key(std::string_view stock_key) {
   return key;
 }
 
+std::array<std::string, 3> ledger_keys(std::string_view stock_key, long long request_ttl_s,
+                                       long long now_s) {
+  const long long generation = now_s / request_ttl_s;
+  return {ledger_key(stock_key, request_ttl_s, generation),
+          ledger_key(stock_key, request_ttl_s, generation - 1),
+          ledger_key(stock_key, request_ttl_s, generation + 1)};
+}
+
 std::string ledger_key(std::string_view stock_key, long long request_ttl_s, long long generation) {
   std::string suffix(kLedgerSuffix);
   suffix += std::to_string(request_ttl_s);

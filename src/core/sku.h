@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,12 @@ std::string slot_log_key(std::string_view stock_key);
 /// The key of an item's ledger of request ids for generation `generation` (Unix time divided
 /// by `request_ttl_s`), in its stock key's slot.
 std::string ledger_key(std::string_view stock_key, long long request_ttl_s, long long generation);
+
+/// The three ledgers an id is looked up in at Unix time `now_s`, in the stock script's KEYS
+/// order: the current generation's, the previous one's and the next one's (lua/stock-2.lua,
+/// "The ledger").
+std::array<std::string, 3> ledger_keys(std::string_view stock_key, long long request_ttl_s,
+                                       long long now_s);
 
 /// The item id whose stock key is `key` under `scheme`, or nullopt when `key` is not a stock key
 /// (another prefix, or a companion key: lock, ledger, log). Without hash tags a stock key that

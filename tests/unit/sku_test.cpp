@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 
 using namespace stockctl;
@@ -105,6 +106,11 @@ TEST_CASE("an item's logs share its slot: its list, its stream of earlier versio
 TEST_CASE("the ledger's key names its request ttl and generation, in the stock key's slot") {
   CHECK(ledger_key("stock:{42}", 86400, 20423) == "stock:{42}:ids:86400:20423");
   CHECK(ledger_key("redis_key:stock:42", 60, 7) == "{redis_key:stock:42}:ids:60:7");
+  // Unix time 425 with 60-second generations: generation 7, then 6 and 8.
+  const std::array<std::string, 3> three = ledger_keys("stock:{42}", 60, 425);
+  CHECK(three[0] == "stock:{42}:ids:60:7");
+  CHECK(three[1] == "stock:{42}:ids:60:6");
+  CHECK(three[2] == "stock:{42}:ids:60:8");
 }
 
 TEST_CASE("validate_sku refuses an id whose tagged key would read as a companion key") {

@@ -15,12 +15,11 @@ Call stock_call(const StockRequest& request) {
     // Generations of --request-ttl seconds: the script looks the id up in the current, the
     // previous and the next one, and records it in the current one (lua/stock-2.lua, "The
     // ledger"; the next one is where a caller whose clock runs ahead recorded it).
-    const long long ttl = request.request_ttl_s;
     const long long now =
         request.now_s > 0 ? request.now_s : static_cast<long long>(std::time(nullptr));
-    keys.push_back(ledger_key(request.key, ttl, now / ttl));
-    keys.push_back(ledger_key(request.key, ttl, now / ttl - 1));
-    keys.push_back(ledger_key(request.key, ttl, now / ttl + 1));
+    for (std::string& ledger : ledger_keys(request.key, request.request_ttl_s, now)) {
+      keys.push_back(std::move(ledger));
+    }
   }
   if (with_log) keys.push_back(log_key(request.key));
   std::vector<std::string> args{request.op, std::to_string(request.qty)};
