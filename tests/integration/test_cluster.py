@@ -3,6 +3,7 @@
 import binascii
 import json
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -484,7 +485,9 @@ class ClusterDown(unittest.TestCase):
                         return int(line.split("=")[1])
                 return 0
 
-            carts = os.path.join(tempfile.mkdtemp(prefix="stockctl-test-"), "carts.csv")
+            tmp = tempfile.mkdtemp(prefix="stockctl-test-")
+            self.addCleanup(shutil.rmtree, tmp)
+            carts = os.path.join(tmp, "carts.csv")
             with open(carts, "w") as f:
                 f.write("id,sku,qty\nc1,a,1\nc2,a,2\n")
             for args, stock in ((("deduct", "a", "1"), 9), (("order", "--file", carts), 6)):
