@@ -12,7 +12,7 @@ import re
 import threading
 import unittest
 
-from harness import RespError, ServerTest, clean_env, keyslot, run
+from harness import RespError, ServerTest, clean_env, keyslot, lua_script, run
 
 RECORD = "stockctl:split:1 "
 DRAINED = "stockctl:drained:1 "
@@ -666,6 +666,16 @@ class FailClosed(SplitTest):
         path = self.write("a.csv", "sku,stock\nA,5\n")
         self.assert_refused(self.sc("init", "--file", path, "--force", "--report", "-"))
         self.assert_refused(self.sc("rebuild", "--file", path, "--force", "--report", "-"))
+
+    def test_a_forced_put_that_finds_a_layout_record_keeps_it(self):
+        # A split that begins after a forced init read the key: the put script itself, which
+        # runs next, finds the record and keeps it (docs/split.md, "What is built today").
+        record = self.r("GET", "stock:{A}")
+        args = ["5", "force", "0", "0", "0", "init", "1000", "test", ""]
+        answer = self.r("EVAL", lua_script("put-2.lua"), 4, "stock:{A}", "stock:{A}:lock",
+                        "stock:{A}:changes", "stock:{A}:first", *args)
+        self.assertEqual(answer, ["kept", record, 0])
+        self.assertEqual(self.snapshot(), self.before)
 
     def test_delete(self):
         self.assert_refused(self.sc("delete", "A"))
