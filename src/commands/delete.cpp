@@ -15,6 +15,7 @@
 #include "core/split_plan.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
+#include "redis/scripts/remove.h"
 
 namespace stockctl {
 namespace {
@@ -79,8 +80,8 @@ std::vector<std::vector<std::string>> find_request_records(Context& ctx,
 // Sets what the delete removed: `ok` with the item's value in "previous" (its logical value, as
 // get shows it: expired holds' units not yet given back are stock; -1 for unlimited; a value
 // that is not a stock as it was) and the units of its unexpired holds in "held", or `missing`.
-void report_removed(ItemResult& item, const CallResult& held, const Reply& removed) {
-  const std::optional<std::string> stored = removed.string_or_nil();
+void report_removed(ItemResult& item, const CallResult& held,
+                    const std::optional<std::string>& stored) {
   const std::optional<HeldView> view = held_view_from(held);
   item.status = stored ? Status::ok : Status::missing;
   item.forced = true;  // prints "previous", null when nothing was there
@@ -89,18 +90,83 @@ void report_removed(ItemResult& item, const CallResult& held, const Reply& remov
   item.held = view ? std::optional<std::int64_t>(view->held) : std::nullopt;
 }
 
-// A split item's units are in its buckets, which delete does not remove yet: it is refused
-// (docs/split.md), even with --force, rather than leave its buckets behind.
-void refuse_split_items(Context& ctx, std::vector<ItemResult>& items) {
+// What the item held, so that its line says what was removed: its holds, then its stock key,
+// taken by the remove script. A split item's units are in its buckets, which delete does not
+// remove yet (docs/split.md): the script keeps its layout record, checked in the same moment
+// as the delete, so that a split beginning meanwhile is never cut off from its buckets, and
+// the item is refused, even with --force. Returns the items whose stock key is gone (or was
+// never there); the others have their error.
+std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>& items,
+                                           bool force) {
   std::vector<Call> calls;
-  calls.reserve(items.size());
-  for (const ItemResult& item : items) calls.push_back(Call::read({"GET", item.key}));
-  const std::vector<CallResult> results = ctx.redis().run(calls);
+  std::vector<std::size_t> sent;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const CallResult& r = results[i];
-    if (r.state == CallResult::State::replied && r.reply.type == Reply::Type::string &&
-        is_split_record(r.reply.str)) {
-      set_error(items[i], Status::error, split_item_refused("delete", items[i].sku, r.reply.str));
+    if (!items[i].error.empty()) continue;
+    if (!force && has_unexpired_holds(ctx.redis(), items[i].key)) {
+      set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
+      continue;
+    }
+    calls.push_back(held_view_call(items[i].key));
+    calls.push_back(remove_call(items[i].key));
+    sent.push_back(i);
+  }
+  const std::vector<CallResult> results = ctx.redis().run(calls);
+  std::vector<std::size_t> removed;
+  for (std::size_t k = 0; k < sent.size(); ++k) {
+    ItemResult& item = items[sent[k]];
+    const CallResult& r = results[2 * k + 1];
+    if (r.state != CallResult::State::replied) {
+      set_error(item, Status::error, r.error);
+    } else if (r.reply.is_error()) {
+      set_error(item, Status::error, fmt::format("{}: {}", item.key, r.reply.str));
+    } else if (std::optional<RemoveAnswer> answer = parse_remove_answer(r.reply); !answer) {
+      set_error(
+          item, Status::error,
+          fmt::format("unexpected reply from the remove script: {}", describe_reply(r.reply)));
+    } else if (answer->split) {
+      set_error(item, Status::error, split_item_refused("delete", item.sku, *answer->value));
+    } else {
+      report_removed(item, results[2 * k], answer->value);
+      removed.push_back(sent[k]);
+    }
+  }
+  return removed;
+}
+
+// The companions of the items whose stock key is gone: lock, logs, holds, ledgers, the item's
+// first entry in its slot's log, and on a cluster its place in the index of items with group
+// holds in its slot (so that the index never outgrows the items that exist). A failure here
+// leaves the item `error`; running delete again removes what is left.
+void remove_companions(Context& ctx, std::vector<ItemResult>& items,
+                       const std::vector<std::size_t>& removed,
+                       const std::vector<std::vector<std::string>>& records, bool cluster) {
+  std::vector<Call> calls;
+  const std::size_t per_item = cluster ? 3 : 2;
+  for (std::size_t i : removed) {
+    const std::string& key = items[i].key;
+    Call companions{nullptr,
+                    {"DEL", companion_key(key, kLockSuffix), log_key(key), stream_log_key(key),
+                     companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix)},
+                    true,
+                    true};
+    companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
+    calls.push_back(std::move(companions));
+    calls.push_back(Call::idempotent_write({"HDEL", slot_log_key(key), key}));
+    if (cluster) {
+      calls.push_back(
+          Call::idempotent_write({"ZREM", group_index_key(ctx.scheme(), cart_slot(key)), key}));
+    }
+  }
+  const std::vector<CallResult> results = ctx.redis().run(calls);
+  for (std::size_t k = 0; k < removed.size(); ++k) {
+    ItemResult& item = items[removed[k]];
+    for (std::size_t c = per_item * k; c < per_item * (k + 1); ++c) {
+      const CallResult& r = results[c];
+      if (r.state != CallResult::State::replied) {
+        set_error(item, Status::error, r.error);
+      } else if (r.reply.is_error()) {
+        set_error(item, Status::error, fmt::format("{}: {}", item.key, r.reply.str));
+      }
     }
   }
 }
@@ -132,56 +198,9 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
     return fold.code();
   }
   ctx.on_unconnected(items, true);
-  refuse_split_items(ctx, items);
   const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
-  std::vector<Call> calls;
-  std::vector<std::size_t> sent;
-  // On a cluster the item also leaves the index of items with group holds in its slot, so that
-  // the index never outgrows the items that exist.
-  const bool cluster = program.common.cluster;
-  const std::size_t per_item = cluster ? 5 : 4;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (!items[i].error.empty()) continue;  // a split item (refuse_split_items)
-    if (!o.force && has_unexpired_holds(ctx.redis(), items[i].key)) {
-      set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
-      continue;
-    }
-    // What the item held, so that its line says what was removed: its holds, then its value,
-    // read by the GETDEL that removes it (not resent when its outcome is unknown, where a
-    // second one would find nothing and lose what the first removed). Then the rest.
-    calls.push_back(held_view_call(items[i].key));
-    calls.push_back(Call::write_once({"GETDEL", items[i].key}));
-    Call companions{nullptr,
-                    {"DEL", companion_key(items[i].key, kLockSuffix), log_key(items[i].key),
-                     stream_log_key(items[i].key), companion_key(items[i].key, kHoldsSuffix),
-                     companion_key(items[i].key, kHeldSuffix)},
-                    true,
-                    true};
-    companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
-    calls.push_back(std::move(companions));
-    // The item's first entry, when a load created it, is its field in its slot's log.
-    calls.push_back(Call::idempotent_write({"HDEL", slot_log_key(items[i].key), items[i].key}));
-    if (cluster) {
-      calls.push_back(Call::idempotent_write(
-          {"ZREM", group_index_key(ctx.scheme(), cart_slot(items[i].key)), items[i].key}));
-    }
-    sent.push_back(i);
-  }
-  std::vector<CallResult> results = ctx.redis().run(calls);
-  for (std::size_t k = 0; k < sent.size(); ++k) {
-    ItemResult& item = items[sent[k]];
-    for (std::size_t c = per_item * k + 1; c < per_item * (k + 1); ++c) {
-      const CallResult* r = &results[c];
-      if (r->state != CallResult::State::replied) {
-        set_error(item, Status::error, r->error);
-      } else if (r->reply.is_error()) {
-        set_error(item, Status::error, fmt::format("{}: {}", item.key, r->reply.str));
-      }
-    }
-    if (item.error.empty()) {
-      report_removed(item, results[per_item * k], results[per_item * k + 1].reply);
-    }
-  }
+  std::vector<std::size_t> removed = remove_stock_keys(ctx, items, o.force);
+  remove_companions(ctx, items, removed, records, program.common.cluster);
   for (const ItemResult& item : items) {
     if (item.status == Status::error || item.status == Status::conflict) {
       print_error(fmt::format("item '{}': {}", item.sku, item.error));

@@ -677,6 +677,18 @@ class FailClosed(SplitTest):
         self.assertEqual(answer, ["kept", record, 0])
         self.assertEqual(self.snapshot(), self.before)
 
+    def test_the_remove_script_keeps_a_layout_record(self):
+        # A split that begins after delete read the key: the remove script, which takes the
+        # stock key away, finds the record and keeps it; a number it removes.
+        remove = lua_script("remove-1.lua")
+        record = self.r("GET", "stock:{A}")
+        self.assertEqual(self.r("EVAL", remove, 1, "stock:{A}"), ["split", record])
+        self.assertEqual(self.snapshot(), self.before)
+        self.sc("init", "B", "7")
+        self.assertEqual(self.r("EVAL", remove, 1, "stock:{B}"), ["removed", "7"])
+        self.assertEqual(self.r("EXISTS", "stock:{B}"), 0)
+        self.assertEqual(self.r("EVAL", remove, 1, "stock:{B}"), ["removed", None])
+
     def test_delete(self):
         self.assert_refused(self.sc("delete", "A"))
         self.assert_refused(self.sc("delete", "A", "--force"))

@@ -8,6 +8,7 @@ const Script& stock_script() { return lua::stock; }
 const Script& put_script() { return lua::put; }
 const Script& load_script() { return lua::load; }
 const Script& unlock_script() { return lua::unlock; }
+const Script& remove_script() { return lua::remove; }
 const Script& extend_script() { return lua::extend; }
 const Script& hold_script() { return lua::hold; }
 const Script& settle_script() { return lua::settle; }
@@ -20,9 +21,9 @@ const Script& split_item_script() { return lua::split_item; }
 const Script& split_bucket_script() { return lua::split_bucket; }
 
 std::vector<const Script*> all_scripts() {
-  return {&lua::stock,     &lua::put,  &lua::unlock,     &lua::extend,      &lua::hold,
-          &lua::settle,    &lua::reap, &lua::held_view,  &lua::cart,        &lua::carts_due,
-          &lua::tombstone, &lua::load, &lua::split_item, &lua::split_bucket};
+  return {&lua::stock,     &lua::put,  &lua::unlock,     &lua::extend,       &lua::hold,
+          &lua::settle,    &lua::reap, &lua::held_view,  &lua::cart,         &lua::carts_due,
+          &lua::tombstone, &lua::load, &lua::split_item, &lua::split_bucket, &lua::remove};
 }
 
 const Library& script_library() { return lua::library; }

@@ -11,6 +11,7 @@ const Script& stock_script();
 const Script& put_script();
 const Script& load_script();
 const Script& unlock_script();
+const Script& remove_script();
 const Script& extend_script();
 const Script& hold_script();
 const Script& settle_script();
