@@ -12,11 +12,15 @@ RunLock::RunLock(Client& client, std::string key, long long ttl_ms)
     : client_(client), key_(std::move(key)), token_(new_lock_value()), ttl_ms_(ttl_ms) {}
 
 RunLock::~RunLock() {
-  if (held_) release_lock(client_, key_, token_);
+  // A SET NX whose answer never came may have taken the lock: released by its token, which
+  // deletes nothing that another run holds, rather than left to block the next run for its ttl.
+  if (held_ || take_unanswered_) release_lock(client_, key_, token_);
 }
 
 bool RunLock::take() {
+  take_unanswered_ = true;  // until an answer comes (call() throws ConnectionError without one)
   Reply r = client_.call(Call::once({"SET", key_, token_, "NX", "PX", std::to_string(ttl_ms_)}));
+  take_unanswered_ = false;
   if (r.is_error() && classify_error_reply(r.str) == ErrorReply::noperm) {
     // The run lock's key is "stockctl:rebuild-lock:<prefix>" (rebuild_lock_key).
     constexpr std::string_view kHead = "stockctl:rebuild-lock:";

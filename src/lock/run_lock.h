@@ -9,7 +9,7 @@ namespace stockctl {
 
 /// A lock one whole run holds (rebuild: one per prefix), so that two runs never write the same
 /// items at once. Taken once before the first write, extended while the run goes on, released
-/// (only if still ours) when the RunLock is destroyed.
+/// (only if still ours) when the RunLock is destroyed, also after a take() that got no answer.
 class RunLock {
  public:
   RunLock(Client& client, std::string key, long long ttl_ms);
@@ -33,6 +33,7 @@ class RunLock {
   std::string token_;
   long long ttl_ms_;
   bool held_ = false;
+  bool take_unanswered_ = false;  ///< take()'s SET NX got no answer: it may hold the lock
   std::chrono::steady_clock::time_point renewed_;
 };
 

@@ -19,13 +19,15 @@ const std::string kKey = "stockctl:rebuild-lock:stock:";
 struct LockServer {
   std::map<std::string, std::string> held;  // lock key -> token
   bool lose_on_extend = false;              // the lock expired and another run took it
+  bool set_unanswered = false;              // SET runs, then the connection breaks: no reply
 
   Reply answer(const Argv& argv) {
     if (argv[0] == "PING") return status("PONG");
     if (argv[0] == "SET") {
-      if (held.count(argv[1])) return nil();
-      held[argv[1]] = argv[2];
-      return status("OK");
+      const bool taken = held.count(argv[1]) == 0;
+      if (taken) held[argv[1]] = argv[2];
+      if (set_unanswered) throw ConnectionError("the node went away before it answered");
+      return taken ? status("OK") : nil();
     }
     if (lose_on_extend) held[argv[3]] = "theirs";
     const bool ours = held.count(argv[3]) && held[argv[3]] == argv[4];
@@ -72,6 +74,29 @@ TEST_CASE("a run lock another run holds is not taken, and not released when it e
   }
   CHECK(f.server.held[kKey] == "theirs");
   CHECK(f.scripts_sent() == 0);
+}
+
+TEST_CASE("a run lock whose SET NX got no answer is released by its token when it ends") {
+  Fixture f;
+  f.server.set_unanswered = true;
+  {
+    RunLock lock(*f.client, kKey, 30000);
+    CHECK_THROWS_AS(lock.take(), ConnectionError);
+    CHECK(f.server.held.count(kKey) == 1);  // the SET landed; only its answer was lost
+  }
+  CHECK(f.server.held.count(kKey) == 0);
+}
+
+TEST_CASE("a run lock whose SET NX got no answer leaves another run's lock alone") {
+  Fixture f;
+  f.server.set_unanswered = true;
+  f.server.held[kKey] = "theirs";
+  {
+    RunLock lock(*f.client, kKey, 30000);
+    CHECK_THROWS_AS(lock.take(), ConnectionError);
+  }
+  CHECK(f.server.held[kKey] == "theirs");
+  CHECK(f.scripts_sent() == 1);  // the unlock was sent, and found another token
 }
 
 TEST_CASE("a run lock is not extended before a third of its lifetime has passed") {
