@@ -85,6 +85,7 @@ const std::vector<CommandSetup>& command_setups() {
       {{"bench"}, setup_bench},
       {{"doctor"}, setup_doctor},
       {{"split"}, setup_split},
+      {{"rebalance"}, setup_rebalance},
       {{"library"}, setup_library},
   };
   return setups;

@@ -217,30 +217,17 @@ SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& 
                                           const std::vector<std::int64_t>& stocks) {
   const std::string to = bucket_key(item.key, layout, into);
   for (const BucketMove& move : gather_moves(stocks, into, *item.qty)) {
-    const std::string from = bucket_key(item.key, layout, move.from);
-    const std::string id = new_generation() + new_generation();
-    const CallResult sent = client_.run({send_units_call(from, id, move.units, to)})[0];
-    if (sent.state != CallResult::State::replied || sent.reply.is_error()) {
-      set_not_applied(item, fmt::format("moving units from {}: {}", from,
-                                        sent.state == CallResult::State::replied ? sent.reply.str
-                                                                                 : sent.error));
-      return Gathered::failed;
-    }
-    const std::optional<SplitAnswer> answer = parse_split_answer(sent.reply);
-    const std::string status = answer ? answer->status : std::string();
-    if (status == "short") return Gathered::moved;  // taken meanwhile: read them all again
-    if (status == "changed" || status == "missing") return Gathered::layout_changed;
-    if (status != "ok") {
-      set_not_applied(item,
-                      fmt::format("moving units from {}: {}", from, describe_reply(sent.reply)));
-      return Gathered::failed;
-    }
-    stop_split_if_asked("split:send");
-    const std::string why =
-        finish_transfer(client_, from, "out:" + id, fmt::format("{} {}", move.units, to));
-    if (!why.empty()) {
-      set_not_applied(item, why);
-      return Gathered::failed;
+    std::string error;
+    switch (move_units(client_, bucket_key(item.key, layout, move.from), to, move.units, error)) {
+      case TransferResult::moved:
+        break;
+      case TransferResult::short_at_source:
+        return Gathered::moved;  // taken meanwhile: read them all again
+      case TransferResult::layout_changed:
+        return Gathered::layout_changed;
+      case TransferResult::failed:
+        set_not_applied(item, error);
+        return Gathered::failed;
     }
   }
   return Gathered::moved;

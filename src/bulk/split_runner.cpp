@@ -139,11 +139,49 @@ std::string finish_transfer(Client& client, const std::string& from, const std::
     return fmt::format("receiving transfer {} at {}: {}", quote_value(id), to,
                        describe_reply(received.reply));
   }
+  // The record at `from` goes only once the units are safe at `to`: a failover that lost the
+  // receive after the record went would lose them. Kept, the record is finished again later,
+  // and the receipt makes a second receive add nothing if the first one did survive.
+  if (!acknowledged(received, client.options())) {
+    return fmt::format("receiving transfer {} at {}: {}; the transfer stays recorded at {}",
+                       quote_value(id), to, unacknowledged(received, client.options()), from);
+  }
   stop_split_if_asked("split:receive");
   // The receipt at `to` stays until it expires: a process that read the record before it
   // goes may still send the same receive, which must find it.
   client.run({Call::idempotent_write({"HDEL", bucket_moves_key(from), field})});
   return {};
+}
+
+TransferResult move_units(Client& client, const std::string& from, const std::string& to,
+                          std::int64_t units, std::string& error) {
+  const std::string id = new_generation() + new_generation();
+  const CallResult sent = client.run({send_units_call(from, id, units, to)})[0];
+  if (sent.state != CallResult::State::replied || sent.reply.is_error()) {
+    error = fmt::format("moving units from {}: {}", from,
+                        sent.state == CallResult::State::replied ? sent.reply.str : sent.error);
+    return TransferResult::failed;
+  }
+  const std::optional<SplitAnswer> answer = parse_split_answer(sent.reply);
+  const std::string status = answer ? answer->status : std::string();
+  if (status == "short") return TransferResult::short_at_source;
+  if (status == "changed" || status == "missing") return TransferResult::layout_changed;
+  if (status != "ok") {
+    error = fmt::format("moving units from {}: {}", from, describe_reply(sent.reply));
+    return TransferResult::failed;
+  }
+  // The units are received only once their departure is safe at `from`: a failover that lost
+  // the send (the units back in `from`, no record) after `to` received them would create them.
+  if (!acknowledged(sent, client.options())) {
+    error = fmt::format(
+        "moving units from {}: {}; the transfer stays recorded there if it "
+        "survives, and the next deduction, rebalance or split finishes it",
+        from, unacknowledged(sent, client.options()));
+    return TransferResult::failed;
+  }
+  stop_split_if_asked("split:send");
+  error = finish_transfer(client, from, "out:" + id, fmt::format("{} {}", units, to));
+  return error.empty() ? TransferResult::moved : TransferResult::failed;
 }
 
 std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,

@@ -46,6 +46,21 @@ void read_split_item(Client& client, ItemResult& item, const std::string& record
 std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
                             const std::string& value);
 
+/// How a transfer between two buckets ended.
+enum class TransferResult {
+  moved,            ///< the units left `from`, arrived at `to`, and the record is gone
+  short_at_source,  ///< `from` held fewer units (buyers took them): nothing changed
+  layout_changed,   ///< `from` is drained or gone: the item's layout is being replaced
+  failed,           ///< a step failed or was not confirmed; the recorded transfer stays
+};
+
+/// Moves `units` from bucket `from` to bucket `to` of one layout (docs/split.md, "Moving units
+/// between buckets"): recorded at `from` as they leave it, received at `to` once, then the
+/// record deleted, each step waiting for the replicas the client waits for before the next
+/// builds on it. `error` says why when it failed.
+TransferResult move_units(Client& client, const std::string& from, const std::string& to,
+                          std::int64_t units, std::string& error);
+
 /// Finishes every transfer recorded at the buckets of `layout` (a process that sent units and
 /// stopped before they arrived). Returns how many it finished, or nullopt with `error` set when
 /// one could not be.

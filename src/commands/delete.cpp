@@ -6,6 +6,7 @@
 #include <map>
 
 #include "app/context.h"
+#include "app/item_list.h"
 #include "base/diagnostics.h"
 #include "cli/common_options.h"
 #include "commands/holds.h"
@@ -173,30 +174,9 @@ void remove_companions(Context& ctx, std::vector<ItemResult>& items,
 
 ExitCode run_delete(Program& program, const DeleteOptions& o) {
   Context ctx(program);
-  std::vector<ItemResult> items;
-  bool invalid = false;
-  for (const std::string& sku : o.skus) {
-    ItemResult item;
-    item.op = "delete";
-    item.sku = sku;
-    if (std::string problem = accept_sku(item.sku, ctx.scheme()); !problem.empty()) {
-      set_error(item, Status::invalid, problem);
-      invalid = true;
-    } else {
-      item.key = stock_key(ctx.scheme(), item.sku);
-    }
-    items.push_back(std::move(item));
-  }
+  std::vector<ItemResult> items = named_items(ctx, "delete", o.skus);
   ExitFold fold;
-  if (invalid) {
-    // One invalid id and nothing is deleted: the list was not what the user meant.
-    for (const ItemResult& item : items) {
-      if (item.status != Status::invalid) continue;
-      print_error(fmt::format("item '{}': {}; nothing was deleted", item.sku, item.error));
-      ctx.emit(item, fold);
-    }
-    return fold.code();
-  }
+  if (refuse_invalid_items(ctx, items, "deleted", fold)) return fold.code();
   ctx.on_unconnected(items, true);
   const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
   std::vector<std::size_t> removed = remove_stock_keys(ctx, items, o.force);

@@ -26,6 +26,7 @@ void setup_holds(CLI::App& app, Program& program);
 void setup_bench(CLI::App& app, Program& program);
 /// `split SKU... --buckets N`: spread hot items over buckets in different slots, or merge them.
 void setup_split(CLI::App& app, Program& program);
+void setup_rebalance(CLI::App& app, Program& program);
 /// `library`: the Functions library's name and functions, for applications.
 void setup_library(CLI::App& app, Program& program);
 /// The end of `stockctl --help`: source formats, password sources, exit statuses, examples.

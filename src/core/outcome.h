@@ -66,6 +66,8 @@ struct ItemResult {
   /// A split item's number of buckets, printed as "buckets" (get, split, deduct, add); 0: the
   /// item is not split, and the field is left out.
   int buckets = 0;
+  /// rebalance: the units moved between the item's buckets, printed as "moved" when set.
+  std::optional<std::int64_t> moved;
   /// get --details of a split item: each bucket, printed as "bucket_details".
   std::vector<BucketDetail> bucket_details;
   /// What the status alone would hide (kMaybeOwnWrite); printed as "note" when not empty.

@@ -90,6 +90,57 @@ std::vector<BucketMove> gather_moves(const std::vector<std::int64_t>& stocks, in
   return moves;
 }
 
+namespace {
+
+// Each bucket's share of `stocks`' total: the quotient, and one unit more for as many buckets
+// as the remainder, those holding the most first (ties: the lower index).
+std::vector<std::int64_t> even_shares(const std::vector<std::int64_t>& stocks) {
+  const auto n = static_cast<std::int64_t>(stocks.size());
+  const std::int64_t total = std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0});
+  std::vector<std::int64_t> shares(stocks.size(), total / n);
+  std::vector<std::size_t> fullest(stocks.size());
+  std::iota(fullest.begin(), fullest.end(), std::size_t{0});
+  std::stable_sort(fullest.begin(), fullest.end(),
+                   [&stocks](std::size_t a, std::size_t b) { return stocks[a] > stocks[b]; });
+  for (std::int64_t i = 0; i < total % n; ++i) ++shares[fullest[static_cast<std::size_t>(i)]];
+  return shares;
+}
+
+}  // namespace
+
+std::vector<BucketTransfer> even_out(const std::vector<std::int64_t>& stocks) {
+  if (stocks.empty()) return {};
+  const std::vector<std::int64_t> shares = even_shares(stocks);
+  // Surplus (positive) and need (negative) of each bucket; the emptiest receive first.
+  std::vector<std::int64_t> excess(stocks.size());
+  std::vector<int> givers;
+  std::vector<int> takers;
+  for (std::size_t i = 0; i < stocks.size(); ++i) {
+    excess[i] = stocks[i] - shares[i];
+    if (excess[i] > 0) givers.push_back(static_cast<int>(i));
+    if (excess[i] < 0) takers.push_back(static_cast<int>(i));
+  }
+  auto by_excess = [&excess](int a, int b) {
+    return excess[static_cast<std::size_t>(a)] < excess[static_cast<std::size_t>(b)];
+  };
+  std::stable_sort(takers.begin(), takers.end(), by_excess);
+  std::stable_sort(givers.rbegin(), givers.rend(), by_excess);
+  std::vector<BucketTransfer> transfers;
+  std::size_t g = 0;
+  for (int to : takers) {
+    std::int64_t need = -excess[static_cast<std::size_t>(to)];
+    while (need > 0 && g < givers.size()) {
+      std::int64_t& surplus = excess[static_cast<std::size_t>(givers[g])];
+      const std::int64_t units = std::min(need, surplus);
+      transfers.push_back({givers[g], to, units});
+      need -= units;
+      surplus -= units;
+      if (surplus == 0) ++g;
+    }
+  }
+  return transfers;
+}
+
 std::string split_item_refused(std::string_view op, std::string_view sku, std::string_view stored) {
   const std::optional<SplitRecord> record = parse_split_record(stored);
   if (record && record->state == SplitState::live) {

@@ -57,6 +57,19 @@ struct BucketMove {
 std::vector<BucketMove> gather_moves(const std::vector<std::int64_t>& stocks, int home,
                                      std::int64_t qty);
 
+/// One transfer of a rebalance: `units` from bucket `from` to bucket `to`.
+struct BucketTransfer {
+  int from = 0;
+  int to = 0;
+  std::int64_t units = 0;
+};
+
+/// The transfers that even out buckets holding `stocks` (rebalance): each ends with its share
+/// of the total, total / N, the remainder one unit each to the buckets holding the most (so
+/// that the fewest units move). Each surplus goes to the emptiest buckets first; at most N - 1
+/// transfers. Empty when the buckets are even already.
+std::vector<BucketTransfer> even_out(const std::vector<std::int64_t>& stocks);
+
 /// The message of a command that does not handle split items yet and met one (`stored` is the
 /// layout record it found): what the item is and how to merge it back. `op` names the command.
 std::string split_item_refused(std::string_view op, std::string_view sku, std::string_view stored);

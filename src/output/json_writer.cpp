@@ -22,6 +22,7 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
   j["stock"] = item.stock ? nlohmann::ordered_json(*item.stock) : nullptr;
   if (item.has_held) j["held"] = item.held ? nlohmann::ordered_json(*item.held) : nullptr;
   if (item.buckets > 0) j["buckets"] = item.buckets;
+  if (item.moved) j["moved"] = *item.moved;
   if (item.details) {
     j["ttl"] = item.ttl_s ? nlohmann::ordered_json(*item.ttl_s) : nullptr;
     j["lock_ttl"] = item.lock_ttl_ms ? nlohmann::ordered_json(*item.lock_ttl_ms) : nullptr;
@@ -205,6 +206,10 @@ void append_item_line(std::string& out, const ItemResult& item) {
   if (item.buckets > 0) {
     out += ",\"buckets\":";
     out += std::to_string(item.buckets);
+  }
+  if (item.moved) {
+    out += ",\"moved\":";
+    append_number(out, item.moved);
   }
   if (item.details) {
     out += ",\"ttl\":";

@@ -66,7 +66,7 @@ class BashCompletion(unittest.TestCase):
 
     def test_completes_subcommands(self):
         self.assertEqual(self.complete("stockctl", "ded"), ["deduct"])
-        self.assertEqual(sorted(self.complete("stockctl", "")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "library", "log", "order", "reap", "rebuild", "release", "split"])
+        self.assertEqual(sorted(self.complete("stockctl", "")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "library", "log", "order", "reap", "rebalance", "rebuild", "release", "split"])
 
     def test_completes_options_of_the_subcommand(self):
         self.assertEqual(sorted(self.complete("stockctl", "deduct", "--init-")),
@@ -103,7 +103,7 @@ class FishCompletion(unittest.TestCase):
 
     def test_completes_subcommands(self):
         self.assertEqual(self.complete("stockctl ded"), ["deduct"])
-        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "library", "log", "order", "reap", "rebuild", "release", "split"])
+        self.assertEqual(sorted(self.complete("stockctl ")), ["add", "bench", "cancel", "confirm", "deduct", "delete", "doctor", "export", "get", "help", "hold", "init", "library", "log", "order", "reap", "rebalance", "rebuild", "release", "split"])
 
     def test_completes_options_of_the_subcommand(self):
         self.assertEqual(sorted(self.complete("stockctl deduct --init-")), ["--init-cmd", "--init-from", "--init-value"])
@@ -135,16 +135,20 @@ class ZshCompletion(unittest.TestCase):
         self.session = "stockctl-zsh-%d-%s" % (os.getpid(), self._testMethodName)
         env = "env -i HOME=%s ZDOTDIR=%s TERM=xterm PATH=%s" % (self.home, self.home, shlex.quote(path_with_stockctl()))
         self.addCleanup(shutil.rmtree, self.home, ignore_errors=True)
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.session, "-x", "200", "-y", "40", env + " zsh -i"],
-                       check=True)
-        self.addCleanup(subprocess.run, ["tmux", "kill-session", "-t", self.session], capture_output=True)
+        # A tmux server of the test's own (-L): when one test killed the last session of a
+        # shared server, the next test's new-session could reach that server as it exited
+        # ("server exited unexpectedly").
+        self.tmux = ["tmux", "-L", self.session]
+        subprocess.run(self.tmux + ["new-session", "-d", "-s", self.session, "-x", "200", "-y", "40",
+                                    env + " zsh -i"], check=True)
+        self.addCleanup(subprocess.run, self.tmux + ["kill-server"], capture_output=True)
         self.wait_for(lambda screen: "zsh>" in screen)  # tmux drops trailing blanks
 
     def wait_for(self, seen, seconds=15):
         deadline = time.monotonic() + seconds
         screen = ""
         while time.monotonic() < deadline:
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session],
+            screen = subprocess.run(self.tmux + ["capture-pane", "-p", "-t", self.session],
                                     capture_output=True, text=True).stdout
             if seen(screen):
                 return screen
@@ -155,7 +159,7 @@ class ZshCompletion(unittest.TestCase):
         return lambda screen: any(l.rstrip() == text for l in screen.splitlines())
 
     def tab(self, line):
-        subprocess.run(["tmux", "send-keys", "-t", self.session, "C-u", line, "Tab"], check=True)
+        subprocess.run(self.tmux + ["send-keys", "-t", self.session, "C-u", line, "Tab"], check=True)
 
     def test_completes_a_subcommand(self):
         self.tab("stockctl ded")

@@ -488,6 +488,111 @@ class DeductAndAdd(SplitTest):
         self.assertEqual(self.units("A"), 4)
 
 
+class Rebalance(SplitTest):
+    def uneven(self, sku, stocks):
+        """An item split over len(stocks) buckets holding `stocks` (as buyers might leave them)."""
+        self.sc("init", sku, str(sum(stocks)))
+        self.split(sku, len(stocks))
+        for key, stock in zip(self.bucket_keys(sku), stocks):
+            self.r("SET", key, str(stock))
+
+    def bucket_stocks(self, sku):
+        return [int(self.r("GET", k)) for k in self.bucket_keys(sku)]
+
+    def test_the_buckets_end_even_and_the_total_is_kept(self):
+        self.uneven("A", [40, 0, 0, 3])
+        res = self.sc("rebalance", "A")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.one, {"op": "rebalance", "sku": "A", "key": "stock:{A}",
+                                   "status": "ok", "stock": 43, "buckets": 4, "moved": 29})
+        self.assertEqual(sorted(self.bucket_stocks("A")), [10, 11, 11, 11])
+        self.assertEqual(self.units("A"), 43)
+        # Even already: nothing moves.
+        res = self.sc("rebalance", "A")
+        self.assertEqual((res.rc, res.one["moved"], res.one["stock"]), (0, 0, 43), res)
+
+    def test_items_that_are_not_split(self):
+        self.sc("init", "P", "7")
+        self.sc("init", "U", "unlimited")
+        self.r("SET", "stock:{C}", "ten")
+        res = self.sc("rebalance", "P", "U", "M", "C")
+        self.assertEqual(res.rc, 1, res)  # the worst: an error
+        self.assertEqual([(o["status"], o["stock"], o.get("moved")) for o in res.lines],
+                         [("ok", 7, 0), ("unlimited", -1, 0), ("missing", None, None),
+                          ("error", None, None)])
+        self.assertIn("stored value 'ten' is not a stock value", res.lines[3]["error"])
+        self.assertEqual([self.r("GET", k) for k in ("stock:{P}", "stock:{U}", "stock:{C}")],
+                         ["7", "-1", "ten"])
+        self.assertEqual(self.sc("rebalance", "M").rc, 4)
+
+    def test_an_invalid_sku_moves_nothing(self):
+        self.uneven("A", [8, 0])
+        res = self.sc("rebalance", "A", "")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("nothing was moved", res.stderr)
+        self.assertEqual(self.bucket_stocks("A"), [8, 0])
+
+    def test_a_rebalance_cut_off_at_each_step_is_finished_by_the_next(self):
+        for step in ("split:send", "split:receive"):
+            with self.subTest(step=step):
+                self.r("FLUSHALL")
+                self.uneven("A", [30, 0, 0])
+                res = run("rebalance", "A", *self.target_args(),
+                          env=clean_env(STOCKCTL_TEST_STOP_AT=step))
+                self.assertEqual(res.rc, -9, res)
+                if step == "split:send":  # units left the bucket and are recorded, not arrived
+                    self.assertEqual(self.in_transfer(self.bucket_keys("A")), 10)
+                self.assertEqual(self.units("A"), 30)
+                res = self.sc("rebalance", "A")
+                self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 30), res)
+                self.assertEqual(self.bucket_stocks("A"), [10, 10, 10])
+                self.assertEqual(self.in_transfer(self.bucket_keys("A")), 0)
+
+    def test_a_rebalance_during_a_merge_waits_then_is_not_applied(self):
+        self.uneven("A", [10, 0])
+        run("split", "A", "--buckets", "1", *self.target_args(),
+            env=clean_env(STOCKCTL_TEST_STOP_AT="split:drain:0"))
+        res = self.sc("rebalance", "A", "--retry-timeout", "200")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("not applied: a split or merge of the item is in progress (drain)",
+                      res.one["error"])
+        self.assertEqual(self.units("A"), 10)
+
+    def test_sales_go_on_while_it_rebalances(self):
+        # Four buyers drain a 4-bucket item whose units all sit in one bucket, while rebalance
+        # runs again and again: every unit is sold once, none is created or lost.
+        self.uneven("A", [400, 0, 0, 0])
+        sold, refused, rebalanced = [], [], []
+        stop = threading.Event()
+
+        def buyer():
+            while True:
+                res = self.sc("deduct", "A", "1")
+                if res.one["status"] != "ok":
+                    refused.append((res.one["status"], res.one["stock"]))
+                    return
+                sold.append(1)
+
+        def rebalancer():
+            while not stop.is_set():
+                res = self.sc("rebalance", "A")
+                rebalanced.append((res.rc, res.one["status"], res.one.get("moved")))
+
+        buyers = [threading.Thread(target=buyer) for _ in range(4)]
+        mover = threading.Thread(target=rebalancer)
+        for t in buyers + [mover]:
+            t.start()
+        for t in buyers:
+            t.join()
+        stop.set()
+        mover.join()
+        self.assertEqual(refused, [("insufficient", 0)] * 4)
+        self.assertEqual({(rc, status) for rc, status, _ in rebalanced}, {(0, "ok")}, rebalanced)
+        self.assertGreater(sum(moved for _, _, moved in rebalanced), 0)
+        self.assertEqual(len(sold), 400)
+        self.assertEqual(self.units("A"), 0)
+
+
 class Race(SplitTest):
     def test_sixteen_buyers_drain_an_eight_bucket_item_with_no_false_sold_out(self):
         self.sc("init", "A", "96")

@@ -202,3 +202,22 @@ TEST_CASE("a split item's buckets, and each bucket with --details, print alike i
         "{\"key\":\"stockctl:bucket:{2}:stock:{A}:aa:1\",\"stock\":null,\"node\":null}]}\n");
   CHECK(fast == item_json(i).dump() + "\n");
 }
+
+TEST_CASE("rebalance's units moved print after the buckets, alike in both writers") {
+  ItemResult i;
+  i.op = "rebalance";
+  i.sku = "A";
+  i.key = "stock:{A}";
+  i.status = Status::ok;
+  i.stock = 40;
+  i.buckets = 4;
+  i.moved = 30;
+  std::string fast;
+  append_item_line(fast, i);
+  CHECK(fast ==
+        "{\"op\":\"rebalance\",\"sku\":\"A\",\"key\":\"stock:{A}\",\"status\":\"ok\",\"stock\":40,"
+        "\"buckets\":4,\"moved\":30}\n");
+  CHECK(fast == item_json(i).dump() + "\n");
+  i.moved.reset();
+  CHECK(item_json(i).dump().find("moved") == std::string::npos);
+}

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <set>
 
 using namespace stockctl;
@@ -96,4 +98,52 @@ TEST_CASE("a command that does not handle split items says what the item is") {
   // A record that cannot be read is said to be in progress too: never a stock value.
   CHECK(split_item_refused("get", "A", "stockctl:split:1 junk").find("being split") !=
         std::string::npos);
+}
+
+TEST_CASE("even out: the fullest bucket gives to the emptiest, each ends with its share") {
+  const std::vector<BucketTransfer> transfers = even_out({40, 0, 0, 0});
+  REQUIRE(transfers.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(transfers[static_cast<std::size_t>(i)].from == 0);
+    CHECK(transfers[static_cast<std::size_t>(i)].to == i + 1);
+    CHECK(transfers[static_cast<std::size_t>(i)].units == 10);
+  }
+  // The remainder stays with the buckets holding the most: nothing moves that need not.
+  CHECK(even_out({5, 4}).empty());
+  CHECK(even_out({4, 5}).empty());
+  CHECK(even_out({0, 0, 0}).empty());
+  CHECK(even_out({}).empty());
+  const std::vector<BucketTransfer> one = even_out({1, 9, 2});
+  REQUIRE(one.size() == 2);
+  CHECK((one[0].from == 1 && one[0].to == 0 && one[0].units == 3));
+  CHECK((one[1].from == 1 && one[1].to == 2 && one[1].units == 2));
+}
+
+TEST_CASE("even out: any stocks end within one unit of each other, the total kept") {
+  std::uint64_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return seed >> 33;
+  };
+  for (int trial = 0; trial < 2000; ++trial) {
+    const std::size_t n = 2 + next() % 63;
+    std::vector<std::int64_t> stocks(n);
+    for (std::int64_t& stock : stocks) stock = static_cast<std::int64_t>(next() % 50);
+    if (trial % 3 == 0) stocks[next() % n] += 100000;  // one hot bucket refilled
+    std::vector<std::int64_t> after = stocks;
+    const std::vector<BucketTransfer> transfers = even_out(stocks);
+    CHECK(transfers.size() <= n - 1);
+    for (const BucketTransfer& t : transfers) {
+      REQUIRE(t.units > 0);
+      REQUIRE(t.from != t.to);
+      after[static_cast<std::size_t>(t.from)] -= t.units;
+      after[static_cast<std::size_t>(t.to)] += t.units;
+      // No bucket gives units it did not hold.
+      REQUIRE(after[static_cast<std::size_t>(t.from)] >= 0);
+    }
+    const auto [low, high] = std::minmax_element(after.begin(), after.end());
+    CHECK(*high - *low <= 1);
+    CHECK(std::accumulate(after.begin(), after.end(), std::int64_t{0}) ==
+          std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0}));
+  }
 }

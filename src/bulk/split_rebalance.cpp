@@ -1,0 +1,118 @@
+#include "bulk/split_rebalance.h"
+
+#include <fmt/format.h>
+
+#include "base/backoff.h"
+#include "base/text.h"
+#include "bulk/split_runner.h"
+#include "core/quantity.h"
+#include "core/split_plan.h"
+
+namespace stockctl {
+namespace {
+
+// How often one rebalance reads the buckets again after buyers emptied a bucket it was moving
+// units out of: sales go on, so the buckets are as even as the last read let them be.
+constexpr int kRebalanceRounds = 5;
+
+}  // namespace
+
+void SplitRebalance::run(ItemResult& item) {
+  Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
+  while (true) {
+    std::optional<std::string> stored;
+    if (!read_value(item, stored)) return;
+    if (!stored || !is_split_record(*stored)) return report_plain(item, stored);
+    const std::optional<SplitRecord> layout = parse_split_record(*stored);
+    if (!layout) {
+      return set_error(item, Status::error,
+                       fmt::format("layout record {} of {} cannot be read; nothing changed",
+                                   quote_value(*stored), item.key));
+    }
+    const bool live = layout->state == SplitState::live;
+    if (live && even(item, *stored, layout->target) == Outcome::done) return;
+    // A split or merge under way, or a bucket gone or drained (the layout is being replaced):
+    // read the layout again after a pause, up to --retry-timeout.
+    if (!wait.pause()) {
+      return set_not_applied(
+          item, live ? "the item's buckets kept changing under this rebalance (a bucket missing, "
+                       "or a split or merge running)"
+                     : fmt::format("a split or merge of the item is in progress ({}); the same "
+                                   "stockctl split command finishes it",
+                                   split_state_name(layout->state)));
+    }
+  }
+}
+
+SplitRebalance::Outcome SplitRebalance::even(ItemResult& item, const std::string& record,
+                                             const BucketLayout& layout) {
+  std::string error;
+  if (!finish_pending_transfers(client_, item.key, layout, error)) {
+    set_not_applied(item, error);
+    return Outcome::done;
+  }
+  std::int64_t moved = 0;
+  for (int round = 0; round < kRebalanceRounds; ++round) {
+    std::vector<std::int64_t> stocks;
+    for (const std::optional<std::int64_t>& stock : read_bucket_stocks(client_, item.key, layout)) {
+      if (!stock) return Outcome::layout_changed;
+      stocks.push_back(*stock);
+    }
+    const std::vector<BucketTransfer> transfers = even_out(stocks);
+    if (transfers.empty()) break;
+    bool taken = false;
+    for (const BucketTransfer& t : transfers) {
+      const TransferResult result = move_units(client_, bucket_key(item.key, layout, t.from),
+                                               bucket_key(item.key, layout, t.to), t.units, error);
+      if (result == TransferResult::layout_changed) return Outcome::layout_changed;
+      if (result == TransferResult::failed) {
+        set_not_applied(item, fmt::format("{} ({} units moved before)", error, moved));
+        item.moved = moved;
+        return Outcome::done;
+      }
+      if (result == TransferResult::short_at_source) {
+        taken = true;  // buyers took them first: plan again from a new read
+        break;
+      }
+      moved += t.units;
+    }
+    if (!taken) break;
+  }
+  read_split_item(client_, item, record, ranges_);
+  item.moved = moved;
+  return Outcome::done;
+}
+
+bool SplitRebalance::read_value(ItemResult& item, std::optional<std::string>& stored) {
+  const CallResult result = client_.run({Call::read({"GET", item.key})})[0];
+  if (result.state != CallResult::State::replied) {
+    set_error(item, Status::error, result.error);
+    return false;
+  }
+  if (result.reply.is_error()) {
+    apply_error_reply(item, result.reply.str);
+    return false;
+  }
+  stored = result.reply.string_or_nil();
+  return true;
+}
+
+void SplitRebalance::report_plain(ItemResult& item, const std::optional<std::string>& stored) {
+  item.stock.reset();
+  if (!stored) {
+    item.status = Status::missing;
+    return;
+  }
+  const std::optional<std::int64_t> value = parse_stored_value(*stored);
+  if (!value) {
+    return set_error(
+        item, Status::error,
+        fmt::format("stored value {} is not a stock value; left unchanged", quote_value(*stored)));
+  }
+  // Not split: one key has nothing to even out.
+  item.status = *value == kUnlimited ? Status::unlimited : Status::ok;
+  item.stock = value;
+  item.moved = 0;
+}
+
+}  // namespace stockctl
