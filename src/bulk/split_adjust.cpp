@@ -184,12 +184,11 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
       continue;
     }
     if (total_of(*stocks) < *item.qty) {
-      const std::optional<bool> pending = finished_pending(item, layout);
-      if (!pending) return Outcome::done;
-      if (*pending) continue;  // units on their way between buckets: look again
-      // Deductions only lower buckets: a sum below QTY, with no transfer under way, means the
-      // total was below it at the last read (docs/split.md, step 6).
-      apply_deduct_answer(item, -2, total_of(*stocks));
+      const ShortCheck check = prove_short(item, layout);
+      if (check.verdict == ShortCheck::Verdict::failed) return Outcome::done;
+      if (check.verdict == ShortCheck::Verdict::layout_changed) return Outcome::layout_changed;
+      if (check.verdict == ShortCheck::Verdict::look_again) continue;
+      apply_deduct_answer(item, -2, total_of(check.stocks));
       return Outcome::done;
     }
     // The buckets together cover QTY, no single one does: move what this one lacks into it.
@@ -203,14 +202,36 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
   return Outcome::done;
 }
 
-std::optional<bool> SplitAdjust::finished_pending(ItemResult& item, const BucketLayout& layout) {
+SplitAdjust::ShortCheck SplitAdjust::prove_short(ItemResult& item, const BucketLayout& layout) {
+  using Verdict = ShortCheck::Verdict;
   std::string error;
-  const std::optional<int> finished = finish_pending_transfers(client_, item.key, layout, error);
+  // Transfers recorded before the scan are finished first (their units are in no bucket).
+  const std::optional<std::vector<BucketTransfers>> before =
+      read_transfers(client_, item.key, layout, error);
+  std::optional<int> finished = before ? finish_recorded(client_, *before, error) : std::nullopt;
   if (!finished) {
     set_not_applied(item, error);
-    return std::nullopt;
+    return {Verdict::failed, {}};
   }
-  return *finished > 0;
+  if (*finished > 0) return {Verdict::look_again, {}};
+  std::optional<std::vector<std::int64_t>> stocks =
+      every_stock(read_bucket_stocks(client_, item.key, layout));
+  if (!stocks) return {Verdict::layout_changed, {}};
+  if (total_of(*stocks) >= *item.qty) return {Verdict::look_again, {}};
+  // A transfer that began after the first read and ended before the scan read its destination
+  // is seen in neither read of the records; its source's count of sends shows it.
+  const std::optional<std::vector<BucketTransfers>> after =
+      read_transfers(client_, item.key, layout, error);
+  if (!after) {
+    set_not_applied(item, error);
+    return {Verdict::failed, {}};
+  }
+  for (std::size_t b = 0; b < after->size(); ++b) {
+    if (!(*after)[b].recorded.empty() || (*after)[b].sent != (*before)[b].sent) {
+      return {Verdict::look_again, {}};
+    }
+  }
+  return {Verdict::proven, std::move(*stocks)};
 }
 
 SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& layout, int into,
@@ -265,9 +286,12 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
         if (gathered == Gathered::failed) return Outcome::done;
         continue;
       }
-      const std::optional<bool> pending = finished_pending(item, layout);
-      if (!pending) return Outcome::done;
-      if (*pending) continue;
+      const ShortCheck check = prove_short(item, layout);
+      if (check.verdict == ShortCheck::Verdict::failed) return Outcome::done;
+      if (check.verdict == ShortCheck::Verdict::layout_changed) return Outcome::layout_changed;
+      if (check.verdict == ShortCheck::Verdict::look_again) continue;
+      // Proven short: the id's answer is recorded as insufficient.
+      return call_with_id(item, layout, home, check.stocks, true);
     }
     // Other buyers may empty the home bucket between the scan and the call: unless the scan
     // proved the shortage (or the id has its answer already), a short answer is not recorded

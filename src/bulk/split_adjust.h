@@ -47,9 +47,15 @@ class SplitAdjust {
   /// emptied a source meanwhile (the caller reads again); `failed` sets the item's error.
   Gathered gather(ItemResult& item, const BucketLayout& layout, int into,
                   const std::vector<std::int64_t>& stocks);
-  /// Finishes transfers other processes left under way: true when there were some, nullopt
-  /// (the item's error set) when one could not be finished.
-  std::optional<bool> finished_pending(ItemResult& item, const BucketLayout& layout);
+  /// Whether the buckets together hold less than item.qty at one moment (docs/split.md, step
+  /// 6). `proven`, with the stocks of the scan that shows it, only when no transfer was
+  /// recorded and none left any bucket between a read of the moves hashes before the scan and
+  /// one after it: a unit on its way between two buckets is in neither.
+  struct ShortCheck {
+    enum class Verdict { proven, look_again, layout_changed, failed } verdict;
+    std::vector<std::int64_t> stocks;
+  };
+  ShortCheck prove_short(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
   /// that changed (the bucket is gone or drained: `changed` is set). `short_unrecorded`: with

@@ -184,8 +184,10 @@ TransferResult move_units(Client& client, const std::string& from, const std::st
   return error.empty() ? TransferResult::moved : TransferResult::failed;
 }
 
-std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,
-                                            const BucketLayout& layout, std::string& error) {
+std::optional<std::vector<BucketTransfers>> read_transfers(Client& client,
+                                                           const std::string& stock_key,
+                                                           const BucketLayout& layout,
+                                                           std::string& error) {
   const std::vector<std::string> keys = bucket_keys(stock_key, layout);
   std::vector<Call> calls;
   calls.reserve(keys.size());
@@ -193,7 +195,7 @@ std::optional<int> finish_pending_transfers(Client& client, const std::string& s
     calls.push_back(Call::read({"HGETALL", bucket_moves_key(key)}));
   }
   const std::vector<CallResult> results = client.run(calls);
-  int finished = 0;
+  std::vector<BucketTransfers> transfers(keys.size());
   for (std::size_t b = 0; b < keys.size(); ++b) {
     const CallResult& r = results[b];
     if (r.state != CallResult::State::replied || r.reply.is_error()) {
@@ -201,15 +203,38 @@ std::optional<int> finish_pending_transfers(Client& client, const std::string& s
                           r.state == CallResult::State::replied ? r.reply.str : r.error);
       return std::nullopt;
     }
+    transfers[b].bucket = keys[b];
     const std::vector<Reply>& fields = r.reply.elements;
     for (std::size_t f = 0; f + 1 < fields.size(); f += 2) {
-      if (fields[f].str.rfind("out:", 0) != 0) continue;
-      error = finish_transfer(client, keys[b], fields[f].str, fields[f + 1].str);
+      if (fields[f].str.rfind("out:", 0) == 0) {
+        transfers[b].recorded.emplace_back(fields[f].str, fields[f + 1].str);
+      } else if (fields[f].str == "sent") {
+        transfers[b].sent = fields[f + 1].str;
+      }
+    }
+  }
+  return transfers;
+}
+
+std::optional<int> finish_recorded(Client& client, const std::vector<BucketTransfers>& transfers,
+                                   std::string& error) {
+  int finished = 0;
+  for (const BucketTransfers& bucket : transfers) {
+    for (const auto& [field, value] : bucket.recorded) {
+      error = finish_transfer(client, bucket.bucket, field, value);
       if (!error.empty()) return std::nullopt;
       ++finished;
     }
   }
   return finished;
+}
+
+std::optional<int> finish_pending_transfers(Client& client, const std::string& stock_key,
+                                            const BucketLayout& layout, std::string& error) {
+  const std::optional<std::vector<BucketTransfers>> transfers =
+      read_transfers(client, stock_key, layout, error);
+  if (!transfers) return std::nullopt;
+  return finish_recorded(client, *transfers, error);
 }
 
 void read_split_item(Client& client, ItemResult& item, const std::string& record,

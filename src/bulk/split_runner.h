@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/change_log.h"
@@ -60,6 +61,26 @@ enum class TransferResult {
 /// builds on it. `error` says why when it failed.
 TransferResult move_units(Client& client, const std::string& from, const std::string& to,
                           std::int64_t units, std::string& error);
+
+/// What one bucket's moves hash holds (lua/split_bucket-3.lua).
+struct BucketTransfers {
+  std::string bucket;
+  /// The transfers recorded there and not finished: ("out:<id>", "<units> <destination>").
+  std::vector<std::pair<std::string, std::string>> recorded;
+  std::string sent;  ///< how many transfers ever left the bucket, as stored ("" for none)
+};
+
+/// Reads the moves hash of every bucket of `layout`, pipelined; nullopt with `error` set when
+/// one could not be read.
+std::optional<std::vector<BucketTransfers>> read_transfers(Client& client,
+                                                           const std::string& stock_key,
+                                                           const BucketLayout& layout,
+                                                           std::string& error);
+
+/// Finishes the transfers `transfers` recorded. Returns how many, or nullopt with `error` set
+/// when one could not be finished (it stays recorded).
+std::optional<int> finish_recorded(Client& client, const std::vector<BucketTransfers>& transfers,
+                                   std::string& error);
 
 /// Finishes every transfer recorded at the buckets of `layout` (a process that sent units and
 /// stopped before they arrived). Returns how many it finished, or nullopt with `error` set when

@@ -43,18 +43,26 @@ def app_deduct(r, stock_fn, bucket_fn, key, qty):
                 return "ok"
             continue
         if sum(stocks) < qty:
-            pending = False
-            for b in buckets:
-                moves = r("HGETALL", b + ":moves")
-                for field, v in zip(moves[0::2], moves[1::2]):
-                    if field.startswith("out:"):
-                        k, dest = v.split(" ", 1)
-                        x = field[4:]
-                        r("FCALL", bucket_fn, "3", dest, dest + ":moves", dest + ":in:" + x,
-                          "receive", x, k, "86400")
-                        r("HDEL", b + ":moves", field)
-                        pending = True
-            if not pending:
+            # Step 6: the moves hashes before and after a scan of the buckets.
+            def transfers():
+                found, sent = [], []
+                for b in buckets:
+                    fields = r("HGETALL", b + ":moves")
+                    pairs = dict(zip(fields[0::2], fields[1::2]))
+                    found += [(b, f, v) for f, v in pairs.items() if f.startswith("out:")]
+                    sent.append(pairs.get("sent"))
+                return found, sent
+
+            found, sent = transfers()
+            for b, field, v in found:
+                k, dest = v.split(" ", 1)
+                x = field[4:]
+                r("FCALL", bucket_fn, "3", dest, dest + ":moves", dest + ":in:" + x,
+                  "receive", x, k, "86400")
+                r("HDEL", b + ":moves", field)
+            if found or sum(int(r("GET", b)) for b in buckets) >= qty:
+                continue
+            if transfers() == ([], sent):
                 return "insufficient"
             continue
         lacking = qty - stocks[home]
@@ -678,6 +686,29 @@ class Library(SplitTest):
         self.assertEqual(line["op"], "library")
         self.assertTrue(line["name"].startswith("stockctl_"))
         return line, {f["script"]: f for f in line["functions"]}
+
+    def test_each_send_counts_itself_in_its_source_moves_hash(self):
+        # What proves a shortage (docs/split.md, step 6): a transfer that began and ended
+        # between two reads of the moves hashes leaves its count behind.
+        self.sc("init", "A", "10")
+        self.split("A", 2)
+        _, by_script = self.functions()
+        fn = by_script["split_bucket"]["function"]
+        j, i = self.bucket_keys("A")
+        units = int(self.r("GET", j))
+        self.assertIsNone(self.r("HGET", j + ":moves", "sent"))
+        for x in ("x1", "x1", "x2"):  # a repeat of x1 takes and counts nothing
+            self.assertEqual(self.r("FCALL", fn, "2", j, j + ":moves", "send", x, "1", i)[0], "ok")
+        self.assertEqual(self.r("HGET", j + ":moves", "sent"), "2")
+        self.assertEqual(int(self.r("GET", j)), units - 2)
+        # A refused send counts nothing.
+        self.assertEqual(self.r("FCALL", fn, "2", j, j + ":moves", "send", "x3", "99", i)[0],
+                         "short")
+        self.assertEqual(self.r("HGET", j + ":moves", "sent"), "2")
+        # The next deduction finds the buckets short of 11 and finishes both transfers first.
+        res = self.sc("deduct", "A", "11")
+        self.assertEqual((res.one["status"], res.one["stock"]), ("insufficient", 10), res)
+        self.assertEqual(self.units("A"), 10)
 
     def test_library_loads_itself_and_names_every_function(self):
         self.r("FUNCTION", "FLUSH")

@@ -1,7 +1,7 @@
 #pragma once
 
 // The calls of a split or merge (docs/split.md): lua/split_item-4.lua on the item's stock key,
-// lua/split_bucket-2.lua on a bucket (drain, send and receive units); their headers are the
+// lua/split_bucket-3.lua on a bucket (drain, send and receive units); their headers are the
 // contracts.
 
 #include <optional>

@@ -16,8 +16,13 @@
 -- not yet received at i are in neither bucket: initial + added = buckets + held + sold +
 -- those.
 --
+-- Each send also counts itself in j's moves hash ("sent"), in the same moment: a reader that
+-- finds no transfer recorded at j and the same count before and after reading the buckets knows
+-- that no unit left j in between, so none was on its way unseen (docs/split.md, step 6).
+--
 -- KEYS[1]  the bucket key (stockctl:bucket:{<tag>}:<stock key>:<gen>:<index>)
--- KEYS[2]  its moves hash (<bucket key>:moves: "out:<X>" -> "<k> <destination>")
+-- KEYS[2]  its moves hash (<bucket key>:moves: "out:<X>" -> "<k> <destination>", and "sent":
+--          how many transfers left the bucket)
 -- KEYS[3]  receive: the receipt of X at this bucket (<bucket key>:in:<X>)
 -- ARGV[1]  op: "drain", "send" or "receive"
 -- drain:   ARGV[2] the generation of the bucket's layout, kept in the drained record
@@ -82,6 +87,7 @@ if op == 'send' then
   if tonumber(stock) < tonumber(qty) then return {'short', stock} end
   local left = redis.call('DECRBY', bucket, qty)
   redis.call('HSET', moves, 'out:' .. id, qty .. ' ' .. ARGV[4])
+  redis.call('HINCRBY', moves, 'sent', 1)
   return {'ok', left}
 end
 
