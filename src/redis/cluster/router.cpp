@@ -141,13 +141,13 @@ void ClusterClient::plan_waits(const std::map<std::string, int>& replicas) {
 }
 
 void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
-  // Only a primary the default would wait for if it had a replica, while its peers have some;
-  // and only on a connection with nothing owed, so that ROLE's reply is the next one.
-  if (options().wait_replicas != kWaitReplicasAuto || !replicas_expected_ || !n.owed.empty()) {
-    return;
-  }
+  // Only a primary the default would wait for if it had a replica, and only on a connection
+  // with nothing owed, so that ROLE's reply is the next one.
+  if (options().wait_replicas != kWaitReplicasAuto || !n.owed.empty()) return;
   // CLUSTER SLOTS leaves out a replica whose replication offset has not reached the gossip yet
-  // (a fresh cluster): the primary's own ROLE says whether one is attached.
+  // (a fresh cluster, every replica of it: a rebalance run right after the cluster was made
+  // waited for none, and a failover lost its receive): the primary's own ROLE says whether one
+  // is attached. A cluster with no replica at all pays one ROLE per primary for that.
   int attached = 0;
   try {
     attached = ask_role(*n.conn).attached();
@@ -155,7 +155,8 @@ void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
     return;  // the next call on it finds the broken connection
   }
   n.wait_for = replicas_to_wait_for(kWaitReplicasAuto, attached);
-  if (warn_unreplicated(kWaitReplicasAuto, attached, true) && warned_.insert(address).second) {
+  if (warn_unreplicated(kWaitReplicasAuto, attached, replicas_expected_) &&
+      warned_.insert(address).second) {
     print_warning(fmt::format(
         "cluster primary {} has no replica attached: its writes are not copied anywhere, and "
         "losing it loses them; writing to it without waiting for replicas",
