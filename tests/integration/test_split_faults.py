@@ -99,10 +99,12 @@ class TransferAcrossFailover(unittest.TestCase):
         self.assert_finished_by_rebalance()
 
     def test_a_receive_its_replica_did_not_confirm_keeps_the_record(self):
-        # The destination's replica is paused: the receive lands on its primary only, so the
-        # record at the source stays (deleting it would lose the units with the failover that
-        # follows). Then that primary dies and the replica that never saw the receive takes
-        # over: the next rebalance receives the units again, once.
+        # The destination's replica is paused: the receive lands on its primary and is not
+        # confirmed, so the record at the source stays (deleting it would lose the units if the
+        # failover that follows lost the receive). Then that primary dies and the replica takes
+        # over. Whether it had the receive depends on what its socket still held when it was
+        # resumed; either way the next rebalance ends with every unit there once: it receives
+        # the units again where the receive was lost, and finds the receipt where it was not.
         keys = self.one_bucket_full()
         primary = self.node_of(keys[1])
         c = primary.client()
@@ -123,7 +125,7 @@ class TransferAcrossFailover(unittest.TestCase):
         self.cluster.wait_ok()
         self.r.refresh()
         self.assertEqual(self.r.node_port(keys[1]), replica_port, "the replica took over")
-        self.assertEqual(int(self.r("GET", keys[1])), 0, "the new primary never saw the receive")
+        self.assertIn(int(self.r("GET", keys[1])), (0, UNITS // 3))
         self.assertEqual(self.units(), UNITS, "the record at the source still counts the units")
         self.assert_finished_by_rebalance()
 
