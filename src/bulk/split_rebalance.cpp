@@ -21,7 +21,7 @@ void SplitRebalance::run(ItemResult& item) {
   Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
   while (true) {
     std::optional<std::string> stored;
-    if (!read_value(item, stored)) return;
+    if (!read_stored_value(client_, item, stored)) return;
     if (!stored || !is_split_record(*stored)) return report_plain(item, stored);
     const std::optional<SplitRecord> layout = parse_split_record(*stored);
     if (!layout) {
@@ -81,20 +81,6 @@ SplitRebalance::Outcome SplitRebalance::even(ItemResult& item, const std::string
   read_split_item(client_, item, record, ranges_);
   item.moved = moved;
   return Outcome::done;
-}
-
-bool SplitRebalance::read_value(ItemResult& item, std::optional<std::string>& stored) {
-  const CallResult result = client_.run({Call::read({"GET", item.key})})[0];
-  if (result.state != CallResult::State::replied) {
-    set_error(item, Status::error, result.error);
-    return false;
-  }
-  if (result.reply.is_error()) {
-    apply_error_reply(item, result.reply.str);
-    return false;
-  }
-  stored = result.reply.string_or_nil();
-  return true;
 }
 
 void SplitRebalance::report_plain(ItemResult& item, const std::optional<std::string>& stored) {

@@ -29,8 +29,6 @@ class SplitRebalance {
  private:
   enum class Outcome { done, layout_changed };
   Outcome even(ItemResult& item, const std::string& record, const BucketLayout& layout);
-  /// Reads the stock key into `stored` (nullopt: missing); false with the item's error set.
-  bool read_value(ItemResult& item, std::optional<std::string>& stored);
   /// The item is not split: its status and stock from the value.
   void report_plain(ItemResult& item, const std::optional<std::string>& stored);
 

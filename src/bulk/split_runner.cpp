@@ -284,7 +284,7 @@ void SplitRunner::run(ItemResult& item, int buckets) {
   if (buckets > 1) wanted = {new_generation(), choose_bucket_slots(ranges_, item.key, buckets)};
   for (int round = 0; round < kMaxSplitRounds; ++round) {
     std::optional<std::string> stored;
-    if (!read_value(item, stored)) return;
+    if (!read_stored_value(client_, item, stored)) return;
     SplitDecision decision = next_split_step(stored, wanted);
     Next next = Next::stop;
     switch (decision.step) {
@@ -313,8 +313,8 @@ void SplitRunner::run(ItemResult& item, int buckets) {
             "run the command again");
 }
 
-bool SplitRunner::read_value(ItemResult& item, std::optional<std::string>& stored) {
-  const std::vector<CallResult> results = client_.run({Call::read({"GET", item.key})});
+bool read_stored_value(Client& client, ItemResult& item, std::optional<std::string>& stored) {
+  const std::vector<CallResult> results = client.run({Call::read({"GET", item.key})});
   std::optional<Reply> reply = split_reply_or_error(item, results[0]);
   if (!reply) return false;
   stored = reply->string_or_nil();

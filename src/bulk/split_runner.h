@@ -47,6 +47,10 @@ void read_split_item(Client& client, ItemResult& item, const std::string& record
 std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
                             const std::string& value);
 
+/// The stored value of `item`'s stock key into `stored` (nullopt: missing); false, with the
+/// item's error set, when it could not be read.
+bool read_stored_value(Client& client, ItemResult& item, std::optional<std::string>& stored);
+
 /// How a transfer between two buckets ended.
 enum class TransferResult {
   moved,            ///< the units left `from`, arrived at `to`, and the record is gone
@@ -110,9 +114,6 @@ class SplitRunner {
   bool finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving);
   Next item_step(ItemResult& item, const std::string& op, const std::string& expected,
                  const BucketLayout& target, std::int64_t units, const std::string& stop_point);
-  /// The item's stored value into `stored` (nullopt: missing); false, with the item's error
-  /// set, when it could not be read.
-  bool read_value(ItemResult& item, std::optional<std::string>& stored);
   void report_done(ItemResult& item, const std::optional<std::string>& stored);
 
   Client& client_;
