@@ -117,6 +117,73 @@ std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
   return stocks;
 }
 
+namespace {
+
+// One split_bucket call of a transfer: its answer, or nullopt with `error` saying what failed
+// (`what`: the step, as the message names it).
+std::optional<SplitAnswer> transfer_step(Client& client, Call call, std::string_view what,
+                                         CallResult& result, std::string& error) {
+  result = client.run({std::move(call)})[0];
+  if (result.state != CallResult::State::replied || result.reply.is_error()) {
+    error =
+        fmt::format("{}: {}", what,
+                    result.state == CallResult::State::replied ? result.reply.str : result.error);
+    return std::nullopt;
+  }
+  std::optional<SplitAnswer> answer = parse_split_answer(result.reply);
+  if (!answer) error = fmt::format("{}: {}", what, describe_reply(result.reply));
+  return answer;
+}
+
+// The source's clock in an "ok" answer to send or confirm.
+std::optional<std::int64_t> source_clock(const SplitAnswer& answer) {
+  if (answer.status != "ok" || answer.more.empty()) return std::nullopt;
+  return parse_stored_value(answer.more[0]);
+}
+
+// Steps 2 to 4 of transfer `id` (docs/split.md, "Moving units between buckets"), whose record
+// at `from` its replicas confirmed when `from`'s clock read `confirmed_at`: receive at `to`,
+// delete the record, then let the receipt expire. Returns "" or why it stopped (the record
+// stays: nothing is lost).
+std::string receive_transfer(Client& client, const std::string& from, const std::string& id,
+                             std::int64_t units, const std::string& to, std::int64_t confirmed_at) {
+  const std::string what = fmt::format("receiving transfer {} at {}", quote_value(id), to);
+  CallResult received;
+  std::string error;
+  const std::optional<SplitAnswer> answer =
+      transfer_step(client, receive_units_call(to, id, units, confirmed_at + kReceiveWindowS), what,
+                    received, error);
+  if (!answer) return error;
+  if (answer->status == "late") {
+    return fmt::format(
+        "{}: more than {} s after its record at {} was confirmed (a paused process, or the "
+        "two servers' clocks apart); the transfer stays recorded there",
+        what, kReceiveWindowS, from);
+  }
+  if (answer->status != "ok") return fmt::format("{}: {}", what, describe_reply(received.reply));
+  // The record at `from` goes only once the units are safe at `to`: a failover that lost the
+  // receive after the record went would lose them. Kept, the record is finished again later,
+  // and the receipt makes a second receive add nothing if the first one did survive.
+  if (!acknowledged(received, client.options())) {
+    return fmt::format("{}: {}; the transfer stays recorded at {}", what,
+                       unacknowledged(received, client.options()), from);
+  }
+  stop_split_if_asked("split:receive");
+  const CallResult deleted =
+      client.run({Call::idempotent_write({"HDEL", bucket_moves_key(from), "out:" + id})})[0];
+  // The receipt expires only once the record's deletion is confirmed: a failover that lost
+  // the HDEL brings the record back, and finishing it again must find the receipt. A receive
+  // still on its way was sent before the HDEL, and its deadline passes long before the
+  // receipt goes. Unconfirmed, the receipt stays (one small key), never the units twice.
+  if (deleted.state == CallResult::State::replied && !deleted.reply.is_error() &&
+      acknowledged(deleted, client.options())) {
+    client.run({forget_receipt_call(to, id)});
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
                             const std::string& value) {
   const std::string id = field.substr(field.find(':') + 1);
@@ -127,46 +194,41 @@ std::string finish_transfer(Client& client, const std::string& from, const std::
     return fmt::format("transfer {} recorded at {} reads {}", quote_value(id), from,
                        quote_value(value));
   }
-  const std::string to = value.substr(space + 1);
-  const CallResult received = client.run({receive_units_call(to, id, *units)})[0];
-  if (received.state != CallResult::State::replied || received.reply.is_error()) {
-    return fmt::format(
-        "receiving transfer {} at {}: {}", quote_value(id), to,
-        received.state == CallResult::State::replied ? received.reply.str : received.error);
+  const std::string what = fmt::format("confirming transfer {} at {}", quote_value(id), from);
+  CallResult confirmed;
+  std::string error;
+  const std::optional<SplitAnswer> answer =
+      transfer_step(client, confirm_transfer_call(from, id), what, confirmed, error);
+  if (!answer) return error;
+  if (answer->status == "gone") return {};  // another process finished it meanwhile
+  const std::optional<std::int64_t> now = source_clock(*answer);
+  if (!now) return fmt::format("{}: {}", what, describe_reply(confirmed.reply));
+  // Another process sent it: its departure is received only once `from`'s replicas have the
+  // record, since a failover that undid the send (the units back at `from`, no record) after
+  // the receive would create the units.
+  if (!acknowledged(confirmed, client.options())) {
+    return fmt::format("{}: {}; the transfer stays recorded there", what,
+                       unacknowledged(confirmed, client.options()));
   }
-  const std::optional<SplitAnswer> answer = parse_split_answer(received.reply);
-  if (!answer || answer->status != "ok") {
-    return fmt::format("receiving transfer {} at {}: {}", quote_value(id), to,
-                       describe_reply(received.reply));
-  }
-  // The record at `from` goes only once the units are safe at `to`: a failover that lost the
-  // receive after the record went would lose them. Kept, the record is finished again later,
-  // and the receipt makes a second receive add nothing if the first one did survive.
-  if (!acknowledged(received, client.options())) {
-    return fmt::format("receiving transfer {} at {}: {}; the transfer stays recorded at {}",
-                       quote_value(id), to, unacknowledged(received, client.options()), from);
-  }
-  stop_split_if_asked("split:receive");
-  // The receipt at `to` stays until it expires: a process that read the record before it
-  // goes may still send the same receive, which must find it.
-  client.run({Call::idempotent_write({"HDEL", bucket_moves_key(from), field})});
-  return {};
+  return receive_transfer(client, from, id, *units, value.substr(space + 1), *now);
 }
 
 TransferResult move_units(Client& client, const std::string& from, const std::string& to,
                           std::int64_t units, std::string& error) {
   const std::string id = new_generation() + new_generation();
-  const CallResult sent = client.run({send_units_call(from, id, units, to)})[0];
-  if (sent.state != CallResult::State::replied || sent.reply.is_error()) {
-    error = fmt::format("moving units from {}: {}", from,
-                        sent.state == CallResult::State::replied ? sent.reply.str : sent.error);
-    return TransferResult::failed;
+  CallResult sent;
+  const std::optional<SplitAnswer> answer =
+      transfer_step(client, send_units_call(from, id, units, to),
+                    fmt::format("moving units from {}", from), sent, error);
+  if (!answer) return TransferResult::failed;
+  if (answer->status == "short") return TransferResult::short_at_source;
+  if (answer->status == "changed" || answer->status == "missing") {
+    return TransferResult::layout_changed;
   }
-  const std::optional<SplitAnswer> answer = parse_split_answer(sent.reply);
-  const std::string status = answer ? answer->status : std::string();
-  if (status == "short") return TransferResult::short_at_source;
-  if (status == "changed" || status == "missing") return TransferResult::layout_changed;
-  if (status != "ok") {
+  // A resend after a lost reply, and another process finished the transfer since.
+  if (answer->status == "finished") return TransferResult::moved;
+  const std::optional<std::int64_t> now = source_clock(*answer);
+  if (!now) {
     error = fmt::format("moving units from {}: {}", from, describe_reply(sent.reply));
     return TransferResult::failed;
   }
@@ -180,7 +242,7 @@ TransferResult move_units(Client& client, const std::string& from, const std::st
     return TransferResult::failed;
   }
   stop_split_if_asked("split:send");
-  error = finish_transfer(client, from, "out:" + id, fmt::format("{} {}", units, to));
+  error = receive_transfer(client, from, id, units, to, *now);
   return error.empty() ? TransferResult::moved : TransferResult::failed;
 }
 

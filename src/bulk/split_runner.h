@@ -42,8 +42,10 @@ void read_split_item(Client& client, ItemResult& item, const std::string& record
                      const std::vector<SlotRange>& ranges);
 
 /// Finishes the transfer recorded at bucket `from` as field `field` ("out:<id>") with `value`
-/// ("<units> <destination bucket>"): the destination receives the units (once), then both
-/// records go. Returns "" or why it could not be finished (nothing is lost: the record stays).
+/// ("<units> <destination bucket>"), which another process may have sent: the record is
+/// confirmed on `from`'s replicas first, then the destination receives the units (once), the
+/// record goes, and the receipt is given its expiry. Returns "" (also when the record was gone
+/// already) or why it could not be finished (nothing is lost: the record stays).
 std::string finish_transfer(Client& client, const std::string& from, const std::string& field,
                             const std::string& value);
 
@@ -66,7 +68,7 @@ enum class TransferResult {
 TransferResult move_units(Client& client, const std::string& from, const std::string& to,
                           std::int64_t units, std::string& error);
 
-/// What one bucket's moves hash holds (lua/split_bucket-3.lua).
+/// What one bucket's moves hash holds (lua/split_bucket-4.lua).
 struct BucketTransfers {
   std::string bucket;
   /// The transfers recorded there and not finished: ("out:<id>", "<units> <destination>").

@@ -10,6 +10,7 @@ import os
 import random
 import re
 import threading
+import time
 import unittest
 
 from harness import RespError, ServerTest, clean_env, keyslot, lua_script, run
@@ -30,6 +31,16 @@ def app_deduct(r, stock_fn, bucket_fn, key, qty):
     buckets = ["stockctl:bucket:{%s}:%s:%s:%d" % (t, key, gen, i)
                for i, t in enumerate(tags.split(","))]
     home = random.randrange(len(buckets))
+
+    def finish(source, x, k, dest, now):
+        """Steps 2 to 4 of "Moving units": receive by the deadline, delete the record, then let
+        the receipt expire. (The WAITs between the steps guard against a failover; this test
+        has none, and leaves them out.)"""
+        received = r("FCALL", bucket_fn, "3", dest, dest + ":moves", dest + ":in:" + x,
+                     "receive", x, k, str(now + 60))
+        if received[0] == "ok":
+            r("HDEL", source + ":moves", "out:" + x)
+            r("EXPIRE", dest + ":in:" + x, "600")
     answer = r("FCALL", stock_fn, "1", buckets[home], "deduct", str(qty))
     if isinstance(answer, int) and answer >= 0:
         return "ok"
@@ -57,9 +68,9 @@ def app_deduct(r, stock_fn, bucket_fn, key, qty):
             for b, field, v in found:
                 k, dest = v.split(" ", 1)
                 x = field[4:]
-                r("FCALL", bucket_fn, "3", dest, dest + ":moves", dest + ":in:" + x,
-                  "receive", x, k, "86400")
-                r("HDEL", b + ":moves", field)
+                confirmed = r("FCALL", bucket_fn, "2", b, b + ":moves", "confirm", x)
+                if confirmed[0] == "ok":
+                    finish(b, x, k, dest, confirmed[2])
             if found or sum(int(r("GET", b)) for b in buckets) >= qty:
                 continue
             if transfers() == ([], sent):
@@ -71,13 +82,11 @@ def app_deduct(r, stock_fn, bucket_fn, key, qty):
                 continue
             k = min(lacking, stocks[j])
             x = "app%016x" % random.getrandbits(64)
-            sent = r("FCALL", bucket_fn, "2", buckets[j], buckets[j] + ":moves", "send", x,
-                     str(k), buckets[home])
+            sent = r("FCALL", bucket_fn, "3", buckets[j], buckets[j] + ":moves",
+                     buckets[j] + ":sent:" + x, "send", x, str(k), buckets[home])
             if sent[0] != "ok":
                 break
-            r("FCALL", bucket_fn, "3", buckets[home], buckets[home] + ":moves",
-              buckets[home] + ":in:" + x, "receive", x, str(k), "86400")
-            r("HDEL", buckets[j] + ":moves", "out:" + x)
+            finish(buckets[j], x, str(k), buckets[home], sent[2])
             lacking -= k
         answer = r("FCALL", stock_fn, "1", buckets[home], "deduct", str(qty))
         if isinstance(answer, int) and answer >= 0:
@@ -687,6 +696,65 @@ class Library(SplitTest):
         self.assertTrue(line["name"].startswith("stockctl_"))
         return line, {f["script"]: f for f in line["functions"]}
 
+    def send(self, fn, source, x, k, dest):
+        return self.r("FCALL", fn, "3", source, source + ":moves", source + ":sent:" + x,
+                      "send", x, str(k), dest)
+
+    def receive(self, fn, dest, x, k, deadline):
+        return self.r("FCALL", fn, "3", dest, dest + ":moves", dest + ":in:" + x, "receive", x,
+                      str(k), str(deadline))
+
+    def ten_units_in_bucket_0(self):
+        """Item A over 2 buckets, 10 units in bucket 0: the split_bucket function and the
+        buckets' keys."""
+        self.sc("init", "A", "10")
+        self.split("A", 2)
+        _, by_script = self.functions()
+        j, i = self.bucket_keys("A")
+        self.r("SET", j, "10")
+        self.r("SET", i, "0")
+        return by_script["split_bucket"]["function"], j, i
+
+    def test_a_send_resent_after_its_transfer_was_finished_takes_nothing(self):
+        # A send whose reply was lost is resent with the same id; another process may have
+        # finished the transfer meanwhile (received it, deleted the record). The resend must
+        # not take the units a second time: they would be lost.
+        fn, j, i = self.ten_units_in_bucket_0()
+        sent = self.send(fn, j, "x1", 4, i)
+        self.assertEqual(sent[:2], ["ok", 6], sent)
+        self.assertEqual(self.receive(fn, i, "x1", 4, sent[2] + 60), ["ok", 4])
+        self.assertEqual(self.r("HDEL", j + ":moves", "out:x1"), 1)
+        self.assertEqual(self.send(fn, j, "x1", 4, i), ["finished", "6"])
+        self.assertEqual([int(self.r("GET", j)), int(self.r("GET", i))], [6, 4])
+        self.assertIsNone(self.r("HGET", j + ":moves", "out:x1"))
+
+    def test_a_receive_past_its_deadline_adds_nothing(self):
+        # A process paused between confirming a record and receiving it may find the transfer
+        # finished and its receipt expired: its receive must then be refused, not add again.
+        fn, _, i = self.ten_units_in_bucket_0()
+        now = int(time.time())  # the servers run on this machine, on its clock
+        self.assertEqual(self.receive(fn, i, "x1", 4, now - 5), ["late", "0"])
+        self.assertEqual((self.r("GET", i), self.r("EXISTS", i + ":in:x1")), ("0", 0))
+        # In time it adds once, and a repeat (even late) finds the receipt.
+        self.assertEqual(self.receive(fn, i, "x1", 4, now + 600), ["ok", 4])
+        self.assertEqual(self.receive(fn, i, "x1", 4, now - 5), ["ok", "4"])
+        self.assertEqual(self.r("GET", i), "4")
+
+    def test_a_receipt_lives_until_the_record_of_its_transfer_is_gone(self):
+        # A transfer recorded at j and received at i, whose record stockctl then finishes: the
+        # receipt has no expiry while the record is there (a kept record finished a day later
+        # must still find it), and ten minutes once the record is gone.
+        fn, j, i = self.ten_units_in_bucket_0()
+        sent = self.send(fn, j, "x1", 4, i)
+        self.assertEqual(self.receive(fn, i, "x1", 4, sent[2] + 60)[0], "ok")
+        self.assertEqual(self.r("TTL", i + ":in:x1"), -1)
+        self.assertGreater(self.r("TTL", j + ":sent:x1"), 86000)
+        res = self.sc("rebalance", "A")  # finds the record, finishes it (the receipt: no add)
+        self.assertEqual((res.rc, res.one["stock"]), (0, 10), res)
+        self.assertIsNone(self.r("HGET", j + ":moves", "out:x1"))
+        self.assertTrue(0 < self.r("TTL", i + ":in:x1") <= 600)
+        self.assertEqual(self.units("A"), 10)
+
     def test_each_send_counts_itself_in_its_source_moves_hash(self):
         # What proves a shortage (docs/split.md, step 6): a transfer that began and ended
         # between two reads of the moves hashes leaves its count behind.
@@ -698,12 +766,11 @@ class Library(SplitTest):
         units = int(self.r("GET", j))
         self.assertIsNone(self.r("HGET", j + ":moves", "sent"))
         for x in ("x1", "x1", "x2"):  # a repeat of x1 takes and counts nothing
-            self.assertEqual(self.r("FCALL", fn, "2", j, j + ":moves", "send", x, "1", i)[0], "ok")
+            self.assertEqual(self.send(fn, j, x, 1, i)[0], "ok")
         self.assertEqual(self.r("HGET", j + ":moves", "sent"), "2")
         self.assertEqual(int(self.r("GET", j)), units - 2)
         # A refused send counts nothing.
-        self.assertEqual(self.r("FCALL", fn, "2", j, j + ":moves", "send", "x3", "99", i)[0],
-                         "short")
+        self.assertEqual(self.send(fn, j, "x3", 99, i)[0], "short")
         self.assertEqual(self.r("HGET", j + ":moves", "sent"), "2")
         # The next deduction finds the buckets short of 11 and finishes both transfers first.
         res = self.sc("deduct", "A", "11")

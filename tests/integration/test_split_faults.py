@@ -107,13 +107,8 @@ class TransferAcrossFailover(unittest.TestCase):
         # the units again where the receive was lost, and finds the receipt where it was not.
         keys = self.one_bucket_full()
         primary = self.node_of(keys[1])
-        c = primary.client()
-        try:
-            replica_port = int(c("INFO", "replication").split("slave0:ip=127.0.0.1,port=")[1]
-                               .split(",")[0])
-        finally:
-            c.close()
-        replica = next(n for n in self.cluster.live() if n.port == replica_port)
+        replica = self.replica_of(primary)
+        replica_port = replica.port
         replica.kill(signal.SIGSTOP)
         res = self.sc("rebalance", "A", "--wait-timeout", "300")
         self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
@@ -128,6 +123,42 @@ class TransferAcrossFailover(unittest.TestCase):
         self.assertIn(int(self.r("GET", keys[1])), (0, UNITS // 3))
         self.assertEqual(self.units(), UNITS, "the record at the source still counts the units")
         self.assert_finished_by_rebalance()
+
+    def test_a_record_its_replica_has_not_confirmed_is_not_received(self):
+        # Another process (an application) sent a transfer out of bucket 0 while that
+        # primary's replica was paused: the units left bucket 0 and the record is there, on the
+        # primary only. A rebalance that finished it now would create units if that primary
+        # then failed over to a replica without the send (bucket 0 full again, no record, the
+        # units at bucket 1 too). So it confirms the record on the replicas first, and without
+        # that it receives nothing.
+        keys = self.one_bucket_full()
+        primary = self.node_of(keys[0])
+        replica = self.replica_of(primary)
+        fn = next(f["function"] for f in self.sc("library").one["functions"]
+                  if f["script"] == "split_bucket")
+        replica.kill(signal.SIGSTOP)
+        self.addCleanup(replica.kill, signal.SIGCONT)
+        sent = self.r("FCALL", fn, "3", keys[0], keys[0] + ":moves", keys[0] + ":sent:app1",
+                      "send", "app1", "30", keys[1])
+        self.assertEqual(sent[:2], ["ok", UNITS - 30], sent)
+        res = self.sc("rebalance", "A", "--wait-timeout", "300")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("confirming transfer", res.one["error"])
+        self.assertIn("durability is not confirmed", res.one["error"])
+        self.assertEqual(int(self.r("GET", keys[1])), 0, "nothing received")
+        self.assertEqual(self.r("EXISTS", keys[1] + ":in:app1"), 0)
+        self.assertEqual(self.units(), UNITS)
+        replica.kill(signal.SIGCONT)
+        self.assert_finished_by_rebalance()
+
+    def replica_of(self, primary):
+        c = primary.client()
+        try:
+            port = int(c("INFO", "replication").split("slave0:ip=127.0.0.1,port=")[1]
+                       .split(",")[0])
+        finally:
+            c.close()
+        return next(n for n in self.cluster.live() if n.port == port)
 
 
 if __name__ == "__main__":

@@ -33,22 +33,39 @@ Call drain_bucket_call(const std::string& key, const std::string& gen) {
 
 Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
                      const std::string& to) {
-  Call call = Call::script_call(split_bucket_script(), {from, bucket_moves_key(from)},
-                                {"send", id, std::to_string(units), to});
+  Call call =
+      Call::script_call(split_bucket_script(), {from, bucket_moves_key(from), from + ":sent:" + id},
+                        {"send", id, std::to_string(units), to});
   call.idempotent = true;
   call.writes = true;
   return call;
 }
 
-Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units) {
-  // The receipt lives as long as a request id's record: a process paused longer than that
-  // with the transfer's receive unsent could add its units twice.
-  constexpr const char* kReceiptLifeS = "86400";
-  Call call = Call::script_call(split_bucket_script(), {to, bucket_moves_key(to), to + ":in:" + id},
-                                {"receive", id, std::to_string(units), kReceiptLifeS});
+Call confirm_transfer_call(const std::string& from, const std::string& id) {
+  Call call =
+      Call::script_call(split_bucket_script(), {from, bucket_moves_key(from)}, {"confirm", id});
   call.idempotent = true;
   call.writes = true;
   return call;
+}
+
+Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units,
+                        long long deadline) {
+  Call call =
+      Call::script_call(split_bucket_script(), {to, bucket_moves_key(to), receipt_key(to, id)},
+                        {"receive", id, std::to_string(units), std::to_string(deadline)});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+Call forget_receipt_call(const std::string& to, const std::string& id) {
+  return Call::idempotent_write(
+      {"EXPIRE", receipt_key(to, id), std::to_string(kReceiptLifeAfterFinishS)});
+}
+
+std::string receipt_key(const std::string& bucket, const std::string& id) {
+  return bucket + ":in:" + id;
 }
 
 std::optional<SplitAnswer> parse_split_answer(const Reply& reply) {

@@ -1,7 +1,7 @@
 #pragma once
 
 // The calls of a split or merge (docs/split.md): lua/split_item-4.lua on the item's stock key,
-// lua/split_bucket-3.lua on a bucket (drain, send and receive units); their headers are the
+// lua/split_bucket-4.lua on a bucket (drain, send and receive units); their headers are the
 // contracts.
 
 #include <optional>
@@ -32,12 +32,34 @@ Call split_item_call(const SplitItemRequest& request);
 Call drain_bucket_call(const std::string& key, const std::string& gen);
 
 /// The call that takes `units` out of bucket `from` for a transfer `id` to bucket `to`,
-/// recording it at `from`: safe to resend (a repeat of `id` answers ok, taking nothing).
+/// recording it at `from`: safe to resend (a repeat of `id` answers ok while the record is
+/// there, writing it again, and "finished" once it is gone, taking nothing either way).
 Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
                      const std::string& to);
 
-/// The call that adds the `units` of transfer `id` to bucket `to`, once: safe to resend.
-Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units);
+/// The call that writes transfer `id`'s record at bucket `from` again, so that a WAIT after it
+/// confirms the record (and the units' departure) is on `from`'s replicas: answers "ok" with
+/// the server's clock, or "gone". Sent by a process finishing a transfer another one sent.
+Call confirm_transfer_call(const std::string& from, const std::string& id);
+
+/// How long after a send or confirm (the source's clock) a receive is still accepted.
+constexpr long long kReceiveWindowS = 60;
+
+/// How long a receipt lives once its transfer's record is gone: longer than any receive
+/// accepted before then can still arrive (kReceiveWindowS, and clocks that differ by minutes).
+constexpr long long kReceiptLifeAfterFinishS = 600;
+
+/// The call that adds the `units` of transfer `id` to bucket `to`, once, unless `to`'s clock
+/// has passed `deadline` (Unix seconds): safe to resend.
+Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units,
+                        long long deadline);
+
+/// The call that gives transfer `id`'s receipt at `to` its expiry, once the record at the
+/// source is gone and that is confirmed.
+Call forget_receipt_call(const std::string& to, const std::string& id);
+
+/// The receipt of transfer `id` at bucket `bucket`.
+std::string receipt_key(const std::string& bucket, const std::string& id);
 
 /// Both scripts' answer: {status, value, ...}. value is nullopt for nil (missing); `more` holds
 /// the elements after it (drain's "moving": the rest of the transfers' fields and values).

@@ -7,14 +7,22 @@
 -- script answers STOCKCTL_CORRUPT, and the caller reads the layout again). A bucket with a
 -- transfer still recorded as sent is not drained: the caller finishes the transfer first.
 --
--- Moving k units from bucket j to bucket i (transfer id X): "send" on j takes them out and
--- records "out:X" = "<k> <i's key>" in j's moves hash in the same moment; "receive" on i adds
--- them once: it creates i's receipt of X (a key with an expiry, "<i's key>:in:X") and adds k
--- only when the receipt was not there; then the caller deletes "out:X" on j (HDEL). The
--- receipt is never deleted but by its expiry: a process that read "out:X" before it went may
--- still send its receive, which must find the receipt. Units in a transfer recorded at j and
--- not yet received at i are in neither bucket: initial + added = buckets + held + sold +
--- those.
+-- Moving k units from bucket j to bucket i (transfer id X), docs/split.md "Moving units between
+-- buckets":
+--   send, on j: takes them out and records "out:X" = "<k> <i's key>" in j's moves hash in the
+--     same moment, and leaves a mark that X was sent ("<j's key>:sent:X", for a day), so that
+--     a resend of X after the transfer was finished takes nothing again;
+--   confirm, on j (a process finishing a transfer another one sent): writes the record again,
+--     so that the caller's WAIT covers it: a receive of units whose departure a failover of j
+--     could still undo would create them;
+--   receive, on i: adds k once. The receipt ("<i's key>:in:X") is created with the units and
+--     has no expiry; a receive is refused once its deadline (j's clock at send or confirm,
+--     plus a minute) has passed, unless the receipt is there;
+--   then the caller deletes "out:X" on j (HDEL) and, once that is confirmed, gives the receipt
+--     an expiry (EXPIRE, ten minutes): a receive still on its way was confirmed before the
+--     HDEL, so its deadline passes before the receipt goes.
+-- Units in a transfer recorded at j and not yet received at i are in neither bucket: initial +
+-- added = buckets + held + sold + those.
 --
 -- Each send also counts itself in j's moves hash ("sent"), in the same moment: a reader that
 -- finds no transfer recorded at j and the same count before and after reading the buckets knows
@@ -23,29 +31,37 @@
 -- KEYS[1]  the bucket key (stockctl:bucket:{<tag>}:<stock key>:<gen>:<index>)
 -- KEYS[2]  its moves hash (<bucket key>:moves: "out:<X>" -> "<k> <destination>", and "sent":
 --          how many transfers left the bucket)
--- KEYS[3]  receive: the receipt of X at this bucket (<bucket key>:in:<X>)
--- ARGV[1]  op: "drain", "send" or "receive"
+-- KEYS[3]  send: the mark of X at this bucket (<bucket key>:sent:<X>); receive: the receipt
+--          of X at this bucket (<bucket key>:in:<X>); drain, confirm: none
+-- ARGV[1]  op: "drain", "send", "confirm" or "receive"
 -- drain:   ARGV[2] the generation of the bucket's layout, kept in the drained record
 -- send:    ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the destination bucket's key
--- receive: ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the receipt's life in seconds
+-- confirm: ARGV[2] the transfer id X
+-- receive: ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the deadline, in Unix seconds
 --
--- Replies: {status, value}:
+-- Replies: {status, value, ...}:
 --   drain:   {"ok", <units>} drained now, or by an earlier try (the record's units);
 --            {"moving", <"out:X" field>, <its value>, ...} transfers sent and not yet
 --            finished, nothing changed
---   send:    {"ok", <stock left>} sent now, or by an earlier try with the same X;
+--   send:    {"ok", <stock left>, <now>} sent now, or by an earlier try whose record is still
+--            there (written again); <now> is this server's clock in Unix seconds;
+--            {"finished", <stock>} sent by an earlier try and finished since: nothing taken;
 --            {"short", <stock>} the bucket holds less than k, nothing changed
+--   confirm: {"ok", <stock>, <now>} X is recorded here (written again); {"gone", <stock>} it
+--            is not: finished, or never sent
 --   receive: {"ok", <stock after>} received now, or by an earlier try; a drained bucket adds
---            k to its record's units
+--            k to its record's units; {"late", <stock>} past the deadline and not received
+--            before: nothing changed
 --   any op:  {"missing", false} no such bucket; {"changed", <value>} the bucket was drained
 --            (send); {"corrupt", <value>} neither a stock value nor a drained record, left as
 --            it is
--- Error replies: STOCKCTL_INVALID <what>: "op <op>", "generation <gen>", "qty <k>", "id".
+-- Error replies: STOCKCTL_INVALID <what>: "op <op>", "generation <gen>", "qty <k>", "id",
+-- "deadline <d>".
 local MAX = 9007199254740991
 local find, match = string.find, string.match
 
 local bucket, moves, op = KEYS[1], KEYS[2], ARGV[1]
-if op ~= 'drain' and op ~= 'send' and op ~= 'receive' then
+if op ~= 'drain' and op ~= 'send' and op ~= 'confirm' and op ~= 'receive' then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
 end
 
@@ -75,24 +91,50 @@ if op == 'drain' then
   return {'ok', raw}
 end
 
-local id, qty = ARGV[2], ARGV[3]
+local id = ARGV[2]
 if not (id and id ~= '') then return redis.error_reply('STOCKCTL_INVALID id') end
+local field = 'out:' .. id
+
+local function now()
+  return tonumber(redis.call('TIME')[1])
+end
+
+if op == 'confirm' then
+  local recorded = redis.call('HGET', moves, field)
+  if not recorded then return {'gone', raw} end
+  redis.call('HSET', moves, field, recorded)
+  return {'ok', raw, now()}
+end
+
+local qty = ARGV[3]
 if not (qty and find(qty, '^[1-9]%d*$') and #qty <= 16 and tonumber(qty) <= MAX) then
   return redis.error_reply('STOCKCTL_INVALID qty ' .. tostring(qty))
 end
 
 if op == 'send' then
-  if redis.call('HEXISTS', moves, 'out:' .. id) == 1 then return {'ok', raw} end
+  local recorded = redis.call('HGET', moves, field)
+  if recorded then
+    redis.call('HSET', moves, field, recorded)
+    return {'ok', raw, now()}
+  end
+  if redis.call('EXISTS', KEYS[3]) == 1 then return {'finished', raw} end
   if drained_units then return {'changed', raw} end
   if tonumber(stock) < tonumber(qty) then return {'short', stock} end
   local left = redis.call('DECRBY', bucket, qty)
-  redis.call('HSET', moves, 'out:' .. id, qty .. ' ' .. ARGV[4])
+  redis.call('HSET', moves, field, qty .. ' ' .. ARGV[4])
   redis.call('HINCRBY', moves, 'sent', 1)
-  return {'ok', left}
+  redis.call('SET', KEYS[3], '1', 'EX', 86400)
+  return {'ok', left, now()}
 end
 
 -- receive
-if not redis.call('SET', KEYS[3], qty, 'NX', 'EX', ARGV[4]) then return {'ok', raw} end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {'ok', raw} end
+local deadline = ARGV[4]
+if not (deadline and find(deadline, '^%d+$') and #deadline <= 12) then
+  return redis.error_reply('STOCKCTL_INVALID deadline ' .. tostring(deadline))
+end
+if now() > tonumber(deadline) then return {'late', raw} end
+redis.call('SET', KEYS[3], qty)
 if drained_units then
   local units = string.format('%d', tonumber(drained_units) + tonumber(qty))
   redis.call('SET', bucket, 'stockctl:drained:1 ' .. drained_gen .. ' ' .. units)
