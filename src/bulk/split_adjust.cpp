@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 #include <numeric>
 #include <random>
@@ -19,6 +20,10 @@ namespace {
 
 // How often a deduction whose chosen bucket was emptied by other buyers meanwhile scans again.
 constexpr int kScanRounds = 5;
+
+// How long a sold-out hint lives: what stays cheap for a second is a sold-out item under load;
+// an add that crashed before it deleted the hints it raced leaves them this long at most.
+constexpr const char* kSoldOutHintLifeMs = "1000";
 
 std::uint64_t split_random() {
   static std::mt19937_64 random{std::random_device{}()};
@@ -40,6 +45,10 @@ std::optional<std::vector<std::int64_t>> every_stock(
 
 std::int64_t total_of(const std::vector<std::int64_t>& stocks) {
   return std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0});
+}
+
+std::int64_t others_than(const std::vector<std::int64_t>& stocks, int home) {
+  return total_of(stocks) - stocks[static_cast<std::size_t>(home)];
 }
 
 }  // namespace
@@ -156,14 +165,25 @@ void SplitAdjust::finish_ok(ItemResult& item, const BucketLayout& layout, int in
 
 SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layout, int home) {
   bool changed = false;
+  // The hints go before the units come, and again after: one written by a scan that raced this
+  // add (it read the buckets before the units came) lives at most until the add returns.
+  clear_sold_out_hints(item, layout);
   const std::optional<StockAnswer> answer =
       call_bucket(item, layout, home, !item.request_id.empty(), changed);
+  clear_sold_out_hints(item, layout);
   if (changed) return Outcome::layout_changed;
   if (answer) finish_ok(item, layout, home, *answer);
   return Outcome::done;
 }
 
 SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& layout, int home) {
+  // A scan proved the item below QTY less than a second ago, with no add since (an add deletes
+  // the hints): sold out, without a script or a scan.
+  const std::optional<std::int64_t> hint = read_sold_out_hint(item, layout, home);
+  if (hint && *hint < *item.qty) {
+    apply_deduct_answer(item, -2, *hint);
+    return Outcome::done;
+  }
   bool changed = false;
   int bucket = home;
   for (int round = 0; round <= kScanRounds; ++round) {
@@ -188,6 +208,7 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
       if (check.verdict == ShortCheck::Verdict::failed) return Outcome::done;
       if (check.verdict == ShortCheck::Verdict::layout_changed) return Outcome::layout_changed;
       if (check.verdict == ShortCheck::Verdict::look_again) continue;
+      leave_sold_out_hints(item, layout, total_of(check.stocks));
       apply_deduct_answer(item, -2, total_of(check.stocks));
       return Outcome::done;
     }
@@ -274,6 +295,14 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
   // buckets together do not (a true insufficient). Otherwise units are moved into it first.
   const std::int64_t qty = *item.qty;
   const std::string home_key = bucket_key(item.key, layout, home);
+  // Sold out as a scan proved less than a second ago, with no add since: the id's answer is
+  // the home bucket's (a repeat its recorded one; short recorded as insufficient) at once.
+  const std::optional<std::int64_t> hint = read_sold_out_hint(item, layout, home);
+  if (hint && *hint < qty) {
+    const Outcome outcome = call_with_id(item, layout, home, 0, true);
+    if (item.status == Status::insufficient) item.stock = std::max(item.stock.value_or(0), *hint);
+    return outcome;
+  }
   for (int round = 0; round <= kScanRounds; ++round) {
     const std::optional<std::vector<std::int64_t>> stocks =
         every_stock(read_bucket_stocks(client_, item.key, layout));
@@ -291,12 +320,13 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
       if (check.verdict == ShortCheck::Verdict::layout_changed) return Outcome::layout_changed;
       if (check.verdict == ShortCheck::Verdict::look_again) continue;
       // Proven short: the id's answer is recorded as insufficient.
-      return call_with_id(item, layout, home, check.stocks, true);
+      leave_sold_out_hints(item, layout, total_of(check.stocks));
+      return call_with_id(item, layout, home, others_than(check.stocks, home), true);
     }
     // Other buyers may empty the home bucket between the scan and the call: unless the scan
     // proved the shortage (or the id has its answer already), a short answer is not recorded
     // and the buckets are read again, so that no id is told "insufficient" while they cover it.
-    const Outcome outcome = call_with_id(item, layout, home, *stocks, !covered);
+    const Outcome outcome = call_with_id(item, layout, home, others_than(*stocks, home), !covered);
     if (outcome != Outcome::scan_again) return outcome;
   }
   set_not_applied(item, fmt::format("other buyers kept emptying bucket {} before this deduction "
@@ -306,8 +336,7 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
 }
 
 SplitAdjust::Outcome SplitAdjust::call_with_id(ItemResult& item, const BucketLayout& layout,
-                                               int home, const std::vector<std::int64_t>& stocks,
-                                               bool final_short) {
+                                               int home, std::int64_t others, bool final_short) {
   bool changed = false;
   const std::optional<StockAnswer> answer =
       call_bucket(item, layout, home, true, changed, !final_short);
@@ -318,11 +347,39 @@ SplitAdjust::Outcome SplitAdjust::call_with_id(ItemResult& item, const BucketLay
     finish_ok(item, layout, home, *answer);
   } else {
     // The item's stock beside a short answer: the other buckets as the scan read them.
-    const std::int64_t others = total_of(stocks) - stocks[static_cast<std::size_t>(home)];
     apply_deduct_answer(item, answer->answer, answer->stock + others);
     item.replayed = answer->replayed;
   }
   return Outcome::done;
+}
+
+void SplitAdjust::leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,
+                                       std::int64_t total) {
+  std::vector<Call> calls;
+  calls.reserve(layout.slots.size());
+  for (const std::string& bucket : bucket_keys(item.key, layout)) {
+    // Not waited for by replicas: a hint lost with a failover costs the next scan only.
+    calls.push_back(
+        Call{nullptr,
+             {"SET", bucket_short_key(bucket), std::to_string(total), "PX", kSoldOutHintLifeMs},
+             true});
+  }
+  client_.run(calls);
+}
+
+std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& item,
+                                                            const BucketLayout& layout, int home) {
+  return stock_in_bucket(
+      client_.run({Call::read({"GET", bucket_short_key(bucket_key(item.key, layout, home))})})[0]);
+}
+
+void SplitAdjust::clear_sold_out_hints(const ItemResult& item, const BucketLayout& layout) {
+  std::vector<Call> calls;
+  calls.reserve(layout.slots.size());
+  for (const std::string& bucket : bucket_keys(item.key, layout)) {
+    calls.push_back(Call::idempotent_write({"DEL", bucket_short_key(bucket)}));
+  }
+  client_.run(calls);
 }
 
 }  // namespace stockctl

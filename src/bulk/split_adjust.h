@@ -39,8 +39,9 @@ class SplitAdjust {
   Outcome deduct_with_id(ItemResult& item, const BucketLayout& layout, int home);
   /// `final_short`: the scan showed a true shortage (or the id is known), so a short answer is
   /// recorded as the id's answer; otherwise a short answer is not recorded and scans again.
-  Outcome call_with_id(ItemResult& item, const BucketLayout& layout, int home,
-                       const std::vector<std::int64_t>& stocks, bool final_short);
+  /// `others`: the other buckets' stock, as the scan read it (for the answer's `stock`).
+  Outcome call_with_id(ItemResult& item, const BucketLayout& layout, int home, std::int64_t others,
+                       bool final_short);
   enum class Gathered { moved, layout_changed, failed };
   /// Moves into bucket `into` what it lacks of item.qty from the others (transfers recorded at
   /// their source, docs/split.md), by the stocks of a scan. `moved` also when another buyer
@@ -57,6 +58,13 @@ class SplitAdjust {
   };
   ShortCheck prove_short(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
+  /// The sold-out hints (docs/split.md, "A sold-out item stays cheap"): left in every
+  /// bucket's slot once a scan proved the item's `total` short, for a second; read in the home
+  /// bucket's; deleted by an add before and after it adds.
+  void leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout, std::int64_t total);
+  std::optional<std::int64_t> read_sold_out_hint(const ItemResult& item, const BucketLayout& layout,
+                                                 int home);
+  void clear_sold_out_hints(const ItemResult& item, const BucketLayout& layout);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
   /// that changed (the bucket is gone or drained: `changed` is set). `short_unrecorded`: with
   /// an id, a short answer is not recorded in the ledger (lua/stock-2.lua, ARGV[10]).

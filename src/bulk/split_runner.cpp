@@ -63,15 +63,6 @@ bool split_step_confirmed(ItemResult& item, const CallResult& result, const Clie
   return false;
 }
 
-std::optional<std::int64_t> stock_in_bucket(const CallResult& result) {
-  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
-  const std::optional<std::string> value = result.reply.string_or_nil();
-  if (!value) return std::nullopt;
-  const std::optional<std::int64_t> stock = parse_stored_value(*value);
-  if (!stock || *stock < 0) return std::nullopt;
-  return stock;
-}
-
 }  // namespace
 
 void stop_split_if_asked(const std::string& step) {
@@ -100,6 +91,15 @@ std::vector<SlotRange> read_slot_ranges(Client& client, bool cluster) {
 std::string new_generation() {
   std::random_device random;
   return fmt::format("{:08x}", static_cast<std::uint32_t>(random()));
+}
+
+std::optional<std::int64_t> stock_in_bucket(const CallResult& result) {
+  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+  const std::optional<std::string> value = result.reply.string_or_nil();
+  if (!value) return std::nullopt;
+  const std::optional<std::int64_t> stock = parse_stored_value(*value);
+  if (!stock || *stock < 0) return std::nullopt;
+  return stock;
 }
 
 std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,

@@ -28,6 +28,9 @@ std::vector<SlotRange> read_slot_ranges(Client& client, bool cluster);
 /// A new layout's generation: 8 random lower-case hex digits.
 std::string new_generation();
 
+/// The stock value a GET answered (nullopt: none, an error, or not a stock value of 0 or more).
+std::optional<std::int64_t> stock_in_bucket(const CallResult& result);
+
 /// The stock of each bucket of `layout` (null where a bucket is missing, holds something else
 /// or could not be read), read pipelined. Each read is its own moment.
 std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,

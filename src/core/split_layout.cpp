@@ -184,6 +184,12 @@ std::string bucket_moves_key(std::string_view bucket_key) {
   return key;
 }
 
+std::string bucket_short_key(std::string_view bucket_key) {
+  std::string key(bucket_key);
+  key += ":short";
+  return key;
+}
+
 std::vector<std::string> bucket_keys(std::string_view stock_key, const BucketLayout& layout) {
   std::vector<std::string> keys;
   keys.reserve(layout.slots.size());

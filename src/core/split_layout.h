@@ -83,6 +83,10 @@ std::string bucket_key(std::string_view stock_key, const BucketLayout& layout, i
 /// The moves hash of a bucket (transfers sent from it and received by it; lua/split_bucket-4.lua).
 std::string bucket_moves_key(std::string_view bucket_key);
 
+/// A bucket's sold-out hint (docs/split.md, "A sold-out item stays cheap"): the item's total a
+/// scan proved below a deduction's QTY, for a second.
+std::string bucket_short_key(std::string_view bucket_key);
+
 /// Every bucket key of `layout`, bucket 0 first.
 std::vector<std::string> bucket_keys(std::string_view stock_key, const BucketLayout& layout);
 

@@ -611,6 +611,60 @@ class Rebalance(SplitTest):
 
 
 class Race(SplitTest):
+    def nodes(self):
+        return [self.r._conn(p) for p in self.r.primaries()] if self.cluster else [self.r]
+
+    def commands_of(self, *argv):
+        """Runs stockctl `argv` and counts the commands every primary ran for it, by name."""
+        for conn in self.nodes():
+            conn("CONFIG", "RESETSTAT")
+        res = self.sc(*argv)
+        counts = {}
+        for conn in self.nodes():
+            for line in conn("INFO", "commandstats").splitlines():
+                if line.startswith("cmdstat_"):
+                    name, stats = line[len("cmdstat_"):].split(":", 1)
+                    calls = int(stats.split(",")[0].split("=")[1])
+                    counts[name] = counts.get(name, 0) + calls
+        return res, counts
+
+    def test_a_sold_out_item_answers_from_its_hint_until_an_add(self):
+        # docs/split.md, "A sold-out item stays cheap": the scan that proves the item short
+        # leaves a hint in every bucket's slot for a second; a deduction whose home bucket is
+        # short and finds it answers at once: no scan of the buckets or their transfers.
+        self.sc("init", "A", "4")
+        self.split("A", 4)
+        for _ in range(4):
+            self.assertEqual(self.sc("deduct", "A", "1").one["status"], "ok")
+        buckets = self.bucket_keys("A")
+        for attempt in range(3):
+            # The hint lives a second: on a machine slow enough to let it expire before the
+            # deduction below, that deduction scans (and leaves it again), and the test tries
+            # again. It fails when the deduction scans with the hint there.
+            res = self.sc("deduct", "A", "1")
+            self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (3, "insufficient", 0))
+            self.assertEqual([self.r("GET", b + ":short") for b in buckets], ["0"] * 4)
+            measured = [self.commands_of("deduct", "A", "1"),
+                        self.commands_of("deduct", "A", "2", "--request-id", "late-buyer")]
+            if all("hgetall" not in counts for _, counts in measured) or attempt == 2:
+                break
+        for res, counts in measured:
+            self.assertEqual((res.one["status"], res.one["stock"]), ("insufficient", 0), res)
+            self.assertNotIn("hgetall", counts, "no scan of the transfers")
+            # At most two scripts (the stock key, which holds the layout; with a request id the
+            # home bucket, which records the answer), each reading its key; the layout record
+            # and the hint. A scan reads every bucket twice.
+            self.assertLessEqual(counts.get("fcall", 0) + counts.get("evalsha", 0), 2, counts)
+            self.assertLessEqual(counts.get("get", 0), 4, counts)
+        # An add deletes the hints: the item sells again at once.
+        self.assertEqual(self.sc("add", "A", "3").one["status"], "ok")
+        self.assertEqual([self.r("EXISTS", b + ":short") for b in buckets], [0] * 4)
+        res = self.sc("deduct", "A", "2")
+        self.assertEqual((res.one["status"], res.one["stock"]), ("ok", 1), res)
+        # The id's answer was recorded when the hint gave it: a repeat replays it.
+        res = self.sc("deduct", "A", "2", "--request-id", "late-buyer")
+        self.assertEqual((res.one["status"], res.one.get("replayed")), ("insufficient", True), res)
+
     def test_sixteen_buyers_drain_an_eight_bucket_item_with_no_false_sold_out(self):
         self.sc("init", "A", "96")
         self.assertEqual(self.split("A", 8).rc, 0)
