@@ -135,15 +135,22 @@ void ClusterClient::plan_waits(const std::map<std::string, int>& replicas) {
   }
   for (auto& [address, n] : nodes_) {
     auto planned = wait_for_.find(address);
+    const int before = n.wait_for;
     n.wait_for = planned == wait_for_.end() ? 0 : planned->second;
-    if (planned != wait_for_.end() && n.wait_for == 0) confirm_unreplicated(address, n);
+    // A connection that owes replies cannot ask ROLE now: it keeps what the last answer said
+    // rather than trust a map that may not list a replica yet (waiting for one that is gone
+    // reports a write unconfirmed; not waiting for one that is there can lose it).
+    if (planned != wait_for_.end() && n.wait_for == 0 && !confirm_unreplicated(address, n)) {
+      n.wait_for = before;
+    }
   }
 }
 
-void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
+bool ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
   // Only a primary the default would wait for if it had a replica, and only on a connection
   // with nothing owed, so that ROLE's reply is the next one.
-  if (options().wait_replicas != kWaitReplicasAuto || !n.owed.empty()) return;
+  if (options().wait_replicas != kWaitReplicasAuto) return true;
+  if (!n.owed.empty()) return false;
   // CLUSTER SLOTS leaves out a replica whose replication offset has not reached the gossip yet
   // (a fresh cluster, every replica of it: a rebalance run right after the cluster was made
   // waited for none, and a failover lost its receive): the primary's own ROLE says whether one
@@ -152,7 +159,7 @@ void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
   try {
     attached = ask_role(*n.conn).attached();
   } catch (const ConnectionError&) {
-    return;  // the next call on it finds the broken connection
+    return false;  // the next call on it finds the broken connection
   }
   n.wait_for = replicas_to_wait_for(kWaitReplicasAuto, attached);
   if (warn_unreplicated(kWaitReplicasAuto, attached, replicas_expected_) &&
@@ -162,6 +169,7 @@ void ClusterClient::confirm_unreplicated(const std::string& address, Node& n) {
         "losing it loses them; writing to it without waiting for replicas",
         address));
   }
+  return true;
 }
 
 void ClusterClient::note_unconfirmed(Window& window, std::size_t index,

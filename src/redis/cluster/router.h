@@ -115,9 +115,10 @@ class ClusterClient : public Client {
   /// From a fresh CLUSTER SLOTS: how many replicas to WAIT for on each primary (the default
   /// waits for one where the map lists any), warning once about a primary left without one.
   void plan_waits(const std::map<std::string, int>& replicas);
-  /// For a primary the map lists without a replica while others have some: asks its ROLE, waits
-  /// for one if it has a replica attached after all, else warns once that it has none.
-  void confirm_unreplicated(const std::string& address, Node& n);
+  /// For a primary the map lists without a replica: asks its ROLE (by default only), waits for
+  /// one if it has a replica attached after all, else warns once that it has none. False when
+  /// it could not ask (the connection owes replies, or broke): n.wait_for is then unchanged.
+  bool confirm_unreplicated(const std::string& address, Node& n);
   /// With --wait-replicas or by default: a write to resend (a row with a request id, see
   /// Call::resend_unconfirmed) that too few replicas acknowledged may be on a primary that a
   /// failover is replacing. It is noted, and the map is read anew before the window is
