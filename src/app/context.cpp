@@ -6,6 +6,7 @@
 
 #include "app/connect_options.h"
 #include "base/diagnostics.h"
+#include "core/quantity.h"
 #include "redis/clients/open_client.h"
 #include "redis/errors.h"
 #include "redis/tls.h"
@@ -43,6 +44,27 @@ std::unique_ptr<Client> Context::new_client() const {
 std::unique_ptr<PipelinedConnections> Context::open_pipelined(std::size_t count,
                                                               ScriptCalls calls) const {
   return std::make_unique<PipelinedConnections>(connect_options(options_), count, calls);
+}
+
+std::unique_ptr<PipelinedConnections> Context::open_pipelined_to(
+    const std::vector<std::string>& addresses, ScriptCalls calls) const {
+  std::vector<ConnectOptions> each;
+  each.reserve(addresses.size());
+  for (const std::string& address : addresses) {
+    ConnectOptions options = connect_options(options_);
+    // "host:port" as the slot map names a node (the host may hold colons: IPv6).
+    const std::size_t colon = address.rfind(':');
+    const std::optional<std::int64_t> port =
+        colon == std::string::npos ? std::nullopt : parse_stored_value(address.substr(colon + 1));
+    if (!port || *port <= 0 || *port > 65535) {
+      throw ConnectionError(fmt::format("cannot read node address {}", address));
+    }
+    options.url.kind = RedisUrl::Kind::tcp;
+    options.url.host = address.substr(0, colon);
+    options.url.port = static_cast<int>(*port);
+    each.push_back(std::move(options));
+  }
+  return std::make_unique<PipelinedConnections>(each, calls);
 }
 
 Client& Context::redis() {

@@ -45,6 +45,10 @@ class Context {
   /// as the client's are (TLS, Sentinel, credentials), calling scripts as `calls`. Throws
   /// ConnectionError.
   std::unique_ptr<PipelinedConnections> open_pipelined(std::size_t count, ScriptCalls calls) const;
+  /// The same, one connection to each of `addresses` ("host:port": a cluster's nodes, opened
+  /// with the seed's TLS and credentials). Throws ConnectionError.
+  std::unique_ptr<PipelinedConnections> open_pipelined_to(const std::vector<std::string>& addresses,
+                                                          ScriptCalls calls) const;
 
   /// Prints one item, counts it, and folds its status into the exit code.
   void emit(const ItemResult& item, ExitFold& fold);

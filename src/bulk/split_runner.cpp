@@ -530,8 +530,8 @@ SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
   // The old layout's drained buckets: their units are in the record now.
   for (int i = 0; i < record.from.buckets(); ++i) {
     const std::string key = bucket_key(item.key, record.from, i);
-    const std::vector<CallResult> results =
-        client_.run({Call::idempotent_write({"DEL", key, log_key(key), bucket_moves_key(key)})});
+    const std::vector<CallResult> results = client_.run({Call::idempotent_write(
+        {"DEL", key, log_key(key), bucket_moves_key(key), bucket_short_key(key)})});
     if (!split_reply_or_error(item, results[0])) return Next::stop;
     if (!split_step_confirmed(item, results[0], client_.options(),
                               fmt::format("deleting bucket {} was", key))) {

@@ -12,10 +12,13 @@
 
 #include "app/context.h"
 #include "base/errors.h"
+#include "bulk/split_runner.h"
 #include "cli/common_options.h"
 #include "commands/bench_items.h"
 #include "commands/bench_orders.h"
+#include "commands/bench_split.h"
 #include "commands/program.h"
+#include "core/hash_slot.h"
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "lock/init_lock.h"
@@ -39,6 +42,7 @@ struct BenchOptions {
   std::string run_id;           // default: random
   std::string mode = "deduct";  // or "order": 3-line carts, each line one unit
   int slot_groups = 0;          // --mode order on a cluster: slot groups per cart (0: 3)
+  int buckets = 1;              // > 1: the hot item split over this many buckets
 };
 
 /// Lines per cart in --mode order.
@@ -112,6 +116,19 @@ void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us)
   }
 }
 
+// On a split item (--buckets): a deduction its random bucket could not cover, taken as `deduct`
+// takes it from the other buckets.
+void deduct_elsewhere(Client& client, const BenchSplitItem& split, WorkerTally& tally) {
+  const ItemResult item = split.deduct_from_the_others(client);
+  if (item.status == Status::ok) {
+    ++tally.ok;
+  } else if (item.status == Status::insufficient) {
+    ++tally.insufficient;
+  } else {
+    ++tally.errors;
+  }
+}
+
 void worker(Context& ctx, const BenchOptions& o, const std::string& run,
             const std::vector<std::string>& keys, std::atomic<long long>& budget,
             std::chrono::steady_clock::time_point until, WorkerTally& tally,
@@ -137,13 +154,39 @@ void worker(Context& ctx, const BenchOptions& o, const std::string& run,
   }
 }
 
+// The hot item on a cluster (--items 1), split or not: each connection goes straight to the
+// node of the key it deducts from (a split item's buckets dealt out over the connections, as
+// an application with the layout cached keeps a home bucket per connection), all driven by
+// the event loop. A bucket that answers short sends the deduction to `split`'s other buckets
+// through `client`, as `deduct` takes it.
+struct HotItemPlan {
+  std::vector<std::string> connection_keys;
+  std::vector<std::string> addresses;
+  const BenchSplitItem* split = nullptr;
+  Client* client = nullptr;
+};
+
+HotItemPlan plan_hot_item(Client& client, bool cluster, const std::string& key,
+                          const BenchSplitItem* split, int connections) {
+  HotItemPlan plan;
+  plan.split = split;
+  plan.client = &client;
+  const std::vector<SlotRange> ranges = read_slot_ranges(client, cluster);
+  for (int c = 0; c < connections; ++c) {
+    std::string target = split ? split->bucket(c) : key;
+    plan.addresses.push_back(node_of_slot(ranges, key_slot(target)));
+    plan.connection_keys.push_back(std::move(target));
+  }
+  return plan;
+}
+
 // One thread multiplexing every connection, as redis-benchmark does: with 50 connections on a
 // 2-core machine, 50 blocking threads would measure context switches. Each connection has one
 // call on the wire at a time.
 void event_loop(PipelinedConnections& connections, const BenchOptions& o, const std::string& run,
-                const std::vector<std::string>& keys, std::atomic<long long>& budget,
-                std::chrono::steady_clock::time_point until, WorkerTally& tally,
-                RequestProgress& progress) {
+                const std::vector<std::string>& keys, const HotItemPlan* hot,
+                std::atomic<long long>& budget, std::chrono::steady_clock::time_point until,
+                WorkerTally& tally, RequestProgress& progress) {
   using clock = std::chrono::steady_clock;
   std::vector<clock::time_point> sent(connections.size());
   std::size_t next = 0;
@@ -152,14 +195,24 @@ void event_loop(PipelinedConnections& connections, const BenchOptions& o, const 
   };
   auto send = [&](std::size_t connection) {
     if (!connections.is_open(connection) || !more()) return;
-    connections.send(connection, bench_call(o, keys, next++, run));
+    connections.send(connection, hot ? deduction(hot->connection_keys[connection])
+                                     : bench_call(o, keys, next++, run));
     sent[connection] = clock::now();
   };
   const PipelinedConnections::OnReply on_reply = [&](std::size_t connection,
                                                      const std::optional<Reply>& reply) {
-    auto us =
+    const auto us =
         std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - sent[connection]);
-    record(tally, reply, us.count());
+    const std::optional<StockAnswer> answer =
+        hot && hot->split && reply ? parse_stock_answer(*reply) : std::nullopt;
+    if (answer && answer->answer == -2) {
+      // The connection's bucket is short: the deduction goes on as `deduct` takes it.
+      deduct_elsewhere(*hot->client, *hot->split, tally);
+      tally.latencies_us.push_back(
+          static_cast<std::uint32_t>(std::min<long long>(us.count(), UINT32_MAX)));
+    } else {
+      record(tally, reply, us.count());
+    }
     progress.answered(true);
     send(connection);
   };
@@ -192,6 +245,9 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   if (o.slot_groups != 0 && (o.mode != "order" || !program.common.cluster)) {
     throw InputError("bench --slot-groups applies only to --mode order with --cluster");
   }
+  if (o.buckets > 1 && (o.mode != "deduct" || o.items != 1)) {
+    throw InputError("bench --buckets applies to one hot item (--items 1) in --mode deduct");
+  }
   if (o.mode == "order" && program.common.cluster) {
     return run_order_bench_on_cluster(
         program, OrderBenchOptions{o.connections, o.items, o.stock, o.requests, o.duration_s,
@@ -202,24 +258,36 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   const std::string run = o.run_id.empty() ? random_token().substr(0, 12) : o.run_id;
   std::vector<std::string> keys = bench_keys(o, run);
   create_bench_items(client, keys, o.stock);
+  std::optional<BenchSplitItem> split;
+  if (o.buckets > 1) split.emplace(client, program.common.cluster, keys[0], o.buckets);
+  // A cluster spreads many items over nodes: one client (and thread) per connection keeps the
+  // routing in the cluster client. One hot item, split or not, is driven by the event loop,
+  // each connection to its key's node.
+  std::optional<HotItemPlan> hot;
+  if (split || (program.common.cluster && o.mode == "deduct" && o.items == 1)) {
+    hot = plan_hot_item(client, program.common.cluster, keys[0], split ? &*split : nullptr,
+                        o.connections);
+  }
+  const bool threads_per_connection = program.common.cluster && !hot;
   std::atomic<long long> budget{o.requests};
   auto until = o.duration_s > 0
                    ? std::chrono::steady_clock::now() +
                          std::chrono::milliseconds(static_cast<long long>(o.duration_s * 1000))
                    : std::chrono::steady_clock::time_point{};
-  std::vector<WorkerTally> tallies(program.common.cluster ? static_cast<std::size_t>(o.connections)
+  std::vector<WorkerTally> tallies(threads_per_connection ? static_cast<std::size_t>(o.connections)
                                                           : 1);
   RequestProgress progress(o.requests, o.duration_s);
   auto started = std::chrono::steady_clock::now();
-  if (!program.common.cluster) {
+  if (!threads_per_connection) {
     // The event loop sends its calls raw, without the client's recovery of a missing script.
     const ScriptCalls calls = load_scripts_for_raw_calls(client, {&stock_script(), &hold_script()});
     std::unique_ptr<PipelinedConnections> connections =
-        ctx.open_pipelined(static_cast<std::size_t>(o.connections), calls);
-    event_loop(*connections, o, run, keys, budget, until, tallies[0], progress);
+        hot && program.common.cluster
+            ? ctx.open_pipelined_to(hot->addresses, calls)
+            : ctx.open_pipelined(static_cast<std::size_t>(o.connections), calls);
+    event_loop(*connections, o, run, keys, hot ? &*hot : nullptr, budget, until, tallies[0],
+               progress);
   } else {
-    // A cluster spreads the items over nodes; one client (and thread) per connection keeps
-    // the routing in the cluster client.
     std::vector<std::thread> threads;
     threads.reserve(tallies.size());
     for (auto& tally : tallies) {
@@ -246,7 +314,13 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   // The verdict: every unit that left the items was reported sold, and nothing went below zero.
   long long remaining = 0;
   bool never_negative = true;
-  for (const std::string& key : keys) {
+  if (split) {
+    const std::optional<long long> left = split->remaining(client);
+    never_negative = left && *left >= 0;
+    remaining = left.value_or(0);
+    split->merge(client);
+  }
+  for (const std::string& key : split ? std::vector<std::string>{} : keys) {
     Reply r = client.call(Call::read({"GET", key}));
     auto value = r.string_or_nil() ? parse_stored_value(*r.string_or_nil()) : std::nullopt;
     if (!value || *value < 0) never_negative = false;
@@ -267,6 +341,7 @@ ExitCode run_bench(Program& program, const BenchOptions& o) {
   j["mode"] = o.mode;
   j["connections"] = o.connections;
   j["items"] = o.items;
+  if (split) j["buckets"] = o.buckets;
   j["requests"] = total.latencies_us.size();
   j["elapsed_ms"] = static_cast<long long>(elapsed * 1000);
   j["throughput_per_s"] =
@@ -313,6 +388,10 @@ void setup_bench(CLI::App& app, Program& program) {
                   "with --mode order on a cluster: how many slot groups each cart spans, 1, 2 "
                   "or 3 (default 3)")
       ->check(integer_range(1, 3));
+  sub->add_option("--buckets", o->buckets,
+                  "split the hot item over N buckets for the run (2 to 64; see split), each "
+                  "deduction on a random bucket; 1 (default): not split")
+      ->check(integer_range(1, 64));
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_bench(program, *o); }; });
 }

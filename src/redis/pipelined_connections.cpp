@@ -10,9 +10,13 @@ namespace stockctl {
 
 PipelinedConnections::PipelinedConnections(const ConnectOptions& options, std::size_t count,
                                            ScriptCalls calls, const ConnectionFactory& open)
-    : timeout_ms_(options.timeout_ms), outstanding_(count, 0) {
-  connections_.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
+    : PipelinedConnections(std::vector<ConnectOptions>(count, options), calls, open) {}
+
+PipelinedConnections::PipelinedConnections(const std::vector<ConnectOptions>& each,
+                                           ScriptCalls calls, const ConnectionFactory& open)
+    : timeout_ms_(each.empty() ? 0 : each.front().timeout_ms), outstanding_(each.size(), 0) {
+  connections_.reserve(each.size());
+  for (const ConnectOptions& options : each) {
     connections_.push_back(open(options));
     connections_.back()->set_script_calls(calls);
   }
@@ -81,12 +85,16 @@ void PipelinedConnections::read_connection(std::size_t index, const OnReply& on_
 
 namespace {
 
-// Loads the Functions library of each script once; false as soon as the server refuses one.
-bool libraries_loaded(Client& client, const std::vector<const Script*>& scripts) {
+// Loads the Functions library of each script once on `node`; false as soon as the server
+// refuses one.
+bool libraries_loaded(Client& client, const std::string& node,
+                      const std::vector<const Script*>& scripts) {
   std::vector<const Library*> loaded;
   for (const Script* script : scripts) {
     if (std::find(loaded.begin(), loaded.end(), script->library) != loaded.end()) continue;
-    if (!library_loaded(client.call(Call::read(load_library_argv(*script))))) return false;
+    if (!library_loaded(client.call_on(node, Call::read(load_library_argv(*script))))) {
+      return false;
+    }
     loaded.push_back(script->library);
   }
   return true;
@@ -95,10 +103,17 @@ bool libraries_loaded(Client& client, const std::vector<const Script*>& scripts)
 }  // namespace
 
 ScriptCalls load_scripts_for_raw_calls(Client& client, const std::vector<const Script*>& scripts) {
-  if (libraries_loaded(client, scripts)) return ScriptCalls::functions;
-  for (const Script* script : scripts) {
-    Reply reply = client.call(Call::read({"SCRIPT", "LOAD", std::string(script->body)}));
-    if (reply.is_error()) throw StockctlError(reply.str);
+  // On every primary: raw connections may go to any of them (a split item's buckets).
+  const std::vector<std::string> nodes = client.primaries();
+  bool functions = true;
+  for (const std::string& node : nodes)
+    functions = functions && libraries_loaded(client, node, scripts);
+  if (functions) return ScriptCalls::functions;
+  for (const std::string& node : nodes) {
+    for (const Script* script : scripts) {
+      Reply reply = client.call_on(node, Call::read({"SCRIPT", "LOAD", std::string(script->body)}));
+      if (reply.is_error()) throw StockctlError(reply.str);
+    }
   }
   return ScriptCalls::evalsha;
 }

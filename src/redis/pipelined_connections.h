@@ -14,10 +14,11 @@
 
 namespace stockctl {
 
-/// Many connections to one server driven by one thread, as redis-benchmark drives its clients:
-/// calls are sent raw on a chosen connection (no retries, redirects or script reloading: see
-/// load_scripts_for_raw_calls), and replies are handed back as they arrive, from whichever
-/// connection has one. Each connection answers its own calls in the order they were sent.
+/// Many connections to one server (or to a cluster's nodes) driven by one thread, as
+/// redis-benchmark drives its clients: calls are sent raw on a chosen connection (no retries,
+/// redirects or script reloading: see load_scripts_for_raw_calls), and replies are handed back as
+/// they arrive, from whichever connection has one. Each connection answers its own calls in the
+/// order they were sent.
 class PipelinedConnections {
  public:
   /// One reply of connection `connection`, or nothing when the connection broke before the
@@ -27,6 +28,9 @@ class PipelinedConnections {
   /// Opens `count` connections with `open` (TLS, Sentinel and credentials as `options` say),
   /// calling scripts as `calls`. Throws ConnectionError (AuthenticationError, TlsError).
   PipelinedConnections(const ConnectOptions& options, std::size_t count, ScriptCalls calls,
+                       const ConnectionFactory& open = open_connection);
+  /// One connection for each of `each` (a cluster's nodes: each with its own address).
+  PipelinedConnections(const std::vector<ConnectOptions>& each, ScriptCalls calls,
                        const ConnectionFactory& open = open_connection);
 
   std::size_t size() const { return connections_.size(); }
@@ -69,9 +73,9 @@ class PipelinedConnections {
 };
 
 /// Makes `scripts` callable on raw connections, which do not recover a missing script as a
-/// Client does: loads their Functions library through `client`, or, where the server refuses
-/// Functions, loads each script for EVALSHA. Returns how to call them. Throws StockctlError
-/// when a script cannot be loaded, ConnectionError when no reply came.
+/// Client does: loads their Functions library through `client` on every primary, or, where the
+/// server refuses Functions, loads each script for EVALSHA. Returns how to call them. Throws
+/// StockctlError when a script cannot be loaded, ConnectionError when no reply came.
 ScriptCalls load_scripts_for_raw_calls(Client& client, const std::vector<const Script*>& scripts);
 
 }  // namespace stockctl

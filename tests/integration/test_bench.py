@@ -64,6 +64,27 @@ class Bench(ServerTest):
         self.assertEqual(self.r("GET", "stock:{r-0}"), "7")
         self.assertEqual(self.r("DBSIZE"), 1)
 
+    def test_a_split_hot_item_sells_exactly_its_stock_and_is_merged_back(self):
+        # --buckets 3: the hot item over 3 buckets (on a cluster one per primary), each
+        # connection on one bucket; a bucket that runs dry sends its buyers to the others, so
+        # every unit sells, and the rest are insufficient only once all three are empty.
+        res = self.sc("bench", "-c", "8", "--stock", "300", "-n", "500", "--buckets", "3")
+        self.assertEqual(res.rc, 0, res)
+        report = res.one
+        self.assertEqual(report["buckets"], 3)
+        self.assertEqual((report["ok"], report["insufficient"], report["errors"]), (300, 200, 0))
+        self.assertEqual((report["stock_taken"], report["correct"]), (300, True))
+        self.assertEqual(self.r("DBSIZE"), 0, "merged back and removed, hints and all")
+
+    def test_buckets_applies_to_one_hot_item_deducted(self):
+        for extra in (("--items", "2"), ("--mode", "order", "--items", "3")):
+            res = self.sc("bench", "-n", "10", "--buckets", "2", *extra)
+            self.assertEqual(res.rc, 2, res)
+            self.assertIn("bench --buckets applies to one hot item (--items 1) in --mode deduct",
+                          res.stderr)
+        res = self.sc("bench", "-n", "10", "--buckets", "65")
+        self.assertEqual(res.rc, 2, res)
+
     def test_slot_groups_applies_only_to_orders_on_a_cluster(self):
         res = self.sc("bench", "--slot-groups", "2", "-n", "1", "-c", "1")
         self.assertEqual(res.rc, 2, res)
