@@ -195,9 +195,9 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
       return Outcome::done;
     }
     // Short: the bucket with the most stock that covers QTY, as every bucket reads now.
-    const std::optional<std::vector<std::int64_t>> stocks =
-        every_stock(read_bucket_stocks(client_, item.key, layout));
-    if (!stocks) return Outcome::layout_changed;
+    Outcome outcome = Outcome::done;
+    const std::optional<std::vector<std::int64_t>> stocks = scan(item, layout, outcome);
+    if (!stocks) return outcome;
     const std::optional<int> richest = richest_covering(*stocks, *item.qty, bucket);
     if (richest) {
       bucket = *richest;
@@ -217,8 +217,9 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
     if (gathered == Gathered::layout_changed) return Outcome::layout_changed;
     if (gathered == Gathered::failed) return Outcome::done;
   }
-  set_not_applied(item, fmt::format("other buyers emptied every bucket that held {} units "
-                                    "before this deduction reached it, {} times; run it again",
+  set_not_applied(item, fmt::format("the buckets kept changing under this deduction (other "
+                                    "buyers emptying the one that held {} units, or units on "
+                                    "their way between buckets), {} times; run it again",
                                     *item.qty, kScanRounds + 1));
   return Outcome::done;
 }
@@ -235,9 +236,11 @@ SplitAdjust::ShortCheck SplitAdjust::prove_short(ItemResult& item, const BucketL
     return {Verdict::failed, {}};
   }
   if (*finished > 0) return {Verdict::look_again, {}};
-  std::optional<std::vector<std::int64_t>> stocks =
-      every_stock(read_bucket_stocks(client_, item.key, layout));
-  if (!stocks) return {Verdict::layout_changed, {}};
+  Outcome outcome = Outcome::done;
+  std::optional<std::vector<std::int64_t>> stocks = scan(item, layout, outcome);
+  if (!stocks) {
+    return {outcome == Outcome::layout_changed ? Verdict::layout_changed : Verdict::failed, {}};
+  }
   if (total_of(*stocks) >= *item.qty) return {Verdict::look_again, {}};
   // A transfer that began after the first read and ended before the scan read its destination
   // is seen in neither read of the records; its source's count of sends shows it.
@@ -304,9 +307,9 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
     return outcome;
   }
   for (int round = 0; round <= kScanRounds; ++round) {
-    const std::optional<std::vector<std::int64_t>> stocks =
-        every_stock(read_bucket_stocks(client_, item.key, layout));
-    if (!stocks) return Outcome::layout_changed;
+    Outcome outcome = Outcome::done;
+    const std::optional<std::vector<std::int64_t>> stocks = scan(item, layout, outcome);
+    if (!stocks) return outcome;
     const bool covered = (*stocks)[static_cast<std::size_t>(home)] >= qty;
     if (!covered && !ledger_has_id(item, home_key)) {
       if (total_of(*stocks) >= qty) {
@@ -326,8 +329,8 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
     // Other buyers may empty the home bucket between the scan and the call: unless the scan
     // proved the shortage (or the id has its answer already), a short answer is not recorded
     // and the buckets are read again, so that no id is told "insufficient" while they cover it.
-    const Outcome outcome = call_with_id(item, layout, home, others_than(*stocks, home), !covered);
-    if (outcome != Outcome::scan_again) return outcome;
+    const Outcome called = call_with_id(item, layout, home, others_than(*stocks, home), !covered);
+    if (called != Outcome::scan_again) return called;
   }
   set_not_applied(item, fmt::format("other buyers kept emptying bucket {} before this deduction "
                                     "reached it, {} times; run it again",
@@ -351,6 +354,21 @@ SplitAdjust::Outcome SplitAdjust::call_with_id(ItemResult& item, const BucketLay
     item.replayed = answer->replayed;
   }
   return Outcome::done;
+}
+
+std::optional<std::vector<std::int64_t>> SplitAdjust::scan(ItemResult& item,
+                                                           const BucketLayout& layout,
+                                                           Outcome& outcome) {
+  std::string unread;
+  std::optional<std::vector<std::int64_t>> stocks =
+      every_stock(read_bucket_stocks(client_, item.key, layout, &unread));
+  if (!unread.empty()) {
+    set_not_applied(item, unread);
+    outcome = Outcome::done;
+    return std::nullopt;
+  }
+  if (!stocks) outcome = Outcome::layout_changed;
+  return stocks;
 }
 
 void SplitAdjust::leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,

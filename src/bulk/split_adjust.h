@@ -58,6 +58,10 @@ class SplitAdjust {
   };
   ShortCheck prove_short(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
+  /// Every bucket's stock, read now; nullopt with `outcome` layout_changed (a bucket gone or
+  /// drained) or done (a bucket could not be read: the item is not applied, saying why).
+  std::optional<std::vector<std::int64_t>> scan(ItemResult& item, const BucketLayout& layout,
+                                                Outcome& outcome);
   /// The sold-out hints (docs/split.md, "A sold-out item stays cheap"): left in every
   /// bucket's slot once a scan proved the item's `total` short, for a second; read in the home
   /// bucket's; deleted by an add before and after it adds.

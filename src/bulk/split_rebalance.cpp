@@ -19,6 +19,7 @@ constexpr int kRebalanceRounds = 5;
 
 void SplitRebalance::run(ItemResult& item) {
   Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
+  item.moved = 0;  // counted across the attempts a layout change starts again
   while (true) {
     std::optional<std::string> stored;
     if (!read_stored_value(client_, item, stored)) return;
@@ -34,27 +35,40 @@ void SplitRebalance::run(ItemResult& item) {
     // A split or merge under way, or a bucket gone or drained (the layout is being replaced):
     // read the layout again after a pause, up to --retry-timeout.
     if (!wait.pause()) {
-      return set_not_applied(
-          item, live ? "the item's buckets kept changing under this rebalance (a bucket missing, "
-                       "or a split or merge running)"
-                     : fmt::format("a split or merge of the item is in progress ({}); the same "
-                                   "stockctl split command finishes it",
-                                   split_state_name(layout->state)));
+      const std::string why =
+          live ? "the item's buckets kept changing under this rebalance (a bucket missing, or a "
+                 "split or merge running)"
+               : fmt::format(
+                     "a split or merge of the item is in progress ({}); the same "
+                     "stockctl split command finishes it",
+                     split_state_name(layout->state));
+      if (*item.moved == 0) return set_not_applied(item, why);
+      return set_error(item, Status::error,
+                       fmt::format("{} ({} units moved before)", why, *item.moved));
     }
   }
 }
 
 SplitRebalance::Outcome SplitRebalance::even(ItemResult& item, const std::string& record,
                                              const BucketLayout& layout) {
+  // A transfer step that failed may have been applied (a send whose replica did not confirm
+  // it): the item is an error saying where the units are, never "not applied".
   std::string error;
   if (!finish_pending_transfers(client_, item.key, layout, error)) {
-    set_not_applied(item, error);
+    set_error(item, Status::error,
+              fmt::format("{} ({} units moved before)", error, item.moved.value_or(0)));
     return Outcome::done;
   }
-  std::int64_t moved = 0;
+  std::int64_t& moved = *item.moved;
   for (int round = 0; round < kRebalanceRounds; ++round) {
     std::vector<std::int64_t> stocks;
-    for (const std::optional<std::int64_t>& stock : read_bucket_stocks(client_, item.key, layout)) {
+    std::string unread;
+    for (const std::optional<std::int64_t>& stock :
+         read_bucket_stocks(client_, item.key, layout, &unread)) {
+      if (!unread.empty()) {
+        set_error(item, Status::error, fmt::format("{} ({} units moved before)", unread, moved));
+        return Outcome::done;
+      }
       if (!stock) return Outcome::layout_changed;
       stocks.push_back(*stock);
     }
@@ -66,8 +80,7 @@ SplitRebalance::Outcome SplitRebalance::even(ItemResult& item, const std::string
                                                bucket_key(item.key, layout, t.to), t.units, error);
       if (result == TransferResult::layout_changed) return Outcome::layout_changed;
       if (result == TransferResult::failed) {
-        set_not_applied(item, fmt::format("{} ({} units moved before)", error, moved));
-        item.moved = moved;
+        set_error(item, Status::error, fmt::format("{} ({} units moved before)", error, moved));
         return Outcome::done;
       }
       if (result == TransferResult::short_at_source) {
@@ -79,12 +92,12 @@ SplitRebalance::Outcome SplitRebalance::even(ItemResult& item, const std::string
     if (!taken) break;
   }
   read_split_item(client_, item, record, ranges_);
-  item.moved = moved;
   return Outcome::done;
 }
 
 void SplitRebalance::report_plain(ItemResult& item, const std::optional<std::string>& stored) {
   item.stock.reset();
+  item.moved.reset();  // nothing to move in: set below for a stock value
   if (!stored) {
     item.status = Status::missing;
     return;

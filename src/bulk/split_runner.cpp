@@ -104,16 +104,24 @@ std::optional<std::int64_t> stock_in_bucket(const CallResult& result) {
 
 std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
                                                             const std::string& stock_key,
-                                                            const BucketLayout& layout) {
+                                                            const BucketLayout& layout,
+                                                            std::string* unread) {
+  const std::vector<std::string> keys = bucket_keys(stock_key, layout);
   std::vector<Call> calls;
-  calls.reserve(layout.slots.size());
-  for (std::string& key : bucket_keys(stock_key, layout)) {
-    calls.push_back(Call::read({"GET", std::move(key)}));
-  }
+  calls.reserve(keys.size());
+  for (const std::string& key : keys) calls.push_back(Call::read({"GET", key}));
   const std::vector<CallResult> results = client.run(calls);
   std::vector<std::optional<std::int64_t>> stocks;
   stocks.reserve(results.size());
-  for (const CallResult& result : results) stocks.push_back(stock_in_bucket(result));
+  for (std::size_t b = 0; b < results.size(); ++b) {
+    const CallResult& result = results[b];
+    stocks.push_back(stock_in_bucket(result));
+    const bool replied = result.state == CallResult::State::replied;
+    if (unread != nullptr && (!replied || result.reply.is_error()) && unread->empty()) {
+      *unread =
+          fmt::format("reading bucket {}: {}", keys[b], replied ? result.reply.str : result.error);
+    }
+  }
   return stocks;
 }
 

@@ -32,10 +32,13 @@ std::string new_generation();
 std::optional<std::int64_t> stock_in_bucket(const CallResult& result);
 
 /// The stock of each bucket of `layout` (null where a bucket is missing, holds something else
-/// or could not be read), read pipelined. Each read is its own moment.
+/// or could not be read), read pipelined. Each read is its own moment. With `unread`: set to
+/// why a bucket could not be read at all (no reply, an error reply), which is not a layout
+/// change; left as it is otherwise.
 std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
                                                             const std::string& stock_key,
-                                                            const BucketLayout& layout);
+                                                            const BucketLayout& layout,
+                                                            std::string* unread = nullptr);
 
 /// Fills in `item` (get) for a split item whose stock key holds `record`: the sum of its
 /// buckets as `stock`, their number as `buckets`, and with item.details each bucket's key,

@@ -114,6 +114,8 @@ class TransferAcrossFailover(unittest.TestCase):
         self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
         self.assertIn("durability is not confirmed", res.one["error"])
         self.assertIn("the transfer stays recorded at " + keys[0], res.one["error"])
+        # The send was applied: the units left bucket 0. "not applied" would be a lie.
+        self.assertFalse(res.one["error"].startswith("not applied"), res.one["error"])
         self.assertEqual(res.one["moved"], 0)
         primary.kill(signal.SIGKILL)
         replica.kill(signal.SIGCONT)
@@ -144,6 +146,7 @@ class TransferAcrossFailover(unittest.TestCase):
         res = self.sc("rebalance", "A", "--wait-timeout", "300")
         self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
         self.assertIn("confirming transfer", res.one["error"])
+        self.assertEqual(res.one["moved"], 0)
         self.assertIn("durability is not confirmed", res.one["error"])
         self.assertEqual(int(self.r("GET", keys[1])), 0, "nothing received")
         self.assertEqual(self.r("EXISTS", keys[1] + ":in:app1"), 0)
