@@ -4,8 +4,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
+#include <map>
 #include <random>
 
 #include "base/text.h"
@@ -533,8 +536,84 @@ bool SplitRunner::finish_sent(ItemResult& item, const std::string& key, const Sp
   return true;
 }
 
+bool SplitRunner::carry_ledgers(ItemResult& item, const SplitRecord& record) {
+  // Nothing writes to either layout's ledgers now: the old one is drained (or the stock key
+  // holds the record), and deductions wait until the new one is live.
+  const long long now = static_cast<long long>(std::time(nullptr));
+  const std::vector<std::string> sources =
+      record.from.plain() ? std::vector<std::string>{item.key} : bucket_keys(item.key, record.from);
+  std::vector<Call> reads;
+  std::vector<std::string> source_ledgers;
+  for (const std::string& source : sources) {
+    for (std::string& ledger : ledger_keys(source, request_ttl_s_, now)) {
+      reads.push_back(Call::read({"HGETALL", ledger}));
+      reads.push_back(Call::read({"PTTL", ledger}));
+      source_ledgers.push_back(std::move(ledger));
+    }
+  }
+  const std::vector<CallResult> read = client_.run(reads);
+  // Per destination ledger: the records to copy, and the longest life left of their sources.
+  std::map<std::string, std::pair<std::vector<std::string>, long long>> copies;
+  for (std::size_t l = 0; l < source_ledgers.size(); ++l) {
+    const CallResult& fields = read[2 * l];
+    const CallResult& pttl = read[2 * l + 1];
+    if (fields.state != CallResult::State::replied || fields.reply.is_error()) {
+      set_error(
+          item, Status::error,
+          fmt::format("reading request ledger {}: {}; the item is left being {}", source_ledgers[l],
+                      fields.state == CallResult::State::replied ? fields.reply.str : fields.error,
+                      record.target.plain() ? "merged" : "split"));
+      return false;
+    }
+    const std::size_t generation = l % 3;  // ledger_keys' order: current, previous, next
+    const std::vector<Reply>& pairs = fields.reply.elements;
+    for (std::size_t f = 0; f + 1 < pairs.size(); f += 2) {
+      const std::string& id = pairs[f].str;
+      if (id.empty()) continue;  // the ledger's mark, not an id (lua/stock-2.lua)
+      const std::string home =
+          record.target.plain()
+              ? item.key
+              : bucket_key(item.key, record.target, home_bucket(id, record.target.buckets(), 0));
+      auto& [args, life_ms] = copies[ledger_keys(home, request_ttl_s_, now)[generation]];
+      args.push_back(id);
+      args.push_back(pairs[f + 1].str);
+      life_ms = std::max(life_ms, pttl.reply.integer);
+    }
+  }
+  for (const auto& [ledger, copy] : copies) {
+    const auto& [args, life_ms] = copy;
+    std::vector<Call> writes;
+    for (std::size_t a = 0; a + 1 < args.size(); a += 2) {
+      writes.push_back(Call::idempotent_write({"HSETNX", ledger, args[a], args[a + 1]}));
+    }
+    // The copy lives as long as its sources would have; a ledger that had an expiry keeps it.
+    // Nothing else writes to it now, so the PTTL read after the copy is still true when the
+    // PEXPIRE comes (and a crash in between leaves -1, which the next run finds).
+    writes.push_back(Call::read({"PTTL", ledger}));
+    const std::vector<CallResult> copied = client_.run(writes);
+    const CallResult& last_copy = copied[copied.size() - 2];
+    const CallResult& pttl = copied.back();
+    const std::string step = fmt::format("copying the request ids into {} was", ledger);
+    for (const CallResult& result : copied) {
+      if (!split_reply_or_error(item, result)) return false;
+    }
+    if (!split_step_confirmed(item, last_copy, client_.options(), step)) return false;
+    if (pttl.reply.integer == -1 && life_ms > 0) {
+      const CallResult expiry =
+          client_.run({Call::idempotent_write({"PEXPIRE", ledger, std::to_string(life_ms)})})[0];
+      if (!split_reply_or_error(item, expiry) ||
+          !split_step_confirmed(item, expiry, client_.options(), step)) {
+        return false;
+      }
+    }
+  }
+  stop_split_if_asked("split:ledgers");
+  return true;
+}
+
 SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
                                     const SplitRecord& record) {
+  if (!carry_ledgers(item, record)) return Next::stop;
   // The old layout's drained buckets: their units are in the record now.
   for (int i = 0; i < record.from.buckets(); ++i) {
     const std::string key = bucket_key(item.key, record.from, i);

@@ -103,8 +103,11 @@ std::optional<int> finish_pending_transfers(Client& client, const std::string& s
 /// Brings items to a number of buckets, finishing a split or merge in progress first.
 class SplitRunner {
  public:
-  SplitRunner(Client& client, std::vector<SlotRange> ranges, const ChangeLogSettings& log)
-      : client_(client), ranges_(std::move(ranges)), log_(log) {}
+  /// `request_ttl_s`: the lifetime of the request ledgers whose ids are carried over to the new
+  /// layout (--request-ttl of the deductions that wrote them).
+  SplitRunner(Client& client, std::vector<SlotRange> ranges, const ChangeLogSettings& log,
+              long long request_ttl_s = 86400)
+      : client_(client), ranges_(std::move(ranges)), log_(log), request_ttl_s_(request_ttl_s) {}
 
   /// Splits `item` (key set) over `buckets` buckets (1: merges it into one key). Sets its
   /// status (ok, unlimited, missing, conflict or error), its stock (the total) and, when it is
@@ -117,6 +120,11 @@ class SplitRunner {
              const BucketLayout& wanted);
   Next drain(ItemResult& item, const std::string& stored, const SplitRecord& record);
   Next fill(ItemResult& item, const std::string& stored, const SplitRecord& record);
+  /// Copies the request ids recorded in the old layout's ledgers (the stock key's, or each old
+  /// bucket's) into the ledger of each id's home in the new one, so that a repeat after the
+  /// split or merge finds its first answer. HSETNX: safe to run again; false with the item's
+  /// error set when a step failed or too few replicas confirmed it.
+  bool carry_ledgers(ItemResult& item, const SplitRecord& record);
   /// Finishes the transfers a drain found recorded at bucket `key`; false with the item's
   /// error set when one could not be.
   bool finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving);
@@ -127,6 +135,7 @@ class SplitRunner {
   Client& client_;
   std::vector<SlotRange> ranges_;
   const ChangeLogSettings& log_;
+  long long request_ttl_s_;
 };
 
 }  // namespace stockctl

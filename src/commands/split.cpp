@@ -27,6 +27,7 @@ struct SplitOptions {
   std::string format;
   SourceColumns columns;
   std::string buckets_column = "buckets";
+  long long request_ttl_s = 86400;  ///< the ledgers whose request ids move to the new layout
 };
 
 // One item to split, and how many buckets it is to have.
@@ -128,7 +129,7 @@ ExitCode run_split(Program& program, const SplitOptions& o) {
   for (const SplitRow& row : rows) items.push_back(row.item);
   ctx.on_unconnected(items, true);
   SplitRunner runner(ctx.redis(), read_slot_ranges(ctx.redis(), program.common.cluster),
-                     ctx.change_log());
+                     ctx.change_log(), o.request_ttl_s);
   ItemErrorEcho echo;
   for (SplitRow& row : rows) {
     runner.run(row.item, row.buckets);
@@ -160,6 +161,11 @@ void setup_split(CLI::App& app, Program& program) {
   sub->add_option("--sku-column", o->columns.sku, "column holding the item id (default sku)")
       ->group("Source");
   add_delimiter_option(*sub, o->columns);
+  sub->add_option("--request-ttl", o->request_ttl_s,
+                  "the --request-ttl of the deductions whose request ids move to the new layout "
+                  "(default 86400)")
+      ->check(integer_range(1, 1LL << 32))
+      ->group("Retries");
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_split(program, *o); }; });
 }

@@ -497,6 +497,41 @@ class DeductAndAdd(SplitTest):
         self.assertTrue(self.sc("add", "A", "3", "--request-id", "a1").one["replayed"])
         self.assertEqual(self.units("A"), 39)
 
+    def test_request_ids_are_remembered_across_a_split_a_resplit_and_a_merge(self):
+        # A client retrying with its id after the operator split the item must get its first
+        # answer, not a second deduction: each split or merge carries the ids over.
+        self.sc("init", "A", "100")
+        ids = {"before": 3, "while-4": 5, "while-7": 2}
+        self.assertEqual(self.sc("deduct", "A", "3", "--request-id", "before").one["status"], "ok")
+        self.split("A", 4)
+        self.assertEqual(self.sc("deduct", "A", "5", "--request-id", "while-4").one["status"], "ok")
+        self.split("A", 7)
+        self.assertEqual(self.sc("deduct", "A", "2", "--request-id", "while-7").one["status"], "ok")
+        self.sc("add", "A", "4", "--request-id", "added")
+        for buckets in (7, 3, 1):
+            self.split("A", buckets)
+            for rid, qty in ids.items():
+                res = self.sc("deduct", "A", str(qty), "--request-id", rid)
+                self.assertEqual((res.one["status"], res.one.get("replayed")), ("ok", True),
+                                 (buckets, rid, res))
+            self.assertTrue(self.sc("add", "A", "4", "--request-id", "added").one["replayed"])
+            self.assertEqual(self.units("A"), 100 - 10 + 4, buckets)
+        # The copies expire as the ledgers they came from would have.
+        ledgers = self.all_keys("stock:{A}:ids:*")
+        self.assertTrue(ledgers)
+        for ledger in ledgers:
+            self.assertGreater(self.r("PTTL", ledger), 0, ledger)
+
+    def test_a_split_cut_off_while_it_carries_the_ids_carries_them_when_run_again(self):
+        self.sc("init", "A", "50")
+        self.sc("deduct", "A", "5", "--request-id", "r1")
+        cut = self.split("A", 4, env=clean_env(STOCKCTL_TEST_STOP_AT="split:ledgers"))
+        self.assertEqual(cut.rc, -9, cut)
+        self.assertEqual(self.split("A", 4).one["status"], "ok")
+        res = self.sc("deduct", "A", "5", "--request-id", "r1")
+        self.assertEqual((res.one["status"], res.one.get("replayed")), ("ok", True), res)
+        self.assertEqual(self.units("A"), 45)
+
     def test_a_request_id_is_answered_insufficient_only_when_the_total_is_short(self):
         self.sc("init", "A", "4")
         self.split("A", 2)
