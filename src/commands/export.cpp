@@ -14,6 +14,7 @@
 #include "base/interrupt.h"
 #include "base/text.h"
 #include "bulk/item_scan.h"
+#include "bulk/split_runner.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/quantity.h"
@@ -113,14 +114,21 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
       if (!logical) continue;  // deleted between the GET and the view's own read
       stock = parse_stored_value(*logical);
     }
-    if (!stock) {
-      ++run.corrupt;
-      if (!value.reply.is_error() && is_split_record(value.reply.str)) {
-        // A split item's rows are to come (docs/split.md): left out, and counted, for now.
-        print_error(fmt::format("{}; not exported",
-                                split_item_refused("export", batch[i].sku, value.reply.str)));
+    if (!stock && !value.reply.is_error() && is_split_record(value.reply.str)) {
+      // A split item: its total, as get reads it (split items have no holds and no expiry).
+      ItemResult split;
+      split.sku = batch[i].sku;
+      split.key = batch[i].key;
+      read_split_item(run.ctx.redis(), split, value.reply.str, {});
+      if (split.status != Status::ok) {
+        ++run.corrupt;
+        print_error(fmt::format("item '{}': {}; not exported", split.sku, split.error));
         continue;
       }
+      stock = split.stock;
+    }
+    if (!stock) {
+      ++run.corrupt;
       print_error(
           fmt::format("item '{}': {} holds {}; not exported", batch[i].sku, batch[i].key,
                       value.reply.is_error() ? value.reply.str : "'" + value.reply.str + "'"));

@@ -985,11 +985,20 @@ class FailClosed(SplitTest):
         self.assert_refused(self.sc("delete", "A"))
         self.assert_refused(self.sc("delete", "A", "--force"))
 
-    def test_export(self):
+    def test_export_writes_a_split_item_s_total(self):
+        # One row per item with its total, as get reads it: an export of a store with a split
+        # item is whole (exit 0, the file replaced), not a snapshot that leaves it out.
+        self.sc("deduct", "A", "3")
+        self.sc("init", "B", "5")
         res = self.sc("export")
-        self.assertIn("item 'A' is split over 4 buckets", res.stderr)
-        self.assertNotIn('"sku":"A"', res.stdout)
-        self.assertEqual(self.snapshot(), self.before)
+        self.assertEqual((res.rc, res.stderr), (0, ""), res)
+        rows = {row["sku"]: row["stock"] for row in res.lines}
+        self.assertEqual(rows, {"A": 17, "B": 5})
+        path = os.path.join(self.tmp, "snapshot.csv")
+        res = self.sc("export", "--format", "csv", "--output", path)
+        self.assertEqual((res.rc, res.one["items"], res.one["written"]), (0, 2, True), res)
+        with open(path) as f:
+            self.assertIn("A,17", f.read())
 
     def test_log(self):
         self.assert_refused(self.sc("log", "A"))
