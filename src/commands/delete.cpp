@@ -8,12 +8,12 @@
 #include "app/context.h"
 #include "app/item_list.h"
 #include "base/diagnostics.h"
+#include "bulk/split_runner.h"
 #include "cli/common_options.h"
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/cart_keys.h"
 #include "core/sku.h"
-#include "core/split_plan.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
 #include "redis/scripts/remove.h"
@@ -92,16 +92,16 @@ void report_removed(ItemResult& item, const CallResult& held,
 }
 
 // What the item held, so that its line says what was removed: its holds, then its stock key,
-// taken by the remove script. A split item's units are in its buckets, which delete does not
-// remove yet (docs/split.md): the script keeps its layout record, checked in the same moment
-// as the delete, so that a split beginning meanwhile is never cut off from its buckets, and
-// the item is refused, even with --force. Returns the items whose stock key is gone (or was
-// never there); the others have their error.
-std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>& items,
-                                           bool force) {
+// taken by the remove script, for the items `which` names. The script keeps a split item's
+// layout record (checked in the same moment as the delete, so that a split beginning meanwhile
+// is never cut off from its buckets): those items are returned, for their buckets to be merged
+// first. The items removed (or never there) go to `removed`; the others have their error.
+std::vector<std::size_t> remove_once(Context& ctx, std::vector<ItemResult>& items, bool force,
+                                     const std::vector<std::size_t>& which,
+                                     std::vector<std::size_t>& removed) {
   std::vector<Call> calls;
   std::vector<std::size_t> sent;
-  for (std::size_t i = 0; i < items.size(); ++i) {
+  for (std::size_t i : which) {
     if (!items[i].error.empty()) continue;
     if (!force && has_unexpired_holds(ctx.redis(), items[i].key)) {
       set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
@@ -112,7 +112,7 @@ std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>
     sent.push_back(i);
   }
   const std::vector<CallResult> results = ctx.redis().run(calls);
-  std::vector<std::size_t> removed;
+  std::vector<std::size_t> split;
   for (std::size_t k = 0; k < sent.size(); ++k) {
     ItemResult& item = items[sent[k]];
     const CallResult& r = results[2 * k + 1];
@@ -125,12 +125,52 @@ std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>
           item, Status::error,
           fmt::format("unexpected reply from the remove script: {}", describe_reply(r.reply)));
     } else if (answer->split) {
-      set_error(item, Status::error, split_item_refused("delete", item.sku, *answer->value));
+      split.push_back(sent[k]);
     } else {
       report_removed(item, results[2 * k], answer->value);
       removed.push_back(sent[k]);
     }
   }
+  return split;
+}
+
+// Merges the split items `which` back into their stock keys (the split command's crash-safe
+// steps, docs/split.md), so that the remove script then takes their units whole. An item whose
+// merge fails keeps its error and is not deleted.
+std::vector<std::size_t> merge_split_items(Context& ctx, std::vector<ItemResult>& items,
+                                           const std::vector<std::size_t>& which, bool cluster) {
+  SplitRunner runner(ctx.redis(), read_slot_ranges(ctx.redis(), cluster), ctx.change_log());
+  std::vector<std::size_t> merged;
+  for (std::size_t i : which) {
+    ItemResult merge = items[i];
+    merge.op = "split";
+    runner.run(merge, 1);
+    if (merge.status == Status::ok) {
+      merged.push_back(i);
+    } else {
+      set_error(
+          items[i], Status::error,
+          fmt::format("merging its buckets before the delete: {}; nothing deleted", merge.error));
+    }
+  }
+  return merged;
+}
+
+// Removes the items' stock keys: a split item's buckets are merged back first (`merged` says
+// which). Returns the items whose stock key is gone (or was never there).
+std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>& items, bool force,
+                                           bool cluster, std::vector<std::size_t>& merged) {
+  std::vector<std::size_t> all(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) all[i] = i;
+  std::vector<std::size_t> removed;
+  const std::vector<std::size_t> split = remove_once(ctx, items, force, all, removed);
+  if (split.empty()) return removed;
+  merged = merge_split_items(ctx, items, split, cluster);
+  for (std::size_t i : remove_once(ctx, items, force, merged, removed)) {
+    set_error(items[i], Status::error,
+              "the item was split again while delete merged it; run delete again");
+  }
+  std::sort(removed.begin(), removed.end());
   return removed;
 }
 
@@ -178,8 +218,18 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   ExitFold fold;
   if (refuse_invalid_items(ctx, items, "deleted", fold)) return fold.code();
   ctx.on_unconnected(items, true);
-  const std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
-  std::vector<std::size_t> removed = remove_stock_keys(ctx, items, o.force);
+  std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
+  std::vector<std::size_t> merged;
+  std::vector<std::size_t> removed =
+      remove_stock_keys(ctx, items, o.force, program.common.cluster, merged);
+  if (!merged.empty()) {
+    // The merge carried the buckets' request ids into the item's own ledgers: found now.
+    std::vector<ItemResult> merged_items;
+    merged_items.reserve(merged.size());
+    for (std::size_t i : merged) merged_items.push_back(items[i]);
+    const std::vector<std::vector<std::string>> carried = find_request_records(ctx, merged_items);
+    for (std::size_t m = 0; m < merged.size(); ++m) records[merged[m]] = carried[m];
+  }
   remove_companions(ctx, items, removed, records, program.common.cluster);
   for (const ItemResult& item : items) {
     if (item.status == Status::error || item.status == Status::conflict) {
@@ -196,8 +246,9 @@ void setup_delete(CLI::App& app, Program& program) {
   auto o = std::make_shared<DeleteOptions>();
   CLI::App* sub = app.add_subcommand(
       "delete",
-      "remove items: stock key and every companion key (lock, request records, log); each line "
-      "says what it removed (\"previous\": the stock, \"held\": the units in holds)");
+      "remove items: stock key and every companion key (lock, request records, log; a split "
+      "item is merged first); each line says what it removed (\"previous\": the stock, "
+      "\"held\": the units in holds)");
   sub->add_option("SKU", o->skus, "item ids")->required();
   sub->add_flag("--force", o->force, "delete items that have unexpired holds too");
   add_common_footer(*sub);

@@ -981,9 +981,17 @@ class FailClosed(SplitTest):
         self.assertEqual(self.r("EXISTS", "stock:{B}"), 0)
         self.assertEqual(self.r("EVAL", remove, 1, "stock:{B}"), ["removed", None])
 
-    def test_delete(self):
-        self.assert_refused(self.sc("delete", "A"))
-        self.assert_refused(self.sc("delete", "A", "--force"))
+    def test_delete_merges_the_buckets_then_deletes_the_item(self):
+        self.sc("deduct", "A", "2", "--request-id", "r1")
+        res = self.sc("delete", "A")
+        self.assertEqual((res.rc, res.one["status"], res.one["previous"]), (0, "ok", 18), res)
+        self.assertEqual(self.r("EXISTS", "stock:{A}"), 0)
+        self.assertEqual(self.bucket_keys("A"), [], "no bucket left")
+        left = [k for k in self.all_keys("stockctl:bucket:*") if ":ids:" not in k]
+        self.assertEqual(left, [], "nothing of the buckets but their ledgers, which expire")
+        self.assertEqual(self.all_keys("stock:{A}*"), [])
+        # As for any deleted item, init puts the units back.
+        self.assertEqual(self.sc("init", "A", "18").one["stock"], 18)
 
     def test_export_writes_a_split_item_s_total(self):
         # One row per item with its total, as get reads it: an export of a store with a split
