@@ -11,6 +11,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "bulk/split_runner.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/cart_keys.h"
@@ -138,8 +139,9 @@ class Doctor {
     }
   }
 
-  void finish() {
+  void finish(bool cluster) {
     for (const Finding& f : check_clocks(clocks_)) report(f);
+    if (cluster) check_split_items();
   }
 
   /// sentinel: asks each sentinel of the URL which master it names and whether its quorum can be
@@ -313,6 +315,8 @@ class Doctor {
         Reply r = conn.read();
         ++items;
         bool wrong_type = r.error_kind() == ErrorReply::wrongtype;
+        const std::optional<std::string> value = r.string_or_nil();
+        if (value && is_split_record(*value)) split_items_.emplace_back(k, *value);
         if (auto f = check_value(node, k, r.string_or_nil(), wrong_type)) {
           if (f->status == CheckStatus::fail) ++corrupt;  // a split item is a warning only
           report(*f);
@@ -325,6 +329,28 @@ class Doctor {
     report(Finding{"values", node, corrupt ? CheckStatus::fail : CheckStatus::ok,
                    fmt::format("{} items read, {} corrupt", items, corrupt),
                    corrupt ? "see the values findings above" : ""});
+  }
+
+  // split (--scan on a cluster): each split item's buckets as spread over the primaries now.
+  void check_split_items() {
+    if (split_items_.empty()) return;
+    const std::vector<SlotRange> ranges = read_slot_ranges(ctx_.redis(), true);
+    std::size_t spread = 0;
+    for (const auto& [key, value] : split_items_) {
+      const std::optional<SplitRecord> record = parse_split_record(value);
+      const std::optional<std::string> sku = sku_of_stock_key(scheme_, key);
+      if (!record || !sku || record->state != SplitState::live) continue;
+      if (std::optional<Finding> f = check_split_spread(key, *sku, *record, ranges)) {
+        report(*f);
+      } else {
+        ++spread;
+      }
+    }
+    report(Finding{"split", "cluster", CheckStatus::ok,
+                   fmt::format("{} of {} split items spread over the primaries as the slot map is "
+                               "now",
+                               spread, split_items_.size()),
+                   ""});
   }
 
   void report(const Finding& f) {
@@ -344,6 +370,7 @@ class Doctor {
   const DoctorOptions& options_;
   const KeyScheme& scheme_;
   std::vector<ClockSample> clocks_;
+  std::vector<std::pair<std::string, std::string>> split_items_;  ///< --scan: key, layout record
   std::vector<Finding> findings_;
 };
 
@@ -366,7 +393,7 @@ ExitCode run_doctor(Program& program, const DoctorOptions& options) {
   } else {
     for (const std::string& node : nodes) doctor.check_node(options_for(seed, node), node);
   }
-  doctor.finish();
+  doctor.finish(program.common.cluster);
   program.extra_metrics = render_doctor_metrics(doctor.findings());
   const std::string failed = doctor_failure_message(doctor.findings(), options.strict);
   if (failed.empty()) return ExitCode::ok;

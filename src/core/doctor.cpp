@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "base/text.h"
@@ -519,12 +520,10 @@ std::optional<Finding> check_value(const std::string& node, const std::string& k
     return finding(
         "values", node, CheckStatus::warn,
         record && record->state == SplitState::live
-            ? fmt::format("{} is split over {} buckets; doctor --scan does not check split items "
-                          "yet",
+            ? fmt::format("{} is split over {} buckets (their values are not read here; on a "
+                          "cluster the split check says how they are spread)",
                           key, record->target.buckets())
-            : fmt::format("{} is being split or merged ({}); doctor --scan does not check split "
-                          "items yet",
-                          key, quote_value(*value)),
+            : fmt::format("{} is being split or merged ({})", key, quote_value(*value)),
         record && record->state == SplitState::live
             ? "stockctl get SKU reads its buckets"
             : "run the same stockctl split command again to finish it");
@@ -532,6 +531,34 @@ std::optional<Finding> check_value(const std::string& node, const std::string& k
   std::string shown = value->size() > 40 ? value->substr(0, 40) + "..." : *value;
   return finding("values", node, CheckStatus::fail,
                  fmt::format("{} holds '{}', not a stock value", key, shown), hint);
+}
+
+std::optional<Finding> check_split_spread(const std::string& key, const std::string& sku,
+                                          const SplitRecord& record,
+                                          const std::vector<SlotRange>& ranges) {
+  std::map<std::string, int> per_primary;
+  for (const SlotRange& range : ranges) per_primary.emplace(range.node, 0);
+  if (per_primary.empty() || record.state != SplitState::live) return std::nullopt;
+  for (int slot : record.target.slots) {
+    const std::string node = node_of_slot(ranges, slot);
+    if (!node.empty()) ++per_primary[node];
+  }
+  const int buckets = record.target.buckets();
+  const int primaries = static_cast<int>(per_primary.size());
+  const int share = (buckets + primaries - 1) / primaries;  // buckets / P, or one more
+  const auto busiest =
+      std::max_element(per_primary.begin(), per_primary.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (busiest->second <= share) return std::nullopt;
+  return finding(
+      "split", busiest->first, CheckStatus::warn,
+      fmt::format("{} of the {} buckets of {} are on this primary, more than its share ({} of "
+                  "{} primaries): a resharding has moved them since the split, and its "
+                  "deductions are not spread as they were",
+                  busiest->second, buckets, key, share, primaries),
+      fmt::format("stockctl split {} --buckets {} re-spreads them over the primaries as the slot "
+                  "map is now (sales go on)",
+                  sku, buckets));
 }
 
 int doctor_exit_status(const std::vector<Finding>& findings, bool strict) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/sku.h"
+#include "core/split_layout.h"
 
 namespace stockctl {
 
@@ -128,6 +129,15 @@ std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples);
 std::optional<std::string> sku_of_stock_key(const KeyScheme& scheme, std::string_view key);
 /// values (doctor --scan): a stored value that is not -1 or 0..2^53-1 (or not a string at all:
 /// `wrong_type`) fails; nullopt when the value is fine.
+/// split (doctor --scan on a cluster): whether the live layout `record` of the item at `key`
+/// still spreads its buckets over the primaries of `ranges` as a split deals them (each gets
+/// buckets / P or one more). A resharding since may have moved several onto one primary: a
+/// warning naming it, with the command that re-spreads them. Nothing when spread, or when
+/// `ranges` names no primary (one Redis).
+std::optional<Finding> check_split_spread(const std::string& key, const std::string& sku,
+                                          const SplitRecord& record,
+                                          const std::vector<SlotRange>& ranges);
+
 std::optional<Finding> check_value(const std::string& node, const std::string& key,
                                    const std::optional<std::string>& value, bool wrong_type);
 

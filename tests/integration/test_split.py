@@ -1022,9 +1022,28 @@ class FailClosed(SplitTest):
 
     def test_doctor_scan(self):
         res = self.sc("doctor", "--scan")
-        self.assertIn("stock:{A} is split over 4 buckets; doctor --scan does not check split "
-                      "items yet", res.stdout)
+        self.assertIn("stock:{A} is split over 4 buckets", res.stdout)
         self.assertEqual(self.snapshot(), self.before)
+        split = [line for line in res.lines if line.get("check") == "split"]
+        if not self.cluster:
+            self.assertEqual(split, [], "one Redis: nothing to spread")
+            return
+        self.assertEqual([(f["status"], f["detail"]) for f in split],
+                         [("ok", "1 of 1 split items spread over the primaries as the slot map "
+                                 "is now")])
+        # A layout whose buckets all hash to one primary, as a resharding can leave one: each
+        # tag is the smallest number whose slot is on the first primary.
+        first = self.r.primaries()[0]
+        tags = [t for t in range(100000) if self.r.node_port(str(t)) == first][:3]
+        self.r("SET", "stock:{B}", "stockctl:split:1 live 0badcafe %s - - -"
+               % ",".join(map(str, tags)))
+        res = self.sc("doctor", "--scan")
+        split = [line for line in res.lines if line.get("check") == "split"]
+        self.assertEqual([f["status"] for f in split], ["warn", "ok"], split)
+        self.assertIn("3 of the 3 buckets of stock:{B} are on this primary", split[0]["detail"])
+        self.assertEqual(split[0]["hint"], "stockctl split B --buckets 3 re-spreads them over "
+                                           "the primaries as the slot map is now (sales go on)")
+        self.assertEqual(res.rc, 0, "a warning: exit 0 without --strict")
 
 
 if __name__ == "__main__":

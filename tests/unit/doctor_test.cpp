@@ -311,3 +311,27 @@ TEST_CASE("sentinel: the master named with the highest config epoch is the agree
   CHECK(found[1].status == CheckStatus::fail);
   CHECK(found[2].status == CheckStatus::ok);
 }
+
+TEST_CASE("split: a warning when a primary holds more than its share of an item's buckets") {
+  const std::vector<SlotRange> ranges{
+      {0, 5460, "a:1"}, {5461, 10922, "b:1"}, {10923, 16383, "c:1"}};
+  SplitRecord record;
+  record.state = SplitState::live;
+  record.target = {"9cbf512f", {100, 6000, 12000, 200}};  // a: 2, b: 1, c: 1 (share 2)
+  CHECK_FALSE(check_split_spread("stock:{A}", "A", record, ranges));
+
+  // A resharding moved bucket 1's slot to a: a now has 3 of 4.
+  record.target.slots[1] = 300;
+  const std::optional<Finding> f = check_split_spread("stock:{A}", "A", record, ranges);
+  REQUIRE(f);
+  CHECK(f->check == "split");
+  CHECK(f->node == "a:1");
+  CHECK(f->status == CheckStatus::warn);
+  CHECK(f->detail.find("3 of the 4 buckets of stock:{A}") != std::string::npos);
+  CHECK(f->hint.find("stockctl split A --buckets 4") != std::string::npos);
+
+  // One Redis (no slot ranges), and a layout not live: nothing to judge.
+  CHECK_FALSE(check_split_spread("stock:{A}", "A", record, {}));
+  record.state = SplitState::drain;
+  CHECK_FALSE(check_split_spread("stock:{A}", "A", record, ranges));
+}
