@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <iterator>
 #include <optional>
 
@@ -14,6 +16,7 @@
 #include "commands/program.h"
 #include "core/change_log.h"
 #include "core/sku.h"
+#include "core/split_layout.h"
 #include "core/split_plan.h"
 
 namespace stockctl {
@@ -165,6 +168,14 @@ void read_newest(Context& ctx, const std::string& key, std::int64_t since, long 
   if (have < limit) read_stream_tail(ctx, key, since, limit - have, log);
 }
 
+// The keys whose logs make the item's: its stock key, then its buckets (a split item).
+std::vector<std::string> with_buckets(const std::string& key,
+                                      const std::vector<std::string>& buckets) {
+  std::vector<std::string> keys{key};
+  keys.insert(keys.end(), buckets.begin(), buckets.end());
+  return keys;
+}
+
 // The line of an item that has no entries to show: missing, or error with the reason.
 nlohmann::ordered_json log_status_json(const std::string& sku, const std::string& key,
                                        Status status, const std::string& error) {
@@ -193,20 +204,36 @@ ExitCode run_log(Program& program, LogOptions& o) {
   ctx.on_unconnected([&ctx, &o, &key](const std::string& reason) {
     ctx.out().write(log_status_json(o.sku, key, Status::error, reason));
   });
-  // A split item's changes are in its buckets' logs too, which log does not read yet: it
-  // refuses the item rather than show part of its history (docs/split.md).
+  // A split item's deductions and additions are in its buckets' logs (docs/split.md): those of
+  // the live layout are read too, and every entry placed by its time. A layout being replaced
+  // is refused rather than shown in part.
   const Reply value = read_call(ctx.redis(), {"GET", key}, key);
+  std::vector<std::string> buckets;
   if (value.type == Reply::Type::string && is_split_record(value.str)) {
-    const std::string why = split_item_refused("log", o.sku, value.str);
-    ctx.out().write(log_status_json(o.sku, key, Status::error, why));
-    throw StockctlError(why);
+    const std::optional<SplitRecord> record = parse_split_record(value.str);
+    if (!record || record->state != SplitState::live) {
+      const std::string why = split_item_refused("log", o.sku, value.str);
+      ctx.out().write(log_status_json(o.sku, key, Status::error, why));
+      throw StockctlError(why);
+    }
+    buckets = bucket_keys(key, record->target);
   }
   ItemLog log;
-  if (o.limit > 0 && o.limit <= kPage) {
-    read_newest(ctx, key, since, o.limit, log);
-  } else {
-    read_stream(ctx, key, since, log);
-    read_packed(ctx, key, since, log);
+  for (const std::string& logged : with_buckets(key, buckets)) {
+    ItemLog one;
+    if (o.limit > 0 && o.limit <= kPage) {
+      read_newest(ctx, logged, since, o.limit, one);
+    } else {
+      read_stream(ctx, logged, since, one);
+      read_packed(ctx, logged, since, one);
+    }
+    log.first_entry = log.first_entry || one.first_entry;
+    log.entries.insert(log.entries.end(), std::make_move_iterator(one.entries.begin()),
+                       std::make_move_iterator(one.entries.end()));
+  }
+  if (!buckets.empty()) {
+    std::stable_sort(log.entries.begin(), log.entries.end(),
+                     [](const LogEntry& a, const LogEntry& b) { return a.time_ms < b.time_ms; });
   }
   std::size_t from = 0;
   if (o.limit > 0 && log.entries.size() > static_cast<std::size_t>(o.limit)) {

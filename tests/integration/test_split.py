@@ -1008,8 +1008,22 @@ class FailClosed(SplitTest):
         with open(path) as f:
             self.assertIn("A,17", f.read())
 
-    def test_log(self):
-        self.assert_refused(self.sc("log", "A"))
+    def test_log_reads_the_buckets_logs_with_the_item_s_own(self):
+        # The item's own log (init, split) and its buckets' (each deduction and addition on
+        # one), every entry placed by its time.
+        for qty in ("1", "2", "3"):
+            self.assertEqual(self.sc("deduct", "A", qty).one["status"], "ok")
+        self.assertEqual(self.sc("add", "A", "5", "--reason", "restock").one["status"], "ok")
+        res = self.sc("log", "A")
+        self.assertEqual(res.rc, 0, res)
+        changes = [(e["change"], e["qty"]) for e in res.lines]
+        self.assertEqual(changes[-4:], [("deduct", 1), ("deduct", 2), ("deduct", 3), ("add", 5)])
+        self.assertIn("split", [c for c, _ in changes])
+        times = [e["time_ms"] for e in res.lines]
+        self.assertEqual(times, sorted(times))
+        self.assertEqual({e["key"] for e in res.lines}, {"stock:{A}"})
+        newest = self.sc("log", "A", "--limit", "2")
+        self.assertEqual([(e["change"], e["qty"]) for e in newest.lines], [("deduct", 3), ("add", 5)])
 
     def test_holds_and_orders(self):
         self.assert_refused(self.sc("hold", "h1", "A=1"))
