@@ -8,6 +8,7 @@
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/bulk_pass.h"
+#include "bulk/split_adjust.h"
 #include "bulk/validated_rows.h"
 #include "output/progress.h"
 
@@ -34,6 +35,14 @@ class AdjustJob {
   AdjustJob(Context& ctx, const std::string& name, const Source& source)
       : ctx_(ctx), name_(name), source_(source) {}
 
+  /// A row on a split item (the stock script refuses its layout record) is applied to its
+  /// buckets, as `deduct SKU QTY` applies it, before its line is printed.
+  void apply_split_items_with(OpRunner* runner, OpRunner::Op op, const OpOptions* options) {
+    runner_ = runner;
+    op_ = op;
+    options_ = options;
+  }
+
   ItemResult item_for(const OpRow& row, const std::string& problem) const {
     ItemResult item = adjust_item(name_, ctx_.scheme(), row.sku, row.sku_valid);
     item.request_id = row.request_id;
@@ -48,8 +57,12 @@ class AdjustJob {
   /// Only a valid row has a qty; the others are decided already.
   static bool pending(const ItemResult& item) { return item.qty.has_value(); }
 
-  void emit(const std::vector<ItemResult>& window, bool sent) {
-    for (const ItemResult& item : window) {
+  void emit(std::vector<ItemResult>& window, bool sent) {
+    for (ItemResult& item : window) {
+      if (sent && runner_ != nullptr && item.qty.has_value()) {
+        apply_to_split_item(*ctx_.redis_or_null(), *runner_, op_, *options_, ctx_.change_log(),
+                            item);
+      }
       // An invalid row was told on standard error when the source was validated: here it only
       // gets its line on standard output. A row not sent was not applied for the one reason
       // said once on standard error.
@@ -73,6 +86,9 @@ class AdjustJob {
   const Source& source_;
   ExitFold fold_;
   ItemErrorEcho echo_;
+  OpRunner* runner_ = nullptr;
+  OpRunner::Op op_ = OpRunner::Op::deduct;
+  const OpOptions* options_ = nullptr;
 };
 
 // A source with invalid rows writes nothing: each invalid row still gets its line on standard
@@ -129,6 +145,7 @@ ExitCode run_adjust_file(Context& ctx, OpRunner::Op op, const std::string& name,
     runner->set_change_log(ctx.change_log());
   }
   AdjustJob job(ctx, name, source);
+  if (runner) job.apply_split_items_with(&*runner, op, &options);
   Progress progress(name, validation.rows);
   BulkPass<AdjustJob> pass(job, runner ? &*runner : nullptr, client ? "" : ctx.connect_error());
   const std::size_t unsent = pass.run(source, reader, validation, progress);

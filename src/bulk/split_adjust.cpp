@@ -63,6 +63,23 @@ std::optional<std::string> split_record_of(Client& client, const ItemResult& ite
   return value;
 }
 
+void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
+                         const OpOptions& options, const ChangeLogSettings& log, ItemResult& item) {
+  if (item.status != Status::error) return;
+  std::optional<std::string> record = split_record_of(client, item);
+  if (!record) return;
+  ItemResult split = item;
+  split.error.clear();
+  SplitAdjust adjust(client, op, options, log);
+  if (!adjust.run(split, std::move(*record))) {
+    // Merged meanwhile: a plain item again.
+    std::vector<ItemResult> items{split};
+    runner.run(items);
+    split = items[0];
+  }
+  item = split;
+}
+
 bool SplitAdjust::run(ItemResult& item, std::string record) {
   Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
   while (true) {

@@ -16,6 +16,12 @@ namespace stockctl {
 /// holds anything else or cannot be read. For an item the stock script refused.
 std::optional<std::string> split_record_of(Client& client, const ItemResult& item);
 
+/// deduct or add on `item` once the stock script refused it (status error): when its stock key
+/// holds a split item's layout record, applies it to the buckets (docs/split.md), and an item
+/// merged meanwhile through `runner` as a plain one. Any other error is left as it is.
+void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
+                         const OpOptions& options, const ChangeLogSettings& log, ItemResult& item);
+
 /// Deducts or adds item.qty on a split item.
 class SplitAdjust {
  public:

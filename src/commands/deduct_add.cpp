@@ -51,23 +51,6 @@ void add_op_options(CLI::App& app, OpOptions& o) {
       ->group(init);
 }
 
-// deduct or add on a split item (docs/split.md), when `item`'s key holds a layout record.
-void apply_split(Context& ctx, OpRunner& runner, OpRunner::Op op, const OpOptions& options,
-                 ItemResult& item) {
-  std::optional<std::string> record = split_record_of(ctx.redis(), item);
-  if (!record) return;
-  ItemResult split = item;
-  split.error.clear();
-  SplitAdjust adjust(ctx.redis(), op, options, ctx.change_log());
-  if (!adjust.run(split, std::move(*record))) {
-    // Merged meanwhile: a plain item again.
-    std::vector<ItemResult> items{split};
-    runner.run(items);
-    split = items[0];
-  }
-  item = split;
-}
-
 ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
                     const OpCommandOptions& o) {
   if (o.sku.empty() && o.qty.empty()) {
@@ -98,7 +81,7 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
     item = items[0];
     // A split item's stock key holds its layout record, which the stock script refuses: only
     // then is the item read again (an item that is not split pays nothing for split ones).
-    if (item.status == Status::error) apply_split(ctx, runner, op, o.op, item);
+    apply_to_split_item(ctx.redis(), runner, op, o.op, ctx.change_log(), item);
   }
   ItemErrorEcho echo;
   emit_checked(ctx, item, fold, echo);

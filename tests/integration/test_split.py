@@ -1030,9 +1030,23 @@ class FailClosed(SplitTest):
         self.assert_refused(self.sc("order", "o1", "A=1"))
 
     def test_deduct_and_add_from_a_file(self):
-        path = self.write("ops.csv", "sku,qty\nA,1\n")
-        self.assert_refused(self.sc("deduct", "--file", path))
-        self.assert_refused(self.sc("add", "--file", path))
+        # Rows on a split item go to its buckets, as `deduct SKU QTY` sends them, each line in
+        # its row's place; request ids apply once.
+        self.sc("init", "B", "10")
+        rows = ["A,3,r1", "B,2,r2", "A,30,r3", "A,3,r1", "A,17,r4", "B,1,r5"]
+        path = self.write("ops.csv", "sku,qty,request_id\n" + "\n".join(rows) + "\n")
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(
+            [(o["sku"], o["status"], o.get("replayed", False)) for o in res.lines],
+            [("A", "ok", False), ("B", "ok", False), ("A", "insufficient", False),
+             ("A", "ok", True), ("A", "ok", False), ("B", "ok", False)], res)
+        self.assertEqual(res.rc, 3, "an insufficient row: exit 3")
+        self.assertEqual([o.get("buckets") for o in res.lines if o["sku"] == "A"], [4] * 4)
+        self.assertEqual((self.units("A"), self.r("GET", "stock:{B}")), (0, "7"))
+        path = self.write("adds.csv", "sku,qty\nA,5\nB,1\n")
+        res = self.sc("add", "--file", path)
+        self.assertEqual([(o["sku"], o["status"]) for o in res.lines], [("A", "ok"), ("B", "ok")])
+        self.assertEqual(self.units("A"), 5)
 
     def test_doctor_scan(self):
         res = self.sc("doctor", "--scan")
