@@ -65,7 +65,7 @@ std::optional<std::string> split_record_of(Client& client, const ItemResult& ite
 
 void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
                          const OpOptions& options, const ChangeLogSettings& log, ItemResult& item) {
-  if (item.status != Status::error) return;
+  if (item.status != Status::error || !refused_as_split(item.error, item.sku)) return;
   std::optional<std::string> record = split_record_of(client, item);
   if (!record) return;
   ItemResult split = item;

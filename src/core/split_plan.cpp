@@ -155,4 +155,10 @@ std::string split_item_refused(std::string_view op, std::string_view sku, std::s
       quote_value(sku), quote_value(stored), op);
 }
 
+bool refused_as_split(std::string_view error, std::string_view sku) {
+  const std::string head = fmt::format("item {} is ", quote_value(sku));
+  return error.substr(0, head.size()) == head &&
+         error.find("does not handle split items") != std::string_view::npos;
+}
+
 }  // namespace stockctl

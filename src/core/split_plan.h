@@ -74,4 +74,9 @@ std::vector<BucketTransfer> even_out(const std::vector<std::int64_t>& stocks);
 /// layout record it found): what the item is and how to merge it back. `op` names the command.
 std::string split_item_refused(std::string_view op, std::string_view sku, std::string_view stored);
 
+/// Whether `error` is split_item_refused's message for the item `sku`: the stock script refused
+/// the item because its stock key holds a layout record (and not for any other reason, such as
+/// a lost connection, after which nothing is worth reading again).
+bool refused_as_split(std::string_view error, std::string_view sku);
+
 }  // namespace stockctl

@@ -147,3 +147,13 @@ TEST_CASE("even out: any stocks end within one unit of each other, the total kep
           std::accumulate(stocks.begin(), stocks.end(), std::int64_t{0}));
   }
 }
+
+TEST_CASE("refused_as_split: only the stock script's refusal of a layout record") {
+  const std::string record = "stockctl:split:1 live 9cbf512f 42,12184 - - -";
+  CHECK(refused_as_split(split_item_refused("deduct", "A", record), "A"));
+  CHECK(refused_as_split(
+      split_item_refused("add", "A", "stockctl:split:1 drain 9cbf512f 42,12184 - - -"), "A"));
+  CHECK_FALSE(refused_as_split(split_item_refused("deduct", "A", record), "B"));
+  CHECK_FALSE(refused_as_split("not applied: authentication failed", "A"));
+  CHECK_FALSE(refused_as_split("stored value 'x' of stock:{A} is not a stock value", "A"));
+}
