@@ -49,7 +49,8 @@
 --            {"short", <stock>} the bucket holds less than k, nothing changed
 --   confirm: {"ok", <stock>, <now>} X is recorded here (written again); {"gone", <stock>} it
 --            is not: finished, or never sent
---   receive: {"ok", <stock after>} received now, or by an earlier try; a drained bucket adds
+--   receive: {"ok", <stock after>} received now, or by an earlier try (its receipt written
+--            again, for the caller's WAIT); a drained bucket adds
 --            k to its record's units; {"late", <stock>} past the deadline and not received
 --            before: nothing changed
 --   any op:  {"missing", false} no such bucket; {"changed", <value>} the bucket was drained
@@ -128,7 +129,13 @@ if op == 'send' then
 end
 
 -- receive
-if redis.call('EXISTS', KEYS[3]) == 1 then return {'ok', raw} end
+local receipt = redis.call('GET', KEYS[3])
+if receipt then
+  -- Received before, maybe on a connection that broke or by another process: written again,
+  -- so that this caller's WAIT covers the first receive before it deletes the record.
+  redis.call('SET', KEYS[3], receipt, 'KEEPTTL')
+  return {'ok', raw}
+end
 local deadline = ARGV[4]
 if not (deadline and find(deadline, '^%d+$') and #deadline <= 12) then
   return redis.error_reply('STOCKCTL_INVALID deadline ' .. tostring(deadline))
