@@ -197,10 +197,15 @@ class EveryCartOnce(unittest.TestCase):
         _, err = proc.communicate(timeout=300)
         self.assertIn(proc.returncode, (0, 1), err[-3000:])
         outcomes = self.check_report(read_lines(out), ids, "order")
-        self.assertTrue(outcomes["ok"], "carts before the fault were ordered")
-        self.assertEqual(outcomes["ok"][0], ids[0])
         # An order takes its units out of stock; nothing stays held.
         self.assert_between(before, self.state(), carts, outcomes, lambda q: (-q, 0))
+        # The fault landed once the victim had run a third of the carts' lines, so carts before
+        # it were ordered. Not necessarily the very first: on a busy machine its first steps
+        # (connections, the library's load) can outlast the 300 ms --timeout, and it is then
+        # reported not applied or in doubt, which the bounds above hold it to.
+        first_third = set(ids[:CARTS // 3])
+        self.assertGreater(len(first_third.intersection(outcomes["ok"])), CARTS // 6,
+                           [l for l in read_lines(out)[:CARTS // 3] if l["status"] != "ok"])
         self.replay_exact(os.path.join(self.cluster.nodes[0].dir, "orders-2.jsonl"),
                           ("order", "--file", path), ids, victim)
         after = self.state()
