@@ -21,9 +21,15 @@ namespace {
 // How often a deduction whose chosen bucket was emptied by other buyers meanwhile scans again.
 constexpr int kScanRounds = 5;
 
-// How long a sold-out hint lives: what stays cheap for a second is a sold-out item under load;
-// an add that crashed before it deleted the hints it raced leaves them this long at most.
-constexpr const char* kSoldOutHintLifeMs = "1000";
+// How long a sold-out hint lives: what stays cheap for a second is a sold-out item under load.
+constexpr long long kSoldOutHintLifeMs = 1000;
+
+// How long an add's marks on the hint keys live ("adding <nonce>", then "added <nonce>"): a
+// proof that read a hint key before the add began must not find it as it was when it writes
+// (docs/split.md). So a proof that took longer than kProofFreshFor leaves no hint, and an add
+// whose first marks took longer marks again before it adds.
+constexpr long long kAddMarkLifeMs = 60000;
+constexpr auto kProofFreshFor = std::chrono::seconds(20);
 
 std::uint64_t split_random() {
   static std::mt19937_64 random{std::random_device{}()};
@@ -182,12 +188,25 @@ void SplitAdjust::finish_ok(ItemResult& item, const BucketLayout& layout, int in
 
 SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layout, int home) {
   bool changed = false;
-  // The hints go before the units come, and again after: one written by a scan that raced this
-  // add (it read the buckets before the units came) lives at most until the add returns.
-  clear_sold_out_hints(item, layout);
+  // Every hint key is marked before the units come: the hints go, and no proof that read the
+  // buckets before the units came can leave one (its compare-and-set finds the mark). Marked
+  // again after, with a word no proof can have read, so that proofs may leave hints again.
+  const std::string nonce = fmt::format("{:016x}", split_random());
+  for (int attempt = 0;; ++attempt) {
+    const auto marked = std::chrono::steady_clock::now();
+    if (!mark_hints(item, layout, "adding " + nonce)) return Outcome::done;
+    if (std::chrono::steady_clock::now() - marked < kProofFreshFor) break;
+    if (attempt == 2) {
+      set_not_applied(item,
+                      "marking the buckets' sold-out hints before the add took longer "
+                      "than their life, three times");
+      return Outcome::done;
+    }
+  }
   const std::optional<StockAnswer> answer =
       call_bucket(item, layout, home, !item.request_id.empty(), changed);
-  clear_sold_out_hints(item, layout);
+  // A mark that fails here stays "adding" until it expires: no hint meanwhile, none wrong.
+  mark_hints(item, layout, "added " + nonce);
   if (changed) return Outcome::layout_changed;
   if (answer) finish_ok(item, layout, home, *answer);
   return Outcome::done;
@@ -225,7 +244,7 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
       if (check.verdict == ShortCheck::Verdict::failed) return Outcome::done;
       if (check.verdict == ShortCheck::Verdict::layout_changed) return Outcome::layout_changed;
       if (check.verdict == ShortCheck::Verdict::look_again) continue;
-      leave_sold_out_hints(item, layout, total_of(check.stocks));
+      leave_sold_out_hints(item, layout, check);
       apply_deduct_answer(item, -2, total_of(check.stocks));
       return Outcome::done;
     }
@@ -243,6 +262,8 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
 
 SplitAdjust::ShortCheck SplitAdjust::prove_short(ItemResult& item, const BucketLayout& layout) {
   using Verdict = ShortCheck::Verdict;
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<std::vector<std::string>> hints_seen = read_hint_keys(item, layout);
   std::string error;
   // Transfers recorded before the scan are finished first (their units are in no bucket).
   const std::optional<std::vector<BucketTransfers>> before =
@@ -272,7 +293,7 @@ SplitAdjust::ShortCheck SplitAdjust::prove_short(ItemResult& item, const BucketL
       return {Verdict::look_again, {}};
     }
   }
-  return {Verdict::proven, std::move(*stocks)};
+  return {Verdict::proven, std::move(*stocks), std::move(hints_seen), started};
 }
 
 SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& layout, int into,
@@ -340,7 +361,7 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
       if (check.verdict == ShortCheck::Verdict::layout_changed) return Outcome::layout_changed;
       if (check.verdict == ShortCheck::Verdict::look_again) continue;
       // Proven short: the id's answer is recorded as insufficient.
-      leave_sold_out_hints(item, layout, total_of(check.stocks));
+      leave_sold_out_hints(item, layout, check);
       return call_with_id(item, layout, home, others_than(check.stocks, home), true);
     }
     // Other buyers may empty the home bucket between the scan and the call: unless the scan
@@ -389,17 +410,37 @@ std::optional<std::vector<std::int64_t>> SplitAdjust::scan(ItemResult& item,
 }
 
 void SplitAdjust::leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,
-                                       std::int64_t total) {
+                                       const ShortCheck& check) {
+  if (!check.hints_seen || std::chrono::steady_clock::now() - check.started > kProofFreshFor) {
+    return;  // an add's marks may have expired since the first read: no hint is safe
+  }
+  const std::int64_t total = total_of(check.stocks);
+  const std::vector<std::string> buckets = bucket_keys(item.key, layout);
+  std::vector<Call> calls;
+  calls.reserve(buckets.size());
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    // Not waited for by replicas: a hint lost with a failover costs the next scan only.
+    Call call = sold_out_hint_call(buckets[b], (*check.hints_seen)[b], total, kSoldOutHintLifeMs);
+    call.writes = false;
+    calls.push_back(std::move(call));
+  }
+  client_.run(calls);  // "stale" is an answer too: an add overtook the proof there
+}
+
+std::optional<std::vector<std::string>> SplitAdjust::read_hint_keys(const ItemResult& item,
+                                                                    const BucketLayout& layout) {
   std::vector<Call> calls;
   calls.reserve(layout.slots.size());
   for (const std::string& bucket : bucket_keys(item.key, layout)) {
-    // Not waited for by replicas: a hint lost with a failover costs the next scan only.
-    calls.push_back(
-        Call{nullptr,
-             {"SET", bucket_short_key(bucket), std::to_string(total), "PX", kSoldOutHintLifeMs},
-             true});
+    calls.push_back(Call::read({"GET", bucket_short_key(bucket)}));
   }
-  client_.run(calls);
+  std::vector<std::string> seen;
+  seen.reserve(calls.size());
+  for (const CallResult& result : client_.run(calls)) {
+    if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+    seen.push_back(result.reply.string_or_nil().value_or(""));
+  }
+  return seen;
 }
 
 std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& item,
@@ -408,13 +449,27 @@ std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& it
       client_.run({Call::read({"GET", bucket_short_key(bucket_key(item.key, layout, home))})})[0]);
 }
 
-void SplitAdjust::clear_sold_out_hints(const ItemResult& item, const BucketLayout& layout) {
+bool SplitAdjust::mark_hints(ItemResult& item, const BucketLayout& layout,
+                             const std::string& mark) {
+  const std::vector<std::string> buckets = bucket_keys(item.key, layout);
   std::vector<Call> calls;
-  calls.reserve(layout.slots.size());
-  for (const std::string& bucket : bucket_keys(item.key, layout)) {
-    calls.push_back(Call::idempotent_write({"DEL", bucket_short_key(bucket)}));
+  calls.reserve(buckets.size());
+  for (const std::string& bucket : buckets) {
+    Call call = Call::idempotent_write(
+        {"SET", bucket_short_key(bucket), mark, "PX", std::to_string(kAddMarkLifeMs)});
+    call.writes = false;  // not waited for by replicas: a mark lost with a failover, docs/split.md
+    calls.push_back(std::move(call));
   }
-  client_.run(calls);
+  const std::vector<CallResult> results = client_.run(calls);
+  for (std::size_t b = 0; b < results.size(); ++b) {
+    const CallResult& r = results[b];
+    if (r.state == CallResult::State::replied && !r.reply.is_error()) continue;
+    set_not_applied(
+        item, fmt::format("marking the sold-out hint of bucket {} before the add: {}", buckets[b],
+                          r.state == CallResult::State::replied ? r.reply.str : r.error));
+    return false;
+  }
+  return true;
 }
 
 }  // namespace stockctl

@@ -3,6 +3,7 @@
 // deduct and add on a split item (docs/split.md, "Deducting from a split item"): the stock
 // script on one bucket at a time, a bucket fixed by the request id when there is one.
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -61,6 +62,10 @@ class SplitAdjust {
   struct ShortCheck {
     enum class Verdict { proven, look_again, layout_changed, failed } verdict;
     std::vector<std::int64_t> stocks;
+    /// What each bucket's hint key held before the scan ("" for nothing), and when that was
+    /// read: a hint is left only where nothing was written since (sold_out_hint_call).
+    std::optional<std::vector<std::string>> hints_seen{};
+    std::chrono::steady_clock::time_point started{};
   };
   ShortCheck prove_short(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
@@ -69,12 +74,17 @@ class SplitAdjust {
   std::optional<std::vector<std::int64_t>> scan(ItemResult& item, const BucketLayout& layout,
                                                 Outcome& outcome);
   /// The sold-out hints (docs/split.md, "A sold-out item stays cheap"): left in every
-  /// bucket's slot once a scan proved the item's `total` short, for a second; read in the home
-  /// bucket's; deleted by an add before and after it adds.
-  void leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout, std::int64_t total);
+  /// bucket's slot once a scan proved the item short, for a second, where no add overtook the
+  /// proof; read in the home bucket's. An add marks every bucket's hint key before it adds
+  /// ("adding <nonce>") and after ("added <nonce>"); false (item set not applied) when a mark
+  /// before could not be written.
+  void leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,
+                            const ShortCheck& check);
+  std::optional<std::vector<std::string>> read_hint_keys(const ItemResult& item,
+                                                         const BucketLayout& layout);
   std::optional<std::int64_t> read_sold_out_hint(const ItemResult& item, const BucketLayout& layout,
                                                  int home);
-  void clear_sold_out_hints(const ItemResult& item, const BucketLayout& layout);
+  bool mark_hints(ItemResult& item, const BucketLayout& layout, const std::string& mark);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
   /// that changed (the bucket is gone or drained: `changed` is set). `short_unrecorded`: with
   /// an id, a short answer is not recorded in the ledger (lua/stock-2.lua, ARGV[10]).

@@ -74,7 +74,7 @@ enum class TransferResult {
 TransferResult move_units(Client& client, const std::string& from, const std::string& to,
                           std::int64_t units, std::string& error);
 
-/// What one bucket's moves hash holds (lua/split_bucket-4.lua).
+/// What one bucket's moves hash holds (lua/split_bucket-3.lua).
 struct BucketTransfers {
   std::string bucket;
   /// The transfers recorded there and not finished: ("out:<id>", "<units> <destination>").

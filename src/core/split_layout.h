@@ -80,7 +80,7 @@ std::optional<DrainedBucket> parse_drained_bucket(std::string_view value);
 /// comes first, so the bucket lives in its own slot whatever braces the stock key holds.
 std::string bucket_key(std::string_view stock_key, const BucketLayout& layout, int index);
 
-/// The moves hash of a bucket (transfers sent from it and received by it; lua/split_bucket-4.lua).
+/// The moves hash of a bucket (transfers sent from it and received by it; lua/split_bucket-3.lua).
 std::string bucket_moves_key(std::string_view bucket_key);
 
 /// A bucket's sold-out hint (docs/split.md, "A sold-out item stays cheap"): the item's total a

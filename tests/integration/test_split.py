@@ -37,10 +37,10 @@ def app_deduct(r, stock_fn, bucket_fn, key, qty):
         the receipt expire. (The WAITs between the steps guard against a failover; this test
         has none, and leaves them out.)"""
         received = r("FCALL", bucket_fn, "3", dest, dest + ":moves", dest + ":in:" + x,
-                     "receive", x, k, str(now + 60))
+                     "receive", x, k, str(now + 300))
         if received[0] == "ok":
             r("HDEL", source + ":moves", "out:" + x)
-            r("EXPIRE", dest + ":in:" + x, "600")
+            r("EXPIRE", dest + ":in:" + x, "1800")
     answer = r("FCALL", stock_fn, "1", buckets[home], "deduct", str(qty))
     if isinstance(answer, int) and answer >= 0:
         return "ok"
@@ -109,6 +109,15 @@ class SplitTest(ServerTest):
                 if cursor == "0":
                     break
         return sorted(found)
+
+    def functions(self):
+        """`stockctl library`'s line, and its functions by script name."""
+        res = self.sc("library")
+        self.assertEqual(res.rc, 0, res)
+        line = res.one
+        self.assertEqual(line["op"], "library")
+        self.assertTrue(line["name"].startswith("stockctl_"))
+        return line, {f["script"]: f for f in line["functions"]}
 
     def bucket_keys(self, sku, gen=None):
         """The bucket keys of item `sku` (of generation `gen`), in index order."""
@@ -691,14 +700,46 @@ class Race(SplitTest):
             # and the hint. A scan reads every bucket twice.
             self.assertLessEqual(counts.get("fcall", 0) + counts.get("evalsha", 0), 2, counts)
             self.assertLessEqual(counts.get("get", 0), 4, counts)
-        # An add deletes the hints: the item sells again at once.
+        # An add replaces the hints with its mark: the item sells again at once.
         self.assertEqual(self.sc("add", "A", "3").one["status"], "ok")
-        self.assertEqual([self.r("EXISTS", b + ":short") for b in buckets], [0] * 4)
+        marks = [self.r("GET", b + ":short") for b in buckets]
+        self.assertEqual(len(set(marks)), 1, marks)
+        self.assertRegex(marks[0], "^added [0-9a-f]{16}$")
+        self.assertTrue(0 < self.r("PTTL", buckets[0] + ":short") <= 60000)
         res = self.sc("deduct", "A", "2")
         self.assertEqual((res.one["status"], res.one["stock"]), ("ok", 1), res)
         # The id's answer was recorded when the hint gave it: a repeat replays it.
         res = self.sc("deduct", "A", "2", "--request-id", "late-buyer")
         self.assertEqual((res.one["status"], res.one.get("replayed")), ("insufficient", True), res)
+
+    def test_a_proof_that_an_add_overtook_leaves_no_hint(self):
+        # A deduction proves the item short, then an add runs from start to end before the
+        # deduction writes its hints: the hints would say "sold out" with the add's units there.
+        # The proof read each hint key before it read the buckets, and the hint goes in only
+        # where the key still holds that (lua/split_bucket-3.lua, op hint).
+        self.sc("init", "A", "0")
+        self.split("A", 2)
+        _, by_script = self.functions()
+        fn = by_script["split_bucket"]["function"]
+        buckets = self.bucket_keys("A")
+
+        def hint(bucket, seen, total):
+            return self.r("FCALL", fn, "3", bucket, bucket + ":moves", bucket + ":short", "hint",
+                          seen, str(total), "1000")
+
+        seen = [self.r("GET", b + ":short") or "" for b in buckets]  # the proof's first read
+        self.assertEqual(self.sc("add", "A", "5").one["status"], "ok")  # the add overtakes it
+        self.assertEqual([hint(b, s, 0)[0] for b, s in zip(buckets, seen)], ["stale"] * 2)
+        self.assertEqual(self.sc("deduct", "A", "5").one["status"], "ok")
+        # Nothing overtook this proof: its hints go in, and the next deduction reads one.
+        seen = [self.r("GET", b + ":short") or "" for b in buckets]
+        self.assertEqual([hint(b, s, 0)[0] for b, s in zip(buckets, seen)], ["ok"] * 2)
+        self.assertEqual([self.r("GET", b + ":short") for b in buckets], ["0"] * 2)
+        # While an add runs (its first mark written, its units not yet), no hint goes in, even
+        # for a proof that began after the mark.
+        self.r("SET", buckets[0] + ":short", "adding 0123456789abcdef", "PX", "60000")
+        self.assertEqual(hint(buckets[0], "adding 0123456789abcdef", 0),
+                         ["stale", "adding 0123456789abcdef"])
 
     def test_sixteen_buyers_drain_an_eight_bucket_item_with_no_false_sold_out(self):
         self.sc("init", "A", "96")
@@ -777,14 +818,6 @@ class Library(SplitTest):
     """`stockctl library`, and an application that follows docs/library.md with the functions it
     names, racing stockctl on one split item."""
 
-    def functions(self):
-        res = self.sc("library")
-        self.assertEqual(res.rc, 0, res)
-        line = res.one
-        self.assertEqual(line["op"], "library")
-        self.assertTrue(line["name"].startswith("stockctl_"))
-        return line, {f["script"]: f for f in line["functions"]}
-
     def send(self, fn, source, x, k, dest):
         return self.r("FCALL", fn, "3", source, source + ":moves", source + ":sent:" + x,
                       "send", x, str(k), dest)
@@ -839,7 +872,7 @@ class Library(SplitTest):
     def test_a_receipt_lives_until_the_record_of_its_transfer_is_gone(self):
         # A transfer recorded at j and received at i, whose record stockctl then finishes: the
         # receipt has no expiry while the record is there (a kept record finished a day later
-        # must still find it), and ten minutes once the record is gone.
+        # must still find it), and half an hour once the record is gone.
         fn, j, i = self.ten_units_in_bucket_0()
         sent = self.send(fn, j, "x1", 4, i)
         self.assertEqual(self.receive(fn, i, "x1", 4, sent[2] + 60)[0], "ok")
@@ -848,7 +881,7 @@ class Library(SplitTest):
         res = self.sc("rebalance", "A")  # finds the record, finishes it (the receipt: no add)
         self.assertEqual((res.rc, res.one["stock"]), (0, 10), res)
         self.assertIsNone(self.r("HGET", j + ":moves", "out:x1"))
-        self.assertTrue(0 < self.r("TTL", i + ":in:x1") <= 600)
+        self.assertTrue(600 < self.r("TTL", i + ":in:x1") <= 1800)
         self.assertEqual(self.units("A"), 10)
 
     def test_each_send_counts_itself_in_its_source_moves_hash(self):

@@ -59,6 +59,16 @@ Call receive_units_call(const std::string& to, const std::string& id, std::int64
   return call;
 }
 
+Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
+                        long long life_ms) {
+  Call call = Call::script_call(split_bucket_script(),
+                                {bucket, bucket_moves_key(bucket), bucket_short_key(bucket)},
+                                {"hint", seen, std::to_string(total), std::to_string(life_ms)});
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
 Call forget_receipt_call(const std::string& to, const std::string& id) {
   return Call::idempotent_write(
       {"EXPIRE", receipt_key(to, id), std::to_string(kReceiptLifeAfterFinishS)});

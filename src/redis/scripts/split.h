@@ -1,7 +1,7 @@
 #pragma once
 
 // The calls of a split or merge (docs/split.md): lua/split_item-4.lua on the item's stock key,
-// lua/split_bucket-4.lua on a bucket (drain, send and receive units); their headers are the
+// lua/split_bucket-3.lua on a bucket (drain, send and receive units); their headers are the
 // contracts.
 
 #include <optional>
@@ -43,16 +43,23 @@ Call send_units_call(const std::string& from, const std::string& id, std::int64_
 Call confirm_transfer_call(const std::string& from, const std::string& id);
 
 /// How long after a send or confirm (the source's clock) a receive is still accepted.
-constexpr long long kReceiveWindowS = 60;
+constexpr long long kReceiveWindowS = 300;
 
 /// How long a receipt lives once its transfer's record is gone: longer than any receive
-/// accepted before then can still arrive (kReceiveWindowS, and clocks that differ by minutes).
-constexpr long long kReceiptLifeAfterFinishS = 600;
+/// accepted before then can still arrive: kReceiveWindowS, and a destination clock behind the
+/// source's by up to 25 minutes (one ahead by more than kReceiveWindowS refuses receives).
+constexpr long long kReceiptLifeAfterFinishS = 1800;
 
 /// The call that adds the `units` of transfer `id` to bucket `to`, once, unless `to`'s clock
 /// has passed `deadline` (Unix seconds): safe to resend.
 Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units,
                         long long deadline);
+
+/// The call that leaves the sold-out hint `total` at `bucket` for `life_ms`, only if the hint's
+/// key still holds `seen` (what it held before the buckets were read; "" for nothing) and no
+/// add is running: answers "ok" or "stale" (docs/split.md, "A sold-out item stays cheap").
+Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
+                        long long life_ms);
 
 /// The call that gives transfer `id`'s receipt at `to` its expiry, once the record at the
 /// source is gone and that is confirmed.

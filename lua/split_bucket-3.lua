@@ -1,5 +1,5 @@
 -- split_bucket: the steps on one bucket of a split item (docs/split.md): drain it for a merge or
--- a new split, and move units between two buckets of the same layout.
+-- a new split, move units between two buckets of the same layout, and leave a sold-out hint.
 --
 -- Draining: the bucket's units leave it and are recorded in its place in the same moment
 -- ("stockctl:drained:1 <gen> <units>"), so a deduction on the bucket either came before (and
@@ -17,9 +17,9 @@
 --     could still undo would create them;
 --   receive, on i: adds k once. The receipt ("<i's key>:in:X") is created with the units and
 --     has no expiry; a receive is refused once its deadline (j's clock at send or confirm,
---     plus a minute) has passed, unless the receipt is there;
+--     plus five minutes) has passed, unless the receipt is there;
 --   then the caller deletes "out:X" on j (HDEL) and, once that is confirmed, gives the receipt
---     an expiry (EXPIRE, ten minutes): a receive still on its way was confirmed before the
+--     an expiry (EXPIRE, half an hour): a receive still on its way was confirmed before the
 --     HDEL, so its deadline passes before the receipt goes.
 -- Units in a transfer recorded at j and not yet received at i are in neither bucket: initial +
 -- added = buckets + held + sold + those.
@@ -28,16 +28,25 @@
 -- finds no transfer recorded at j and the same count before and after reading the buckets knows
 -- that no unit left j in between, so none was on its way unseen (docs/split.md, step 6).
 --
+-- The sold-out hint (docs/split.md, "A sold-out item stays cheap"): a reader that proved the
+-- item short leaves the total it found in "<bucket>:short" for a moment, but only if that key
+-- still holds what the reader found there before it read the buckets. An add writes
+-- "adding <nonce>" there in every bucket before its units come and "added <nonce>" after, so a
+-- proof that an add overtook leaves nothing, and no hint is written while an add runs.
+--
 -- KEYS[1]  the bucket key (stockctl:bucket:{<tag>}:<stock key>:<gen>:<index>)
 -- KEYS[2]  its moves hash (<bucket key>:moves: "out:<X>" -> "<k> <destination>", and "sent":
 --          how many transfers left the bucket)
 -- KEYS[3]  send: the mark of X at this bucket (<bucket key>:sent:<X>); receive: the receipt
---          of X at this bucket (<bucket key>:in:<X>); drain, confirm: none
--- ARGV[1]  op: "drain", "send", "confirm" or "receive"
+--          of X at this bucket (<bucket key>:in:<X>); hint: <bucket key>:short; drain,
+--          confirm: none
+-- ARGV[1]  op: "drain", "send", "confirm", "receive" or "hint"
 -- drain:   ARGV[2] the generation of the bucket's layout, kept in the drained record
 -- send:    ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the destination bucket's key
 -- confirm: ARGV[2] the transfer id X
 -- receive: ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the deadline, in Unix seconds
+-- hint:    ARGV[2] what the hint's key held before the buckets were read ("" for nothing);
+--          ARGV[3] the total; ARGV[4] the hint's life in milliseconds
 --
 -- Replies: {status, value, ...}:
 --   drain:   {"ok", <units>} drained now, or by an earlier try (the record's units);
@@ -53,16 +62,19 @@
 --            again, for the caller's WAIT); a drained bucket adds
 --            k to its record's units; {"late", <stock>} past the deadline and not received
 --            before: nothing changed
+--   hint:    {"ok", <stock>} written; {"stale", <what the key holds>} the key changed since
+--            the reader's first read, or an add is running: nothing written
 --   any op:  {"missing", false} no such bucket; {"changed", <value>} the bucket was drained
---            (send); {"corrupt", <value>} neither a stock value nor a drained record, left as
---            it is
+--            (send, hint); {"corrupt", <value>} neither a stock value nor a drained record,
+--            left as it is
 -- Error replies: STOCKCTL_INVALID <what>: "op <op>", "generation <gen>", "qty <k>", "id",
--- "deadline <d>".
+-- "deadline <d>", "total <t>", "life <ms>".
 local MAX = 9007199254740991
 local find, match = string.find, string.match
 
 local bucket, moves, op = KEYS[1], KEYS[2], ARGV[1]
-if op ~= 'drain' and op ~= 'send' and op ~= 'confirm' and op ~= 'receive' then
+local OPS = {drain = true, send = true, confirm = true, receive = true, hint = true}
+if not OPS[op] then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
 end
 
@@ -89,6 +101,26 @@ if op == 'drain' then
   end
   if #pending > 1 then return pending end
   redis.call('SET', bucket, 'stockctl:drained:1 ' .. gen .. ' ' .. raw)
+  return {'ok', raw}
+end
+
+if op == 'hint' then
+  -- Compare and set: the hint goes in only if nothing was written to its key since the proof's
+  -- first read (an add marks every bucket before its units come and after), and no add is
+  -- running.
+  local total, life = ARGV[3], ARGV[4]
+  if not (total and find(total, '^%d+$') and #total <= 16) then
+    return redis.error_reply('STOCKCTL_INVALID total ' .. tostring(total))
+  end
+  if not (life and find(life, '^[1-9]%d*$') and #life <= 9) then
+    return redis.error_reply('STOCKCTL_INVALID life ' .. tostring(life))
+  end
+  if drained_units then return {'changed', raw} end
+  local now_there = redis.call('GET', KEYS[3]) or ''
+  if now_there ~= (ARGV[2] or '') or find(now_there, '^adding ') then
+    return {'stale', now_there}
+  end
+  redis.call('SET', KEYS[3], total, 'PX', life)
   return {'ok', raw}
 end
 
