@@ -116,8 +116,8 @@ void record(WorkerTally& tally, const std::optional<Reply>& reply, long long us)
   }
 }
 
-// On a split item (--buckets): a deduction its random bucket could not cover, taken as `deduct`
-// takes it from the other buckets.
+// On a split item (--buckets): a deduction its connection's bucket could not cover, taken as
+// `deduct` takes it from the other buckets.
 void deduct_elsewhere(Client& client, const BenchSplitItem& split, WorkerTally& tally) {
   const ItemResult item = split.deduct_from_the_others(client);
   if (item.status == Status::ok) {
@@ -390,7 +390,7 @@ void setup_bench(CLI::App& app, Program& program) {
       ->check(integer_range(1, 3));
   sub->add_option("--buckets", o->buckets,
                   "split the hot item over N buckets for the run (2 to 64; see split), each "
-                  "deduction on a random bucket; 1 (default): not split")
+                  "connection deducting from one bucket; 1 (default): not split")
       ->check(integer_range(1, 64));
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_bench(program, *o); }; });

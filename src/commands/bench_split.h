@@ -1,7 +1,8 @@
 #pragma once
 
 // `stockctl bench --buckets N`: the hot item split over N buckets (docs/split.md) for the run,
-// each deduction on a random bucket as an application with the layout cached makes it.
+// each connection deducting from one bucket (connection c from bucket c mod N), straight on that
+// bucket's node, as an application with the layout cached spreads its buyers.
 
 #include <memory>
 #include <optional>
