@@ -10,7 +10,9 @@
 #include "base/backoff.h"
 #include "base/diagnostics.h"
 #include "base/interrupt.h"
+#include "base/text.h"
 #include "bulk/replica_ack.h"
+#include "bulk/split_runner.h"
 #include "core/hash_slot.h"
 #include "core/sku.h"
 #include "core/split_plan.h"
@@ -48,6 +50,7 @@ void PutRunner::finish([[maybe_unused]] std::vector<PutItem>& items) {
   // one's next steps are read on the way.
   assert(windows_.oldest().items == &items);
   while (!windows_.oldest().written) complete_oldest_step();
+  settle_split_items();
   windows_.take_oldest();
 }
 
@@ -121,13 +124,10 @@ void PutRunner::complete_oldest_step() {
 constexpr std::size_t kLoadBatch = 128;
 
 void PutRunner::begin_load(Window& window, const std::vector<PutItem*>& items) {
-  if (!cluster_) {
-    const std::vector<std::string> nodes = client_.primaries();
-    cluster_ = !(nodes.size() == 1 && nodes.front().empty());
-  }
+  const bool cluster = is_cluster();
   // A standalone server takes any keys in one call; a cluster only the keys of one slot.
   std::map<int, std::vector<PutItem*>> groups;
-  for (PutItem* item : items) groups[*cluster_ ? key_slot(item->result.key) : 0].push_back(item);
+  for (PutItem* item : items) groups[cluster ? key_slot(item->result.key) : 0].push_back(item);
   std::vector<Call> calls;
   window.sent.clear();
   window.batches.clear();
@@ -229,8 +229,16 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
   return next;
 }
 
+bool PutRunner::is_cluster() {
+  if (!cluster_) {
+    const std::vector<std::string> nodes = client_.primaries();
+    cluster_ = !(nodes.size() == 1 && nodes.front().empty());
+  }
+  return *cluster_;
+}
+
 std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
-                                           const std::vector<CallResult>& results) const {
+                                           const std::vector<CallResult>& results) {
   std::vector<PutItem*> to_write;
   const std::size_t stride = reads_holds() ? 2 : 1;
   for (std::size_t i = 0; i < sent.size(); ++i) {
@@ -248,10 +256,9 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
     }
     std::optional<std::string> live = result.reply.string_or_nil();
     if (live && is_split_record(*live)) {
-      // A split item's units are in its buckets: init and rebuild do not handle one yet, and a
-      // forced write would leave them behind (docs/split.md).
-      set_error(item.result, Status::error,
-                split_item_refused(item.result.op, item.result.sku, *live));
+      // A split item's units are in its buckets: it is judged on their total, and a forced
+      // write must not replace the record and leave them behind (docs/split.md).
+      split_found_.emplace_back(&item, *live);
       continue;
     }
     // Only rebuild, --force and values that count held units care whether a live value differs
@@ -288,7 +295,7 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
   return to_write;
 }
 
-void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
+void PutRunner::apply_script(PutItem& item, const CallResult& result) {
   ItemResult& r = item.result;
   if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
   const Reply& reply = result.reply;
@@ -298,6 +305,10 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) const {
     return set_error(
         r, Status::error,
         fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
+  }
+  if (answer->verdict == "kept" && answer->previous && is_split_record(*answer->previous)) {
+    split_found_.emplace_back(&item, *answer->previous);  // the script kept it: judged later
+    return;
   }
   apply_put_verdict(r, answer->verdict, answer->previous, stock_less_held(item.value, answer->held),
                     mode_);
@@ -334,6 +345,69 @@ void PutRunner::wait_for_lock_holders(std::vector<PutItem*>& locked) {
   for (std::size_t i = 0; i < locked.size(); ++i) {
     locked[i]->result.error += fmt::format(" after {} ms: {}", lock_.wait_ms, held[i]);
   }
+}
+
+void PutRunner::settle_split_items() {
+  std::vector<std::pair<PutItem*, std::string>> found;
+  found.swap(split_found_);
+  for (auto& [item, record] : found) {
+    if (mode_.force && !mode_.dry_run) {
+      force_split_item(*item, record);
+    } else {
+      judge_split_item(*item, record);
+    }
+  }
+}
+
+// init and rebuild without --force, and dry runs: the item exists, and its value is its total.
+void PutRunner::judge_split_item(PutItem& item, const std::string& record) {
+  ItemResult total = item.result;
+  read_split_item(client_, total, record, {});
+  if (total.status != Status::ok || !total.stock) {
+    return set_error(item.result, Status::error, total.error);
+  }
+  apply_put_verdict(item.result, "kept", std::to_string(*total.stock), item.value, mode_);
+  item.result.buckets = total.buckets;
+}
+
+// A forced write of a split item sets its total at one moment: the buckets are merged back into
+// the stock key (the crash-safe steps of a merge, request ids carried), the put script writes
+// that key as for any item, and the item is split again over as many buckets. A crash between
+// the steps leaves it merged, every unit counted; splitting it again is `stockctl split`.
+void PutRunner::force_split_item(PutItem& item, const std::string& record) {
+  ItemResult& r = item.result;
+  const std::optional<SplitRecord> layout = parse_split_record(record);
+  if (!layout || layout->state != SplitState::live) return judge_split_item(item, record);
+  if (ttl_s_ > 0) {
+    return set_error(r, Status::error,
+                     fmt::format("--ttl: item {} is split over {} buckets, and a split item's "
+                                 "stock cannot expire; nothing written",
+                                 quote_value(r.sku), layout->target.buckets()));
+  }
+  const int buckets = layout->target.buckets();
+  SplitRunner splitter(client_, read_slot_ranges(client_, is_cluster()), log_);
+  ItemResult merge = r;
+  merge.op = "split";
+  splitter.run(merge, 1);
+  if (merge.status != Status::ok) {
+    return set_error(r, Status::error,
+                     fmt::format("merging its {} buckets before the forced write: {}; nothing "
+                                 "written",
+                                 buckets, merge.error));
+  }
+  std::vector<CallResult> results = client_.run({call_for(Step::script, item)});
+  apply_script(item, results[0]);
+  ItemResult again = r;
+  again.op = "split";
+  splitter.run(again, buckets);
+  if (again.status != Status::ok && again.status != Status::unlimited) {
+    const std::string what = is_written(r.status) ? "written" : "not written (" + r.error + ")";
+    return set_error(r, Status::error,
+                     fmt::format("{}, but splitting it again over {} buckets failed: {}; "
+                                 "stockctl split {} --buckets {} does it",
+                                 what, buckets, again.error, r.sku, buckets));
+  }
+  r.buckets = again.buckets;
 }
 
 }  // namespace stockctl

@@ -33,6 +33,8 @@ struct PutItem {
 ///            with holds, whose expired ones it gives back first, or every live one when --ttl
 ///            is given; for values that count held units, every one that differs, as the
 ///            script compares without the held units)
+/// A split item (docs/split.md) is judged on its total, read bucket by bucket once its window's
+/// steps are read; a forced write merges its buckets, writes, and splits it again as it was.
 /// The put script (about ten times the server's cost of a plain SET or GET) runs only where an
 /// atomic create-if-missing under the init lock is needed; items whose init lock is held are
 /// retried until `lock.wait_ms` passes. A window's next step is sent as soon as its previous
@@ -89,9 +91,15 @@ class PutRunner {
   std::vector<PutItem*> apply_set(const std::vector<PutItem*>& sent,
                                   std::vector<CallResult>& results) const;
   std::vector<PutItem*> apply_get(const std::vector<PutItem*>& sent,
-                                  const std::vector<CallResult>& results) const;
-  void apply_script(PutItem& item, const CallResult& result) const;
+                                  const std::vector<CallResult>& results);
+  void apply_script(PutItem& item, const CallResult& result);
   void wait_for_lock_holders(std::vector<PutItem*>& locked);
+  /// The split items found by the steps read so far, each with its layout record: their
+  /// verdicts, from their totals (settle_split_items), once the steps of the window are read.
+  void settle_split_items();
+  void judge_split_item(PutItem& item, const std::string& record);
+  void force_split_item(PutItem& item, const std::string& record);
+  bool is_cluster();
 
   Client& client_;
   PutMode mode_;
@@ -103,8 +111,9 @@ class PutRunner {
   /// those of later windows.
   std::deque<Window*> wire_;
   ChangeLogSettings log_{false, 0, {}, {}};
-  std::optional<bool> cluster_;  ///< asked of the client once, at the first load step
+  std::optional<bool> cluster_;  ///< asked of the client once, when first needed
   std::string change_;
+  std::vector<std::pair<PutItem*, std::string>> split_found_;
 };
 
 }  // namespace stockctl

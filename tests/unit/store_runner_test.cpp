@@ -8,6 +8,7 @@
 
 #include "bulk/store_runner.h"
 #include "bulk/windows_in_flight.h"
+#include "core/split_layout.h"
 
 using namespace stockctl;
 
@@ -223,19 +224,31 @@ TEST_CASE("init --force goes through the put script, which gives back expired ho
   CHECK_FALSE(items[1].result.previous);
 }
 
-TEST_CASE("init --force and rebuild --force leave a split item's layout record as it is") {
-  for (const PutMode& mode : {PutMode::for_init().with_force(true), PutMode::for_init()}) {
+TEST_CASE("init and rebuild judge a split item on its total and never write its layout record") {
+  const std::string record = "stockctl:split:1 live aa 1,2 - - -";
+  const std::optional<SplitRecord> layout = parse_split_record(record);
+  REQUIRE(layout);
+  for (const PutMode& mode : {PutMode::for_init(), PutMode::for_rebuild(),
+                              PutMode::for_init().with_force(true).with_dry_run(true)}) {
     FakeRedis redis;
-    const std::string record = "stockctl:split:1 live aa 1,2 - - -";
     redis.data["stock:{a}"] = record;
+    redis.data[bucket_key("stock:{a}", layout->target, 0)] = "3";
+    redis.data[bucket_key("stock:{a}", layout->target, 1)] = "4";
     std::vector<PutItem> items{item("a", 5)};
     PutRunner(redis, mode, 0, LockTiming{}).run(items);
     CHECK(redis.data["stock:{a}"] == record);
     CHECK(std::find_if(redis.sent.begin(), redis.sent.end(), [](const std::string& c) {
             return c.rfind("PUT", 0) == 0;
           }) == redis.sent.end());
-    CHECK(items[0].result.status == Status::error);
-    CHECK(items[0].result.error.find("item 'a' is split over 2 buckets") != std::string::npos);
+    const ItemResult& r = items[0].result;
+    if (mode.force) {  // the dry run of a forced write: it would write 5 over the total
+      CHECK(r.status == Status::ok);
+      CHECK(r.previous == std::optional<std::string>("7"));
+    } else {
+      CHECK(r.status == (mode.rebuild ? Status::drift : Status::exists));
+      CHECK(r.stock == 7);
+      CHECK(r.buckets == 2);
+    }
   }
 }
 
