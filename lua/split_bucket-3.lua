@@ -49,7 +49,8 @@
 --          ARGV[3] the total; ARGV[4] the hint's life in milliseconds
 --
 -- Replies: {status, value, ...}:
---   drain:   {"ok", <units>} drained now, or by an earlier try (the record's units);
+--   drain:   {"ok", <units>} drained now, or by an earlier try (the record's units, the
+--            record written again);
 --            {"moving", <"out:X" field>, <its value>, ...} transfers sent and not yet
 --            finished, nothing changed
 --   send:    {"ok", <stock left>, <now>} sent now, or by an earlier try whose record is still
@@ -90,7 +91,12 @@ if op == 'drain' then
   if not (gen and find(gen, '^%x+$')) then
     return redis.error_reply('STOCKCTL_INVALID generation ' .. tostring(gen))
   end
-  if drained_units then return {'ok', drained_units} end
+  if drained_units then
+    -- Drained before, maybe by a try whose reply was lost: written again, so that this
+    -- caller's WAIT covers the drain before the units are counted in the record.
+    redis.call('SET', bucket, raw)
+    return {'ok', drained_units}
+  end
   local pending = {'moving'}
   local all = redis.call('HGETALL', moves)
   for j = 1, #all, 2 do

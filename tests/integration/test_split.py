@@ -869,6 +869,21 @@ class Library(SplitTest):
             stats = self.r("INFO", "commandstats")
             self.assertIn("cmdstat_set:calls=1,", stats)
 
+    def test_a_repeated_drain_writes_its_record_again(self):
+        # A drain whose reply was lost is sent again: the repeat finds the record and must
+        # write it again, so that its caller's WAIT covers the first drain before the units
+        # are counted in the item's record (a failover could lose a drain no WAIT covered).
+        fn, j, _ = self.ten_units_in_bucket_0()
+        drain = ["FCALL", fn, "2", j, j + ":moves", "drain", "ab12"]
+        self.assertEqual(self.r(*drain), ["ok", "10"])
+        self.assertEqual(self.r("GET", j), DRAINED + "ab12 10")
+        if not self.cluster:
+            self.r("CONFIG", "RESETSTAT")
+        self.assertEqual(self.r(*drain), ["ok", "10"])
+        self.assertEqual(self.r("GET", j), DRAINED + "ab12 10")
+        if not self.cluster:
+            self.assertIn("cmdstat_set:calls=1,", self.r("INFO", "commandstats"))
+
     def test_a_receipt_lives_until_the_record_of_its_transfer_is_gone(self):
         # A transfer recorded at j and received at i, whose record stockctl then finishes: the
         # receipt has no expiry while the record is there (a kept record finished a day later
