@@ -116,6 +116,7 @@ class StockJob {
     if (row.sku_valid) item.result.key = stock_key(scheme_, row.sku);
     item.value = row.value;
     item.counts_held = row.counts_held;
+    item.buckets = row.buckets;
     if (!problem.empty()) {
       item.pending = false;
       set_error(item.result, Status::invalid,

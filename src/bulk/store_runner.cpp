@@ -51,6 +51,7 @@ void PutRunner::finish([[maybe_unused]] std::vector<PutItem>& items) {
   assert(windows_.oldest().items == &items);
   while (!windows_.oldest().written) complete_oldest_step();
   settle_split_items();
+  split_written(items);
   windows_.take_oldest();
 }
 
@@ -384,8 +385,21 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
                                  "stock cannot expire; nothing written",
                                  quote_value(r.sku), layout->target.buckets()));
   }
-  const int buckets = layout->target.buckets();
-  SplitRunner splitter(client_, read_slot_ranges(client_, is_cluster()), log_);
+  // The row's layout where it gives one (an export's `buckets` column), else the item's own.
+  const int buckets = item.buckets > 0 ? item.buckets : layout->target.buckets();
+  item.layout_set = true;
+  if (buckets == layout->target.buckets()) {
+    // Writing the total the buckets hold, in the layout they have, would change nothing: the
+    // forced write is this read's moment, as for an item that is not split.
+    ItemResult total = r;
+    read_split_item(client_, total, record, {});
+    if (total.status == Status::ok && total.stock == item.value) {
+      apply_put_verdict(r, "replaced", std::to_string(*total.stock), item.value, mode_);
+      r.buckets = total.buckets;
+      return;
+    }
+  }
+  SplitRunner splitter(client_, slot_ranges(), log_);
   ItemResult merge = r;
   merge.op = "split";
   splitter.run(merge, 1);
@@ -408,6 +422,36 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
                                  what, buckets, again.error, r.sku, buckets));
   }
   r.buckets = again.buckets;
+}
+
+const std::vector<SlotRange>& PutRunner::slot_ranges() {
+  if (!ranges_) ranges_ = read_slot_ranges(client_, is_cluster());
+  return *ranges_;
+}
+
+// An item this run wrote (created, or replaced by --force) whose row says it was split (an
+// export's `buckets` column) is split again with the steps of `split`, so that an export's
+// round trip keeps the layout. A dry run says what it would be.
+void PutRunner::split_written(std::vector<PutItem>& items) {
+  for (PutItem& item : items) {
+    ItemResult& r = item.result;
+    if (item.buckets < 2 || item.layout_set || r.status != Status::ok) continue;
+    if (mode_.dry_run) {
+      r.buckets = item.buckets;
+      continue;
+    }
+    ItemResult split = r;
+    split.op = "split";
+    SplitRunner(client_, slot_ranges(), log_).run(split, item.buckets);
+    if (split.status != Status::ok) {
+      set_error(r, Status::error,
+                fmt::format("written, but splitting it over {} buckets failed: {}; stockctl "
+                            "split {} --buckets {} does it",
+                            item.buckets, split.error, r.sku, item.buckets));
+      continue;
+    }
+    r.buckets = split.buckets;
+  }
 }
 
 }  // namespace stockctl

@@ -9,6 +9,7 @@
 #include "core/change_log.h"
 #include "core/outcome.h"
 #include "core/rebuild_plan.h"
+#include "core/split_layout.h"
 #include "lock/init_lock.h"
 #include "redis/client.h"
 #include "redis/started_windows.h"
@@ -23,6 +24,9 @@ struct PutItem {
   bool pending = true;       ///< false when already decided (an invalid row)
   bool after_unknown =
       false;  ///< SET NX or the load found the key on a retry after an unknown outcome
+  /// Split over this many buckets once written (a source's `buckets` column); 0: as it is.
+  int buckets = 0;
+  bool layout_set = false;  ///< a forced write of a split item split it again already
 };
 
 /// Writes windows of items for init and rebuild. Each window goes through steps, each one
@@ -99,7 +103,10 @@ class PutRunner {
   void settle_split_items();
   void judge_split_item(PutItem& item, const std::string& record);
   void force_split_item(PutItem& item, const std::string& record);
+  /// Splits the items of `items` written now whose row asked for buckets (split_written).
+  void split_written(std::vector<PutItem>& items);
   bool is_cluster();
+  const std::vector<SlotRange>& slot_ranges();
 
   Client& client_;
   PutMode mode_;
@@ -114,6 +121,7 @@ class PutRunner {
   std::optional<bool> cluster_;  ///< asked of the client once, when first needed
   std::string change_;
   std::vector<std::pair<PutItem*, std::string>> split_found_;
+  std::optional<std::vector<SlotRange>> ranges_;  ///< read once, when a split needs them
 };
 
 }  // namespace stockctl

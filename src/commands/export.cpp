@@ -108,6 +108,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
     // The logical state, as get shows it: expired holds' units not yet given back are stock.
     const std::optional<HeldView> view = held_view_from(held);
     std::optional<std::int64_t> stock;
+    int buckets = 0;
     if (!value.reply.is_error()) {
       const std::optional<std::string> logical =
           view ? logical_value(value.reply.str, *view) : value.reply.str;
@@ -126,6 +127,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
         continue;
       }
       stock = split.stock;
+      buckets = split.buckets;
     }
     if (!stock) {
       ++run.corrupt;
@@ -137,7 +139,8 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
     warn_if_padded(batch[i].sku);
     ExportRow row{
         std::move(batch[i].sku), *stock, view ? view->held : 0,
-        ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt};
+        ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt,
+        buckets};
     append_export_row(run.buffer, run.format, row, run.items == 0);
     ++run.items;
   }

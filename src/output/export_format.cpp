@@ -57,6 +57,10 @@ void append_json_row(std::string& out, const ExportRow& row) {
   out += std::to_string(row.held);
   out += ",\"ttl\":";
   out += row.ttl_s ? std::to_string(*row.ttl_s) : "null";
+  if (row.buckets > 0) {
+    out += ",\"buckets\":";
+    out += std::to_string(row.buckets);
+  }
   out += '}';
 }
 

@@ -13,6 +13,7 @@ struct ExportRow {
   std::int64_t stock = 0;  ///< -1 = unlimited
   std::int64_t held = 0;
   std::optional<std::int64_t> ttl_s;  ///< null: no expiry
+  int buckets = 0;  ///< a split item's buckets (JSON formats only: CSV and TSV keep four columns)
 };
 
 enum class ExportFormat { ndjson, csv, tsv, json };

@@ -7,7 +7,7 @@
 namespace stockctl {
 namespace {
 
-enum StockColumn { kSku, kStock, kTotal, kIssued };
+enum StockColumn { kSku, kStock, kTotal, kIssued, kBuckets };
 enum OpColumn { kOpSku, kOpQty, kOpRequestId };
 
 }  // namespace
@@ -39,9 +39,24 @@ std::string read_number(const Field& f, const std::string& column,
   return {};
 }
 
+// The `buckets` column: how many buckets an export's split item was split over. Absent, NULL or
+// empty: the row says nothing (0).
+std::string read_buckets(const Field& f, int& buckets) {
+  buckets = 0;
+  if (!f.present || f.null || f.text.empty()) return {};
+  const ParsedNumber n = parse_count(f.text);
+  if (!n.ok() || n.value < 1 || n.value > 64) {
+    return fmt::format("column 'buckets': '{}' is not a whole number from 1 to 64", f.text);
+  }
+  buckets = static_cast<int>(n.value);
+  return {};
+}
+
 }  // namespace
 
-WantedColumns stock_columns(const SourceColumns& n) { return {n.sku, n.stock, n.total, n.issued}; }
+WantedColumns stock_columns(const SourceColumns& n) {
+  return {n.sku, n.stock, n.total, n.issued, "buckets"};
+}
 
 WantedColumns op_columns(const SourceColumns& n) { return {n.sku, n.qty, n.request_id}; }
 
@@ -109,6 +124,7 @@ std::string interpret_stock_row(const Record& record, const SourceColumns& n,
   if (!sku_problem.empty()) return sku_problem;
   const auto& f = record.fields;
   row.counts_held = false;
+  if (std::string e = read_buckets(f[kBuckets], row.buckets); !e.empty()) return e;
   // JSON rows are objects, each with its own keys: each row is checked as a header is.
   if (std::string e =
           ambiguous_stock_columns(f[kStock].present, f[kTotal].present, f[kIssued].present, n);

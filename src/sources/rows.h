@@ -41,6 +41,8 @@ struct StockRow {
   /// The value is `total - issued`, which counts held units as not issued: the units of the
   /// item's live holds are left out of the stock written.
   bool counts_held = false;
+  /// The `buckets` column (an export of a split item): 1 to 64; 0 where the row says nothing.
+  int buckets = 0;
 };
 
 /// A row of a batch deduct or add.
@@ -57,7 +59,7 @@ struct OpRow {
 std::string read_record_sku(const Record& record, const std::string& column,
                             const KeyScheme& scheme, std::string& sku);
 
-/// The columns stock rows are read from: sku, stock, total, issued (in that order).
+/// The columns stock rows are read from: sku, stock, total, issued, buckets (in that order).
 WantedColumns stock_columns(const SourceColumns& names);
 /// The columns batch rows are read from: sku, qty, request_id (in that order).
 WantedColumns op_columns(const SourceColumns& names);

@@ -1049,6 +1049,46 @@ class InitAndRebuild(SplitTest):
         self.assertEqual((res.rc, res.lines[0]["status"], res.lines[0]["stock"]), (0, "ok", 7), res)
         self.assertEqual((self.units("A"), len(self.bucket_keys("A"))), (7, 4))
 
+    def test_a_forced_write_of_the_total_it_holds_changes_nothing(self):
+        keys = self.bucket_keys("A")
+        res = self.sc("init", "A", "18", "--force")
+        self.assertEqual((res.rc, res.one["status"], res.one["previous"], res.one["buckets"]),
+                         (0, "ok", 18, 4), res)
+        self.assertEqual(self.bucket_keys("A"), keys, "not merged and split again")
+
+    def test_an_export_read_back_keeps_the_split(self):
+        self.sc("init", "B", "7")
+        out = self.write("e.jsonl", "")
+        self.assertEqual(self.sc("export", "--output", out).rc, 0)
+        with open(out) as f:
+            rows = {r["sku"]: r for r in map(json.loads, f)}
+        self.assertEqual(rows["A"], {"sku": "A", "stock": 18, "held": 0, "ttl": None,
+                                     "buckets": 4})
+        self.assertNotIn("buckets", rows["B"])
+        # The cache is lost; rebuild from the export makes A split over 4 buckets again.
+        self.assertEqual(self.sc("delete", "A", "B").rc, 0)
+        res = self.sc("rebuild", "--file", out, "--report", "-")
+        by_sku = {l["sku"]: l for l in res.lines if "sku" in l}
+        self.assertEqual((res.rc, by_sku["A"]["status"], by_sku["A"]["buckets"]), (0, "ok", 4), res)
+        self.assertNotIn("buckets", by_sku["B"])
+        self.assertEqual((self.units("A"), len(self.bucket_keys("A"))), (18, 4))
+        self.assertEqual(self.sc("get", "B").one["stock"], 7)
+        # CSV keeps its four columns: read back, the item is not split.
+        csv_out = self.write("e.csv", "")
+        self.assertEqual(self.sc("export", "--format", "csv", "--output", csv_out).rc, 0)
+        with open(csv_out) as f:
+            self.assertEqual(f.readline().strip(), "sku,stock,held,ttl")
+        self.assertEqual(self.sc("delete", "A", "B").rc, 0)
+        self.assertEqual(self.sc("init", "--file", csv_out).rc, 0)
+        self.assertEqual(self.sc("get", "A").one.get("buckets"), None)
+        # A buckets value that is not 1 to 64 is invalid input, naming file and line.
+        bad = self.write("bad.csv", "sku,stock,buckets\nC,5,65\n")
+        res = self.sc("init", "--file", bad)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("bad.csv:2: column 'buckets': '65' is not a whole number from 1 to 64",
+                      res.stderr)
+        self.assertEqual(self.r("EXISTS", "stock:{C}"), 0)
+
     def test_a_forced_write_with_an_expiry_is_refused(self):
         before = self.snapshot()
         res = self.sc("init", "A", "50", "--force", "--ttl", "60")

@@ -24,6 +24,17 @@ TEST_CASE("NDJSON: one object per item with sku, stock, held, ttl") {
         "{\"sku\":\"x,\\\"y\\\"\",\"stock\":-1,\"held\":2,\"ttl\":30}\n");
 }
 
+TEST_CASE("A split item's buckets: in the JSON formats only") {
+  ExportRow split{"s", 12, 0, std::nullopt, 4};
+  CHECK(all(ExportFormat::ndjson, {split}) ==
+        "{\"sku\":\"s\",\"stock\":12,\"held\":0,\"ttl\":null,\"buckets\":4}\n");
+  CHECK(all(ExportFormat::json, {split}) ==
+        "[\n{\"sku\":\"s\",\"stock\":12,\"held\":0,\"ttl\":null,\"buckets\":4}\n]\n");
+  // CSV and TSV keep their four columns: a reader that takes them by place reads them as ever.
+  CHECK(all(ExportFormat::csv, {split}) == "sku,stock,held,ttl\r\ns,12,0,\r\n");
+  CHECK(all(ExportFormat::tsv, {split}) == "sku\tstock\theld\tttl\ns\t12\t0\tNULL\n");
+}
+
 TEST_CASE("CSV quotes what RFC 4180 needs quoted and leaves a null ttl empty") {
   CHECK(all(ExportFormat::csv, {kPlain, kHostile}) ==
         "sku,stock,held,ttl\r\na,5,0,\r\n\"x,\"\"y\"\"\",-1,2,30\r\n");

@@ -1,6 +1,7 @@
 #include "sources/rows.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "source_helpers.h"
 
@@ -148,4 +149,21 @@ TEST_CASE("a SKU with white space around it is invalid unless --trim") {
   auto r = read_string("sku,stock\nCH-1    ,8\n", Format::csv, stock_columns(kNames));
   CHECK(interpret_stock_row(r.records[0], kNames, trimming, row).empty());
   CHECK(row.sku == "CH-1");
+}
+
+TEST_CASE("the buckets column says how many buckets an exported item was split over") {
+  StockRow row;
+  CHECK(stock_row("sku,stock,buckets\n42,100,4\n", row).empty());
+  CHECK(row.buckets == 4);
+  CHECK(stock_row("sku,stock,buckets\n42,100,\n", row).empty());
+  CHECK(row.buckets == 0);  // not split: the row says nothing
+  CHECK(stock_row("sku,stock\n42,100\n", row).empty());
+  CHECK(row.buckets == 0);
+  CHECK(stock_row("sku,stock,buckets\n42,100,1\n", row).empty());
+  CHECK(row.buckets == 1);
+  for (const char* bad : {"0", "65", "-2", "four", "2.5"}) {
+    CAPTURE(bad);
+    CHECK(stock_row(std::string("sku,stock,buckets\n42,100,") + bad + "\n", row) ==
+          fmt::format("column 'buckets': '{}' is not a whole number from 1 to 64", bad));
+  }
 }
