@@ -9,12 +9,13 @@
 -- KEYS[2]  its holds (sorted set: hold id -> expiry ms), as hold-4002 writes them
 -- KEYS[3]  its held units (hash: hold id -> qty, "" -> their sum)
 -- KEYS[4]  its change log (a list; lua/include/log_entry.lua); read only with ARGV[5]
--- ARGV[1]  op: "begin", "drained" or "commit"
+-- ARGV[1]  op: "begin", "drained", "commit" or "rebalanced"
 -- ARGV[2]  what the caller read: for begin "plain" (the stock key holds a number) or the live
 --          layout record; for drained and commit the record itself
 -- ARGV[3]  begin: the new layout's generation ("-": merge into one key); drained: the units
---          the drained buckets hold together
--- ARGV[4]  begin: the new layout's bucket hash tags, comma separated ("-": merge)
+--          the drained buckets hold together; rebalanced: the units moved
+-- ARGV[4]  begin: the new layout's bucket hash tags, comma separated ("-": merge);
+--          rebalanced: the item's total after the moves ("" when it could not be read)
 -- ARGV[5]  change log: keep about this many entries; "" = write no log
 -- ARGV[6]  change log: actor
 -- ARGV[7]  change log: reason ("" = none)
@@ -29,6 +30,8 @@
 --            the drained buckets are in the record; the old buckets are deleted next.
 --   commit   "fill <gen> <tags> <units> ..." -> "live <gen> <tags> - - -", or, for a merge,
 --            the number <units> itself. Logs a "split" or "merge" entry.
+--   rebalanced  logs a "rebalance" entry (qty: the units moved between buckets; before and
+--            after: the total) on the key whatever it holds; changes nothing else.
 --
 -- Replies: {status, value}:
 --   {"ok", <the stock key's new value>}
@@ -38,7 +41,8 @@
 --   {"unlimited", "-1"}              begin: unlimited stock is not split
 --   {"held", <units>}                begin: the item has holds that are not settled
 --   {"expires", <ms>}                begin: the stock key has an expiry
--- Error replies: STOCKCTL_INVALID <what>: "op <op>", "layout <gen> <tags>".
+-- Error replies: STOCKCTL_INVALID <what>: "op <op>", "layout <gen> <tags>", "moved <k>",
+-- "total <t>".
 local POSITIVE = '^[1-9]%d*$'
 local MAX = 9007199254740991
 local find, match = string.find, string.match
@@ -47,7 +51,7 @@ local key, op, expected = KEYS[1], ARGV[1], ARGV[2]
 local log_max, actor, reason = ARGV[5], ARGV[6] or '', ARGV[7] or ''
 local logging = log_max and log_max ~= ''
 
-if op ~= 'begin' and op ~= 'drained' and op ~= 'commit' then
+if op ~= 'begin' and op ~= 'drained' and op ~= 'commit' and op ~= 'rebalanced' then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
 end
 
@@ -85,6 +89,25 @@ if op == 'begin' and expected == 'plain' then
   local record = 'stockctl:split:1 fill ' .. gen .. ' ' .. slots .. ' ' .. raw .. ' - -'
   redis.call('SET', key, record)
   return {'ok', record}
+end
+
+if op == 'rebalanced' then
+  -- A history entry only: the moves changed no total, and they happened whatever layout the
+  -- key holds now (a merge may have followed).
+  local moved, total = ARGV[3], ARGV[4]
+  if not (moved and #moved <= 16 and find(moved, POSITIVE)) then
+    return redis.error_reply('STOCKCTL_INVALID moved ' .. tostring(moved))
+  end
+  if not (total and #total <= 16 and (total == '' or find(total, '^%d+$'))) then
+    return redis.error_reply('STOCKCTL_INVALID total ' .. tostring(total))
+  end
+  if logging then
+    local log_key, log_slot, log_item, entry_ms, log_who = KEYS[4], false, key, false, false
+    local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
+        'rebalance', moved, total, total, '', ''
+    -- @include log_entry
+  end
+  return {'ok', raw}
 end
 
 if raw ~= expected then return {'changed', raw} end

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "base/backoff.h"
+#include "base/diagnostics.h"
 #include "base/text.h"
 #include "bulk/split_runner.h"
 #include "core/quantity.h"
 #include "core/split_plan.h"
+#include "redis/scripts/split.h"
 
 namespace stockctl {
 namespace {
@@ -18,6 +20,22 @@ constexpr int kRebalanceRounds = 5;
 }  // namespace
 
 void SplitRebalance::run(ItemResult& item) {
+  even_item(item);
+  if (item.moved && *item.moved > 0) log_moves(item);
+}
+
+void SplitRebalance::log_moves(const ItemResult& item) {
+  const std::optional<Call> entry = rebalance_entry_call(
+      item.key, *item.moved, item.status == Status::ok ? item.stock : std::nullopt, log_);
+  if (!entry) return;
+  const CallResult result = client_.run({*entry})[0];
+  if (result.state == CallResult::State::replied && !result.reply.is_error()) return;
+  print_warning(
+      fmt::format("item '{}': the rebalance's entry in its change log: {}", item.sku,
+                  result.state == CallResult::State::replied ? result.reply.str : result.error));
+}
+
+void SplitRebalance::even_item(ItemResult& item) {
   Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
   item.moved = 0;  // counted across the attempts a layout change starts again
   while (true) {

@@ -24,7 +24,8 @@ ExitCode run_rebalance(Program& program, const RebalanceOptions& o) {
   ExitFold fold;
   if (refuse_invalid_items(ctx, items, "moved", fold)) return fold.code();
   ctx.on_unconnected(items, true);
-  SplitRebalance rebalance(ctx.redis(), read_slot_ranges(ctx.redis(), program.common.cluster));
+  SplitRebalance rebalance(ctx.redis(), read_slot_ranges(ctx.redis(), program.common.cluster),
+                           ctx.change_log());
   for (ItemResult& item : items) {
     rebalance.run(item);
     if (item.status == Status::error)

@@ -571,6 +571,11 @@ class Rebalance(SplitTest):
         # Even already: nothing moves.
         res = self.sc("rebalance", "A")
         self.assertEqual((res.rc, res.one["moved"], res.one["stock"]), (0, 0, 43), res)
+        # The moves are in the item's change log, one entry for the run that moved units.
+        entries = [(e["change"], e["qty"], e["before"], e["after"])
+                   for e in self.sc("log", "A").lines if e["change"] == "rebalance"]
+        self.assertEqual(entries, [("rebalance", 29, 43, 43)])
+        self.assertEqual(self.sc("rebalance", "A", "--no-log").rc, 0)
 
     def test_items_that_are_not_split(self):
         self.sc("init", "P", "7")

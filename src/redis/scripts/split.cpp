@@ -23,6 +23,24 @@ Call split_item_call(const SplitItemRequest& request) {
   return call;
 }
 
+std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t moved,
+                                         std::optional<std::int64_t> total,
+                                         const ChangeLogSettings& log) {
+  if (!log.enabled) return std::nullopt;
+  std::vector<std::string> keys{key, companion_key(key, kHoldsSuffix),
+                                companion_key(key, kHeldSuffix), log_key(key)};
+  std::vector<std::string> args{"rebalanced",
+                                "",
+                                std::to_string(moved),
+                                total ? std::to_string(*total) : "",
+                                std::to_string(log.max_entries),
+                                log.actor,
+                                log.reason};
+  Call call = Call::script_call(split_item_script(), std::move(keys), std::move(args));
+  call.writes = true;
+  return call;
+}
+
 Call drain_bucket_call(const std::string& key, const std::string& gen) {
   Call call =
       Call::script_call(split_bucket_script(), {key, bucket_moves_key(key)}, {"drain", gen});

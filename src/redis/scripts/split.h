@@ -27,6 +27,13 @@ struct SplitItemRequest {
 /// outcome answers "changed" and the caller reads the item again: safe to resend.
 Call split_item_call(const SplitItemRequest& request);
 
+/// The call that logs a "rebalance" entry on the item `key` (nullptr when `log` is off):
+/// `moved` units went between its buckets, its total then `total` (nullopt: not read). Sent
+/// once: a resend after an unknown outcome could log the entry twice.
+std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t moved,
+                                         std::optional<std::int64_t> total,
+                                         const ChangeLogSettings& log);
+
 /// The call that drains bucket `key` of a layout of generation `gen`: safe to resend (a drained
 /// bucket answers its recorded units again).
 Call drain_bucket_call(const std::string& key, const std::string& gen);
