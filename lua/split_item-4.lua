@@ -9,7 +9,7 @@
 -- KEYS[2]  its holds (sorted set: hold id -> expiry ms), as hold-4002 writes them
 -- KEYS[3]  its held units (hash: hold id -> qty, "" -> their sum)
 -- KEYS[4]  its change log (a list; lua/include/log_entry.lua); read only with ARGV[5]
--- ARGV[1]  op: "begin", "drained", "commit" or "rebalanced"
+-- ARGV[1]  op: "begin", "drained", "commit", "rebalanced" or "keep_log"
 -- ARGV[2]  what the caller read: for begin "plain" (the stock key holds a number) or the live
 --          layout record; for drained and commit the record itself
 -- ARGV[3]  begin: the new layout's generation ("-": merge into one key); drained: the units
@@ -19,6 +19,7 @@
 -- ARGV[5]  change log: keep about this many entries; "" = write no log
 -- ARGV[6]  change log: actor
 -- ARGV[7]  change log: reason ("" = none)
+-- ARGV[8..] keep_log: the entries of a bucket's log, as its list holds them
 --
 -- Ops:
 --   begin    a number V -> "fill <gen> <tags> V - -": the units are in the record, the new
@@ -30,6 +31,8 @@
 --            the drained buckets are in the record; the old buckets are deleted next.
 --   commit   "fill <gen> <tags> <units> ..." -> "live <gen> <tags> - - -", or, for a merge,
 --            the number <units> itself. Logs a "split" or "merge" entry.
+--   keep_log the entries ARGV[8..] (a deleted bucket's log) join the item's list, by time,
+--            each once, the list trimmed to the newest ARGV[5]: {"ok", <entries kept>}.
 --   rebalanced  logs a "rebalance" entry (qty: the units moved between buckets; before and
 --            after: the total) on the key whatever it holds; changes nothing else.
 --
@@ -42,7 +45,7 @@
 --   {"held", <units>}                begin: the item has holds that are not settled
 --   {"expires", <ms>}                begin: the stock key has an expiry
 -- Error replies: STOCKCTL_INVALID <what>: "op <op>", "layout <gen> <tags>", "moved <k>",
--- "total <t>".
+-- "total <t>", "log <max>".
 local POSITIVE = '^[1-9]%d*$'
 local MAX = 9007199254740991
 local find, match = string.find, string.match
@@ -51,7 +54,8 @@ local key, op, expected = KEYS[1], ARGV[1], ARGV[2]
 local log_max, actor, reason = ARGV[5], ARGV[6] or '', ARGV[7] or ''
 local logging = log_max and log_max ~= ''
 
-if op ~= 'begin' and op ~= 'drained' and op ~= 'commit' and op ~= 'rebalanced' then
+local OPS = {begin = true, drained = true, commit = true, rebalanced = true, keep_log = true}
+if not OPS[op] then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
 end
 
@@ -66,6 +70,51 @@ if op == 'begin' and expected == 'plain' and redis.call('EXISTS', KEYS[2]) == 1 
     local log_key = logging and KEYS[4]
     -- @include give_back_expired
   end
+end
+
+if op == 'keep_log' then
+  -- The entries of a bucket about to be deleted join the item's own list, merged by time and
+  -- trimmed to the newest ARGV[5]. An entry already there (same time and text: a run cut off
+  -- between this copy and the bucket's deletion copies again) is not added twice. The copies
+  -- are numbered on from the list's highest number, so that ids stay unique.
+  local keep = tonumber(log_max)
+  if not keep or keep < 1 then
+    return redis.error_reply('STOCKCTL_INVALID log ' .. tostring(log_max))
+  end
+  local list = KEYS[4]
+  local have = redis.call('LRANGE', list, 0, -1)
+  local seen, top = {}, 0
+  local all = {}
+  for i = 1, #have do
+    local ms, n, body = match(have[i], '^(%d+)%-(%d+)(.*)$')
+    if ms then
+      seen[ms .. body] = true
+      if tonumber(n) > top then top = tonumber(n) end
+      all[#all + 1] = {tonumber(ms), i, have[i]}
+    end
+  end
+  local added = 0
+  for i = 8, #ARGV do
+    local ms, body = match(ARGV[i], '^(%d+)%-%d+(.*)$')
+    if ms and not seen[ms .. body] then
+      seen[ms .. body] = true
+      added = added + 1
+      all[#all + 1] = {tonumber(ms), #have + added, ms .. '-' .. (top + added) .. body}
+    end
+  end
+  if added == 0 then return {'ok', #have} end
+  table.sort(all, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+  redis.call('DEL', list)
+  local first = math.max(1, #all - keep + 1)
+  local batch = {}
+  for i = first, #all do
+    batch[#batch + 1] = all[i][3]
+    if #batch == 1000 or i == #all then
+      redis.call('RPUSH', list, unpack(batch))
+      batch = {}
+    end
+  end
+  return {'ok', #all - first + 1}
 end
 
 local raw = redis.call('GET', key)

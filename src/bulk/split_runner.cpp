@@ -611,12 +611,29 @@ bool SplitRunner::carry_ledgers(ItemResult& item, const SplitRecord& record) {
   return true;
 }
 
+bool SplitRunner::keep_bucket_log(ItemResult& item, const std::string& bucket) {
+  const std::string list = log_key(bucket);
+  const CallResult read = client_.run({Call::read({"LRANGE", list, "0", "-1"})})[0];
+  if (!split_reply_or_error(item, read)) return false;
+  if (read.reply.elements.empty()) return true;
+  std::vector<std::string> entries;
+  entries.reserve(read.reply.elements.size());
+  for (const Reply& entry : read.reply.elements) entries.push_back(entry.str);
+  const CallResult kept =
+      client_.run({keep_bucket_log_call(item.key, entries, log_.max_entries)})[0];
+  if (!split_reply_or_error(item, kept)) return false;
+  return split_step_confirmed(item, kept, client_.options(),
+                              fmt::format("keeping the change log of bucket {} was", bucket));
+}
+
 SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
                                     const SplitRecord& record) {
   if (!carry_ledgers(item, record)) return Next::stop;
   // The old layout's drained buckets: their units are in the record now.
   for (int i = 0; i < record.from.buckets(); ++i) {
     const std::string key = bucket_key(item.key, record.from, i);
+    if (!keep_bucket_log(item, key)) return Next::stop;
+    stop_split_if_asked(fmt::format("split:keep-log:{}", i));
     const std::vector<CallResult> results = client_.run({Call::idempotent_write(
         {"DEL", key, log_key(key), bucket_moves_key(key), bucket_short_key(key)})});
     if (!split_reply_or_error(item, results[0])) return Next::stop;

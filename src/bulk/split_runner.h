@@ -128,6 +128,9 @@ class SplitRunner {
   /// Finishes the transfers a drain found recorded at bucket `key`; false with the item's
   /// error set when one could not be.
   bool finish_sent(ItemResult& item, const std::string& key, const SplitAnswer& moving);
+  /// Adds the change log of old bucket `bucket`, about to be deleted, to the item's own log:
+  /// false with the item's error set when that failed or was not confirmed.
+  bool keep_bucket_log(ItemResult& item, const std::string& bucket);
   Next item_step(ItemResult& item, const std::string& op, const std::string& expected,
                  const BucketLayout& target, std::int64_t units, const std::string& stop_point);
   void report_done(ItemResult& item, const std::optional<std::string>& stored);

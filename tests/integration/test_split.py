@@ -401,6 +401,33 @@ class Crashes(SplitTest):
                                + ["split:drained"] + ["split:delete:%d" % i for i in range(4)]
                                + ["split:commit"])
 
+    def test_the_buckets_logs_are_kept_across_a_merge_or_a_new_split_once_each(self):
+        # The old buckets' change logs join the item's own before the buckets are deleted; a
+        # run cut off between that copy and the deletion copies again, adding nothing twice.
+        for step in ("split:keep-log:0", "split:keep-log:1", None):
+            with self.subTest(step=step):
+                self.r("FLUSHALL")
+                self.sc("init", "A", "100")
+                self.split("A", 2)
+                for qty in ("1", "2", "3"):
+                    self.assertEqual(self.sc("deduct", "A", qty).one["status"], "ok")
+                self.assertEqual(self.sc("add", "A", "4").one["status"], "ok")
+                if step:
+                    res = run("split", "A", "--buckets", "3", *self.target_args(),
+                              env=clean_env(STOCKCTL_TEST_STOP_AT=step))
+                    self.assertEqual(res.rc, -9, res)
+                self.assertEqual(self.split("A", 3).rc, 0)
+                self.assertEqual(self.sc("deduct", "A", "5").one["status"], "ok")
+                self.assertEqual(self.split("A", 1).rc, 0)
+                res = self.sc("log", "A")
+                changes = [(e["change"], e["qty"]) for e in res.lines]
+                self.assertEqual(changes, [("init", None), ("split", None), ("deduct", 1),
+                                           ("deduct", 2), ("deduct", 3), ("add", 4),
+                                           ("split", None), ("deduct", 5), ("merge", None)],
+                                 changes)
+                self.assertEqual(len({e["entry"] for e in res.lines}), len(res.lines))
+                self.assertEqual(self.sc("log", "A", "--limit", "2").lines, res.lines[-2:])
+
     def test_a_transfer_cut_off_is_finished_by_the_next_deduction_or_a_merge(self):
         for step, finish in (("split:send", ("deduct", "A", "100")),
                              ("split:receive", ("deduct", "A", "100")),

@@ -41,6 +41,18 @@ std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t mo
   return call;
 }
 
+Call keep_bucket_log_call(const std::string& key, const std::vector<std::string>& entries,
+                          long long max_entries) {
+  std::vector<std::string> keys{key, companion_key(key, kHoldsSuffix),
+                                companion_key(key, kHeldSuffix), log_key(key)};
+  std::vector<std::string> args{"keep_log", "", "", "", std::to_string(max_entries), "", ""};
+  args.insert(args.end(), entries.begin(), entries.end());
+  Call call = Call::script_call(split_item_script(), std::move(keys), std::move(args));
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
 Call drain_bucket_call(const std::string& key, const std::string& gen) {
   Call call =
       Call::script_call(split_bucket_script(), {key, bucket_moves_key(key)}, {"drain", gen});

@@ -34,6 +34,12 @@ std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t mo
                                          std::optional<std::int64_t> total,
                                          const ChangeLogSettings& log);
 
+/// The call that adds `entries` (a bucket's change log, about to be deleted with the bucket)
+/// to the log of the item `key`, merged by time, each once, the list trimmed to `max_entries`:
+/// safe to resend.
+Call keep_bucket_log_call(const std::string& key, const std::vector<std::string>& entries,
+                          long long max_entries);
+
 /// The call that drains bucket `key` of a layout of generation `gen`: safe to resend (a drained
 /// bucket answers its recorded units again).
 Call drain_bucket_call(const std::string& key, const std::string& gen);
