@@ -294,11 +294,41 @@ ExitCode StockFileRun::failed(const std::string& why) {
 ExitCode StockFileRun::end_unwritten(const std::string& status, const std::string& why,
                                      ExitCode code) {
   print_error(why);
+  // Every row is accounted for, and --report replaced: a cron job reading the report of an
+  // earlier run as this one's would take stale findings for current ones.
+  std::string report_error;
+  try {
+    report_unwritten_rows(status == "busy" ? Status::busy : Status::error, why);
+  } catch (const IoError& e) {
+    report_error = e.what();
+  }
   Summary ended = summary();
   ended.status = status;
   ended.error = why;
   ctx_.out().write_summary(summary_json(ended));
+  if (!report_error.empty()) print_error(report_error);
   return code;
+}
+
+void StockFileRun::report_unwritten_rows(Status status, const std::string& why) {
+  FileRunLog log(ctx_, options_.source.report, false);
+  const std::function<void()> no_window_step;
+  StockJob job(options_, ctx_.scheme(), *source_, log, no_window_step);
+  for_each_window(
+      *source_, reader_, validation_,
+      [&job](const StockRow& row, const std::string& problem) {
+        return job.item_for(row, problem);
+      },
+      [&log, status, &why](const std::vector<PutItem>& window) {
+        for (const PutItem& item : window) {
+          ItemResult result = item.result;
+          if (result.status != Status::invalid) {
+            set_error(result, status, "not applied: " + why);
+          }
+          log.add(result, false);
+        }
+      });
+  log.finish();
 }
 
 Summary StockFileRun::summary() const {

@@ -56,6 +56,9 @@ class StockFileRun {
   Summary summary() const;
   /// Writes each invalid row to --report (and counts it for the summary). Throws IoError.
   void report_invalid_rows();
+  /// Writes every row to --report as not applied for `why` with `status` (an invalid row as
+  /// invalid), and counts it for the summary. Throws IoError.
+  void report_unwritten_rows(Status status, const std::string& why);
   /// Prints the summary of a run that wrote nothing because its source is invalid.
   void print_refusal(const std::string& why);
 

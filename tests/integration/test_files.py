@@ -308,6 +308,24 @@ class Rebuild(ServerTest):
         other = self.sc("rebuild", "--file", self.export(), "--prefix", "other:")
         self.assertEqual(other.rc, 0, "the lock is per prefix")
 
+    def test_a_busy_rebuild_still_accounts_for_every_row_in_its_report(self):
+        # A cron job reads --report: the one of an earlier run must not pass for this run's.
+        self.r("SET", "stockctl:rebuild-lock:stock:", "someone-else", "PX", "60000")
+        report = self.write("report.jsonl", '{"stale": true}\n')
+        source = self.export()
+        with open(source) as f:
+            rows = sum(1 for line in f if line.strip()) - 1  # less the header
+        res = self.sc("rebuild", "--file", source, "--report", report)
+        self.assertEqual((res.rc, res.one["rows"], res.one["counts"]["busy"]), (5, rows, rows), res)
+        with open(report) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual(len(lines), rows)
+        for line in lines:
+            self.assertEqual(line["status"], "busy", line)
+            self.assertTrue(line["error"].startswith("not applied: another rebuild is running"),
+                            line)
+        self.assertEqual(self.r("DBSIZE"), 1)
+
     def test_a_busy_rebuild_names_who_holds_the_lock_and_when_it_was_taken(self):
         self.r("SET", "stockctl:rebuild-lock:stock:", "0f1e host=db-7 pid=4242 at=1764644645000",
                "PX", "60000")
