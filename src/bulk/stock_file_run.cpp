@@ -215,7 +215,8 @@ std::size_t StockFileRun::validate() {
   return validation_.rows;
 }
 
-void StockFileRun::report_invalid_rows() {
+void StockFileRun::report_rows(
+    const std::function<std::optional<ItemResult>(const PutItem&)>& line_of) {
   FileRunLog log(ctx_, options_.source.report, false);
   const std::function<void()> no_window_step;
   StockJob job(options_, ctx_.scheme(), *source_, log, no_window_step);
@@ -224,12 +225,19 @@ void StockFileRun::report_invalid_rows() {
       [&job](const StockRow& row, const std::string& problem) {
         return job.item_for(row, problem);
       },
-      [&log](const std::vector<PutItem>& window) {
+      [&log, &line_of](const std::vector<PutItem>& window) {
         for (const PutItem& item : window) {
-          if (item.result.status == Status::invalid) log.add(item.result, false);
+          if (std::optional<ItemResult> line = line_of(item)) log.add(*line, false);
         }
       });
   log.finish();
+}
+
+void StockFileRun::report_invalid_rows() {
+  report_rows([](const PutItem& item) -> std::optional<ItemResult> {
+    if (item.result.status != Status::invalid) return std::nullopt;
+    return item.result;
+  });
 }
 
 void StockFileRun::print_refusal(const std::string& why) {
@@ -311,24 +319,11 @@ ExitCode StockFileRun::end_unwritten(const std::string& status, const std::strin
 }
 
 void StockFileRun::report_unwritten_rows(Status status, const std::string& why) {
-  FileRunLog log(ctx_, options_.source.report, false);
-  const std::function<void()> no_window_step;
-  StockJob job(options_, ctx_.scheme(), *source_, log, no_window_step);
-  for_each_window(
-      *source_, reader_, validation_,
-      [&job](const StockRow& row, const std::string& problem) {
-        return job.item_for(row, problem);
-      },
-      [&log, status, &why](const std::vector<PutItem>& window) {
-        for (const PutItem& item : window) {
-          ItemResult result = item.result;
-          if (result.status != Status::invalid) {
-            set_error(result, status, "not applied: " + why);
-          }
-          log.add(result, false);
-        }
-      });
-  log.finish();
+  report_rows([status, &why](const PutItem& item) -> std::optional<ItemResult> {
+    ItemResult line = item.result;
+    if (line.status != Status::invalid) set_error(line, status, "not applied: " + why);
+    return line;
+  });
 }
 
 Summary StockFileRun::summary() const {

@@ -1,9 +1,12 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "app/context.h"
+#include "bulk/store_runner.h"
 #include "bulk/validated_rows.h"
 #include "core/rebuild_plan.h"
 #include "lock/init_lock.h"
@@ -54,6 +57,9 @@ class StockFileRun {
  private:
   ExitCode end_unwritten(const std::string& status, const std::string& why, ExitCode code);
   Summary summary() const;
+  /// Reads the source again and logs the line `line_of` gives each row (counted for the
+  /// summary, written to --report; none where it gives nullopt). Throws IoError.
+  void report_rows(const std::function<std::optional<ItemResult>(const PutItem&)>& line_of);
   /// Writes each invalid row to --report (and counts it for the summary). Throws IoError.
   void report_invalid_rows();
   /// Writes every row to --report as not applied for `why` with `status` (an invalid row as
