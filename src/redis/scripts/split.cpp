@@ -4,6 +4,17 @@
 #include "redis/scripts/registry.h"
 
 namespace stockctl {
+namespace {
+
+// Every split step is written so that a resend after an unknown outcome changes nothing more
+// (each op finds its own earlier write), and each is waited for by the replicas.
+Call safe_write(Call call) {
+  call.idempotent = true;
+  call.writes = true;
+  return call;
+}
+
+}  // namespace
 
 Call split_item_call(const SplitItemRequest& request) {
   const bool with_log = request.log != nullptr && request.log->enabled;
@@ -17,10 +28,7 @@ Call split_item_call(const SplitItemRequest& request) {
     args.insert(args.end(), {std::to_string(request.log->max_entries), request.log->actor,
                              request.log->reason});
   }
-  Call call = Call::script_call(split_item_script(), std::move(keys), std::move(args));
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+  return safe_write(Call::script_call(split_item_script(), std::move(keys), std::move(args)));
 }
 
 std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t moved,
@@ -36,6 +44,7 @@ std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t mo
                                 std::to_string(log.max_entries),
                                 log.actor,
                                 log.reason};
+  // Sent once: a resend after an unknown outcome could log the entry twice.
   Call call = Call::script_call(split_item_script(), std::move(keys), std::move(args));
   call.writes = true;
   return call;
@@ -47,56 +56,38 @@ Call keep_bucket_log_call(const std::string& key, const std::vector<std::string>
                                 companion_key(key, kHeldSuffix), log_key(key)};
   std::vector<std::string> args{"keep_log", "", "", "", std::to_string(max_entries), "", ""};
   args.insert(args.end(), entries.begin(), entries.end());
-  Call call = Call::script_call(split_item_script(), std::move(keys), std::move(args));
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+  return safe_write(Call::script_call(split_item_script(), std::move(keys), std::move(args)));
 }
 
 Call drain_bucket_call(const std::string& key, const std::string& gen) {
-  Call call =
-      Call::script_call(split_bucket_script(), {key, bucket_moves_key(key)}, {"drain", gen});
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+  return safe_write(
+      Call::script_call(split_bucket_script(), {key, bucket_moves_key(key)}, {"drain", gen}));
 }
 
 Call send_units_call(const std::string& from, const std::string& id, std::int64_t units,
                      const std::string& to) {
-  Call call =
-      Call::script_call(split_bucket_script(), {from, bucket_moves_key(from), from + ":sent:" + id},
-                        {"send", id, std::to_string(units), to});
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+  return safe_write(Call::script_call(split_bucket_script(),
+                                      {from, bucket_moves_key(from), from + ":sent:" + id},
+                                      {"send", id, std::to_string(units), to}));
 }
 
 Call confirm_transfer_call(const std::string& from, const std::string& id) {
-  Call call =
-      Call::script_call(split_bucket_script(), {from, bucket_moves_key(from)}, {"confirm", id});
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+  return safe_write(
+      Call::script_call(split_bucket_script(), {from, bucket_moves_key(from)}, {"confirm", id}));
 }
 
 Call receive_units_call(const std::string& to, const std::string& id, std::int64_t units,
                         long long deadline) {
-  Call call =
+  return safe_write(
       Call::script_call(split_bucket_script(), {to, bucket_moves_key(to), receipt_key(to, id)},
-                        {"receive", id, std::to_string(units), std::to_string(deadline)});
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+                        {"receive", id, std::to_string(units), std::to_string(deadline)}));
 }
 
 Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
                         long long life_ms) {
-  Call call = Call::script_call(split_bucket_script(),
-                                {bucket, bucket_moves_key(bucket), bucket_short_key(bucket)},
-                                {"hint", seen, std::to_string(total), std::to_string(life_ms)});
-  call.idempotent = true;
-  call.writes = true;
-  return call;
+  return safe_write(Call::script_call(
+      split_bucket_script(), {bucket, bucket_moves_key(bucket), bucket_short_key(bucket)},
+      {"hint", seen, std::to_string(total), std::to_string(life_ms)}));
 }
 
 Call forget_receipt_call(const std::string& to, const std::string& id) {
