@@ -296,6 +296,16 @@ std::vector<PutItem*> PutRunner::apply_get(const std::vector<PutItem*>& sent,
   return to_write;
 }
 
+std::optional<std::string> PutRunner::split_record_kept(const CallResult& result) {
+  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+  const std::optional<PutAnswer> answer = parse_put_answer(result.reply);
+  if (answer && answer->verdict == "kept" && answer->previous &&
+      is_split_record(*answer->previous)) {
+    return answer->previous;
+  }
+  return std::nullopt;
+}
+
 void PutRunner::apply_script(PutItem& item, const CallResult& result) {
   ItemResult& r = item.result;
   if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
@@ -308,7 +318,9 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) {
         fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
   }
   if (answer->verdict == "kept" && answer->previous && is_split_record(*answer->previous)) {
-    split_found_.emplace_back(&item, *answer->previous);  // the script kept it: judged later
+    // The script kept a layout record: the item is judged on its total once the window's steps
+    // are read (settle_split_items, which never gets here: it checks first).
+    split_found_.emplace_back(&item, *answer->previous);
     return;
   }
   apply_put_verdict(r, answer->verdict, answer->previous, stock_less_held(item.value, answer->held),
@@ -399,6 +411,14 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
       return;
     }
   }
+  // What the GET read must still be there: an operator's split or merge since then is theirs.
+  std::optional<std::string> stored;
+  if (!read_stored_value(client_, r, stored)) return;
+  if (stored != record) {
+    return set_error(r, Status::error,
+                     "the item was split or merged by another process while this run read it; "
+                     "nothing written; run it again");
+  }
   SplitRunner splitter(client_, slot_ranges(), log_);
   ItemResult merge = r;
   merge.op = "split";
@@ -410,6 +430,13 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
                                  buckets, merge.error));
   }
   std::vector<CallResult> results = client_.run({call_for(Step::script, item)});
+  if (split_record_kept(results[0])) {
+    // Another process split the merged item before the write: nothing was written, and its
+    // layout is that process's to keep.
+    return set_error(r, Status::error,
+                     "the item was split again by another process between the merge and the "
+                     "forced write; nothing written; run it again");
+  }
   apply_script(item, results[0]);
   ItemResult again = r;
   again.op = "split";

@@ -97,6 +97,8 @@ class PutRunner {
   std::vector<PutItem*> apply_get(const std::vector<PutItem*>& sent,
                                   const std::vector<CallResult>& results);
   void apply_script(PutItem& item, const CallResult& result);
+  /// The layout record a put script's answer says it kept (a split item), or nullopt.
+  static std::optional<std::string> split_record_kept(const CallResult& result);
   void wait_for_lock_holders(std::vector<PutItem*>& locked);
   /// The split items found by the steps read so far, each with its layout record: their
   /// verdicts, from their totals (settle_split_items), once the steps of the window are read.

@@ -1121,6 +1121,21 @@ class InitAndRebuild(SplitTest):
                       res.stderr)
         self.assertEqual(self.r("EXISTS", "stock:{C}"), 0)
 
+    def test_a_forced_write_cut_off_leaves_every_unit_counted(self):
+        # Killed in the middle of its merge: the item is left mid-merge with every unit in the
+        # record; init names the state, and the same merge finishes it.
+        res = run("init", "A", "50", "--force", *self.target_args(),
+                  env=clean_env(STOCKCTL_TEST_STOP_AT="split:drained"))
+        self.assertEqual(res.rc, -9, res)
+        self.assertEqual(self.units("A"), 18)
+        res = self.sc("init", "A", "50", "--force")
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("a split or merge of the item is in progress", res.one["error"])
+        self.assertEqual(self.units("A"), 18)
+        self.assertEqual(self.split("A", 1).rc, 0)
+        res = self.sc("init", "A", "50", "--force")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 50), res)
+
     def test_a_forced_write_with_an_expiry_is_refused(self):
         before = self.snapshot()
         res = self.sc("init", "A", "50", "--force", "--ttl", "60")
