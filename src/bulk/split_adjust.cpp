@@ -24,11 +24,13 @@ constexpr int kScanRounds = 5;
 // How long a sold-out hint lives: what stays cheap for a second is a sold-out item under load.
 constexpr long long kSoldOutHintLifeMs = 1000;
 
-// How long an add's marks on the hint keys live ("adding <nonce>", then "added <nonce>"): a
-// proof that read a hint key before the add began must not find it as it was when it writes
-// (docs/split.md). So a proof that took longer than kProofFreshFor leaves no hint, and an add
-// whose first marks took longer marks again before it adds.
-constexpr long long kAddMarkLifeMs = 60000;
+// How long an add counts as running on each bucket once it registered there (and how long its
+// marks in the hint keys stay): the longest its units' call can take (every retry of
+// --retry-timeout, twice over) and a minute more. An add cut off before it unregistered keeps
+// hints away that long. A proof that took longer than kProofFreshFor leaves no hint (the word
+// it read could have expired and come back as nothing), and an add whose registering took
+// longer registers again before it adds.
+constexpr long long kAddRunningBaseMs = 60000;
 constexpr auto kProofFreshFor = std::chrono::seconds(20);
 
 std::uint64_t split_random() {
@@ -188,33 +190,35 @@ void SplitAdjust::finish_ok(ItemResult& item, const BucketLayout& layout, int in
 
 SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layout, int home) {
   bool changed = false;
-  // Every hint key is marked before the units come: the hints go, and no proof that read the
-  // buckets before the units came can leave one (its compare-and-set finds the mark). Marked
-  // again after, with a word no proof can have read, so that proofs may leave hints again.
+  // The add registers itself on every bucket before its units come: the hints go, no proof
+  // that read a hint key before can leave a hint (its compare-and-set finds the add's word),
+  // and none is left while it runs. It unregisters after, with another word of its own.
   const std::string nonce = fmt::format("{:016x}", split_random());
   for (int attempt = 0;; ++attempt) {
     const auto marked = std::chrono::steady_clock::now();
-    if (!mark_hints(item, layout, "adding " + nonce)) return Outcome::done;
+    const Marked registered = mark_add(item, layout, "adding", nonce);
+    if (registered == Marked::layout_changed) return Outcome::layout_changed;
+    if (registered == Marked::failed) return Outcome::done;
     if (std::chrono::steady_clock::now() - marked < kProofFreshFor) break;
     if (attempt == 2) {
       set_not_applied(item,
-                      "marking the buckets' sold-out hints before the add took longer "
-                      "than their life, three times");
+                      "registering the add on the buckets took longer than 20 s, three "
+                      "times");
       return Outcome::done;
     }
   }
   const std::optional<StockAnswer> answer =
       call_bucket(item, layout, home, !item.request_id.empty(), changed);
-  // A mark that fails here stays "adding" until it expires: no hint meanwhile, none wrong.
-  mark_hints(item, layout, "added " + nonce);
+  // An add left registered counts as running until its time is up: no hint meanwhile.
+  mark_add(item, layout, "added", nonce);
   if (changed) return Outcome::layout_changed;
   if (answer) finish_ok(item, layout, home, *answer);
   return Outcome::done;
 }
 
 SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& layout, int home) {
-  // A scan proved the item below QTY less than a second ago, with no add since (an add deletes
-  // the hints): sold out, without a script or a scan.
+  // A scan proved the item below QTY less than a second ago, with no add since (an add removes
+  // the hints and keeps new ones away while it runs): sold out, without a script or a scan.
   const std::optional<std::int64_t> hint = read_sold_out_hint(item, layout, home);
   if (hint && *hint < *item.qty) {
     apply_deduct_answer(item, -2, *hint);
@@ -420,7 +424,8 @@ void SplitAdjust::leave_sold_out_hints(const ItemResult& item, const BucketLayou
   calls.reserve(buckets.size());
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     // Not waited for by replicas: a hint lost with a failover costs the next scan only.
-    Call call = sold_out_hint_call(buckets[b], (*check.hints_seen)[b], total, kSoldOutHintLifeMs);
+    Call call = sold_out_hint_call(buckets[b], (*check.hints_seen)[b], total, kSoldOutHintLifeMs,
+                                   fmt::format("{:016x}", split_random()));
     call.writes = false;
     calls.push_back(std::move(call));
   }
@@ -445,31 +450,40 @@ std::optional<std::vector<std::string>> SplitAdjust::read_hint_keys(const ItemRe
 
 std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& item,
                                                             const BucketLayout& layout, int home) {
-  return stock_in_bucket(
-      client_.run({Call::read({"GET", bucket_short_key(bucket_key(item.key, layout, home))})})[0]);
+  const CallResult result =
+      client_.run({Call::read({"GET", bucket_short_key(bucket_key(item.key, layout, home))})})[0];
+  if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
+  const std::optional<std::string> value = result.reply.string_or_nil();
+  return value ? parse_sold_out_hint(*value) : std::nullopt;
 }
 
-bool SplitAdjust::mark_hints(ItemResult& item, const BucketLayout& layout,
-                             const std::string& mark) {
+SplitAdjust::Marked SplitAdjust::mark_add(ItemResult& item, const BucketLayout& layout,
+                                          const std::string& op, const std::string& nonce) {
+  const long long running_ms = kAddRunningBaseMs + 2 * client_.options().retry_timeout_ms;
   const std::vector<std::string> buckets = bucket_keys(item.key, layout);
   std::vector<Call> calls;
   calls.reserve(buckets.size());
   for (const std::string& bucket : buckets) {
-    Call call = Call::idempotent_write(
-        {"SET", bucket_short_key(bucket), mark, "PX", std::to_string(kAddMarkLifeMs)});
+    Call call = add_mark_call(bucket, op, nonce, running_ms);
     call.writes = false;  // not waited for by replicas: a mark lost with a failover, docs/split.md
     calls.push_back(std::move(call));
   }
   const std::vector<CallResult> results = client_.run(calls);
+  // Unregistering after the units came changes nothing of the item's answer: an add left
+  // registered only keeps hints away until its time is up.
+  if (op != "adding") return Marked::ok;
   for (std::size_t b = 0; b < results.size(); ++b) {
     const CallResult& r = results[b];
-    if (r.state == CallResult::State::replied && !r.reply.is_error()) continue;
-    set_not_applied(
-        item, fmt::format("marking the sold-out hint of bucket {} before the add: {}", buckets[b],
-                          r.state == CallResult::State::replied ? r.reply.str : r.error));
-    return false;
+    if (r.state != CallResult::State::replied || r.reply.is_error()) {
+      set_not_applied(item,
+                      fmt::format("registering the add on bucket {}: {}", buckets[b],
+                                  r.state == CallResult::State::replied ? r.reply.str : r.error));
+      return Marked::failed;
+    }
+    const std::optional<SplitAnswer> answer = parse_split_answer(r.reply);
+    if (!answer || answer->status != "ok") return Marked::layout_changed;  // gone or drained
   }
-  return true;
+  return Marked::ok;
 }
 
 }  // namespace stockctl

@@ -75,16 +75,18 @@ class SplitAdjust {
                                                 Outcome& outcome);
   /// The sold-out hints (docs/split.md, "A sold-out item stays cheap"): left in every
   /// bucket's slot once a scan proved the item short, for a second, where no add overtook the
-  /// proof; read in the home bucket's. An add marks every bucket's hint key before it adds
-  /// ("adding <nonce>") and after ("added <nonce>"); false (item set not applied) when a mark
-  /// before could not be written.
+  /// proof and no add runs; read in the home bucket's.
   void leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,
                             const ShortCheck& check);
   std::optional<std::vector<std::string>> read_hint_keys(const ItemResult& item,
                                                          const BucketLayout& layout);
   std::optional<std::int64_t> read_sold_out_hint(const ItemResult& item, const BucketLayout& layout,
                                                  int home);
-  bool mark_hints(ItemResult& item, const BucketLayout& layout, const std::string& mark);
+  /// Registers ("adding") or unregisters ("added") the add `nonce` on every bucket
+  /// (lua/split_bucket-3.lua); failed sets the item not applied.
+  enum class Marked { ok, layout_changed, failed };
+  Marked mark_add(ItemResult& item, const BucketLayout& layout, const std::string& op,
+                  const std::string& nonce);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
   /// that changed (the bucket is gone or drained: `changed` is set). `short_unrecorded`: with
   /// an id, a short answer is not recorded in the ledger (lua/stock-2.lua, ARGV[10]).

@@ -634,8 +634,9 @@ SplitRunner::Next SplitRunner::fill(ItemResult& item, const std::string& stored,
     const std::string key = bucket_key(item.key, record.from, i);
     if (!keep_bucket_log(item, key)) return Next::stop;
     stop_split_if_asked(fmt::format("split:keep-log:{}", i));
-    const std::vector<CallResult> results = client_.run({Call::idempotent_write(
-        {"DEL", key, log_key(key), bucket_moves_key(key), bucket_short_key(key)})});
+    const std::vector<CallResult> results =
+        client_.run({Call::idempotent_write({"DEL", key, log_key(key), bucket_moves_key(key),
+                                             bucket_short_key(key), bucket_adds_key(key)})});
     if (!split_reply_or_error(item, results[0])) return Next::stop;
     if (!split_step_confirmed(item, results[0], client_.options(),
                               fmt::format("deleting bucket {} was", key))) {

@@ -190,6 +190,20 @@ std::string bucket_short_key(std::string_view bucket_key) {
   return key;
 }
 
+std::string bucket_adds_key(std::string_view bucket_key) {
+  std::string key(bucket_key);
+  key += ":adds";
+  return key;
+}
+
+std::optional<std::int64_t> parse_sold_out_hint(std::string_view value) {
+  const std::size_t space = value.find(' ');
+  if (space == std::string_view::npos || space == 0) return std::nullopt;
+  const std::optional<std::int64_t> total = parse_stored_value(value.substr(0, space));
+  if (!total || *total < 0) return std::nullopt;
+  return total;
+}
+
 std::vector<std::string> bucket_keys(std::string_view stock_key, const BucketLayout& layout) {
   std::vector<std::string> keys;
   keys.reserve(layout.slots.size());

@@ -87,6 +87,14 @@ std::string bucket_moves_key(std::string_view bucket_key);
 /// scan proved below a deduction's QTY, for a second.
 std::string bucket_short_key(std::string_view bucket_key);
 
+/// The adds running on a bucket (a sorted set: nonce -> until when, in ms), which keep sold-out
+/// hints away while they run (lua/split_bucket-3.lua).
+std::string bucket_adds_key(std::string_view bucket_key);
+
+/// The total a sold-out hint holds ("<total> <nonce>"); nullopt for anything else (an add's
+/// mark, nothing).
+std::optional<std::int64_t> parse_sold_out_hint(std::string_view value);
+
 /// Every bucket key of `layout`, bucket 0 first.
 std::vector<std::string> bucket_keys(std::string_view stock_key, const BucketLayout& layout);
 

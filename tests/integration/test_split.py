@@ -719,7 +719,8 @@ class Race(SplitTest):
             # again. It fails when the deduction scans with the hint there.
             res = self.sc("deduct", "A", "1")
             self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (3, "insufficient", 0))
-            self.assertEqual([self.r("GET", b + ":short") for b in buckets], ["0"] * 4)
+            hints = [self.r("GET", b + ":short") for b in buckets]
+            self.assertTrue(all(re.match("^0 [0-9a-f]{16}$", h) for h in hints), hints)
             measured = [self.commands_of("deduct", "A", "1"),
                         self.commands_of("deduct", "A", "2", "--request-id", "late-buyer")]
             if all("hgetall" not in counts for _, counts in measured) or attempt == 2:
@@ -732,12 +733,13 @@ class Race(SplitTest):
             # and the hint. A scan reads every bucket twice.
             self.assertLessEqual(counts.get("fcall", 0) + counts.get("evalsha", 0), 2, counts)
             self.assertLessEqual(counts.get("get", 0), 4, counts)
-        # An add replaces the hints with its mark: the item sells again at once.
+        # An add replaces the hints with its mark: the item sells again at once. It ran
+        # registered on every bucket, and is not any more.
         self.assertEqual(self.sc("add", "A", "3").one["status"], "ok")
         marks = [self.r("GET", b + ":short") for b in buckets]
         self.assertEqual(len(set(marks)), 1, marks)
         self.assertRegex(marks[0], "^added [0-9a-f]{16}$")
-        self.assertTrue(0 < self.r("PTTL", buckets[0] + ":short") <= 60000)
+        self.assertEqual([self.r("ZCARD", b + ":adds") for b in buckets], [0] * 4)
         res = self.sc("deduct", "A", "2")
         self.assertEqual((res.one["status"], res.one["stock"]), ("ok", 1), res)
         # The id's answer was recorded when the hint gave it: a repeat replays it.
@@ -748,30 +750,53 @@ class Race(SplitTest):
         # A deduction proves the item short, then an add runs from start to end before the
         # deduction writes its hints: the hints would say "sold out" with the add's units there.
         # The proof read each hint key before it read the buckets, and the hint goes in only
-        # where the key still holds that (lua/split_bucket-3.lua, op hint).
+        # where the key still holds that and no add is running (lua/split_bucket-3.lua).
         self.sc("init", "A", "0")
         self.split("A", 2)
         _, by_script = self.functions()
         fn = by_script["split_bucket"]["function"]
         buckets = self.bucket_keys("A")
 
-        def hint(bucket, seen, total):
-            return self.r("FCALL", fn, "3", bucket, bucket + ":moves", bucket + ":short", "hint",
-                          seen, str(total), "1000")
+        def call(bucket, *args):
+            return self.r("FCALL", fn, "4", bucket, bucket + ":moves", bucket + ":short",
+                          bucket + ":adds", *args)
 
-        seen = [self.r("GET", b + ":short") or "" for b in buckets]  # the proof's first read
+        def hint(bucket, seen, total, nonce="abc1"):
+            return call(bucket, "hint", seen, str(total), "1000", nonce)
+
+        def read_keys():  # the proof's first read
+            return [self.r("GET", b + ":short") or "" for b in buckets]
+
+        seen = read_keys()
         self.assertEqual(self.sc("add", "A", "5").one["status"], "ok")  # the add overtakes it
-        self.assertEqual([hint(b, s, 0)[0] for b, s in zip(buckets, seen)], ["stale"] * 2)
+        self.assertEqual([hint(b, v, 0)[0] for b, v in zip(buckets, seen)], ["stale"] * 2)
         self.assertEqual(self.sc("deduct", "A", "5").one["status"], "ok")
         # Nothing overtook this proof: its hints go in, and the next deduction reads one.
-        seen = [self.r("GET", b + ":short") or "" for b in buckets]
-        self.assertEqual([hint(b, s, 0)[0] for b, s in zip(buckets, seen)], ["ok"] * 2)
-        self.assertEqual([self.r("GET", b + ":short") for b in buckets], ["0"] * 2)
-        # While an add runs (its first mark written, its units not yet), no hint goes in, even
-        # for a proof that began after the mark.
-        self.r("SET", buckets[0] + ":short", "adding 0123456789abcdef", "PX", "60000")
-        self.assertEqual(hint(buckets[0], "adding 0123456789abcdef", 0),
-                         ["stale", "adding 0123456789abcdef"])
+        seen = read_keys()
+        self.assertEqual([hint(b, v, 0)[0] for b, v in zip(buckets, seen)], ["ok"] * 2)
+        self.assertEqual([self.r("GET", b + ":short") for b in buckets], ["0 abc1"] * 2)
+        # Another proof's hint is a word of its own: a proof that read the one before cannot
+        # take it for what it read (the total alone could be equal again after an add).
+        old = read_keys()
+        self.assertEqual(hint(buckets[0], old[0], 0, "abc2")[0], "ok")
+        self.assertEqual(hint(buckets[0], old[0], 0, "abc3"), ["stale", "0 abc2"])
+        # While an add runs (registered, its units not yet there), no hint goes in, even for a
+        # proof that read the keys after it registered, and even after another add came and
+        # went.
+        self.assertEqual(call(buckets[0], "adding", "aaaa", "60000")[0], "ok")
+        self.assertEqual(self.sc("add", "A", "1").one["status"], "ok")
+        seen = read_keys()
+        self.assertEqual(hint(buckets[0], seen[0], 1)[0], "stale")
+        self.assertEqual(hint(buckets[1], seen[1], 1)[0], "ok")  # aaaa runs on bucket 0 only
+        self.assertEqual(call(buckets[0], "added", "aaaa", "60000")[0], "ok")
+        seen = read_keys()
+        self.assertEqual(hint(buckets[0], seen[0], 1)[0], "ok")
+        # An add that never unregistered counts as running until its time is up, and no longer.
+        self.assertEqual(call(buckets[1], "adding", "bbbb", "60000")[0], "ok")
+        seen = read_keys()
+        self.assertEqual(hint(buckets[1], seen[1], 1)[0], "stale")
+        self.r("ZADD", buckets[1] + ":adds", "1000", "bbbb")  # as if its time were long up
+        self.assertEqual(hint(buckets[1], seen[1], 1)[0], "ok")
 
     def test_sixteen_buyers_drain_an_eight_bucket_item_with_no_false_sold_out(self):
         self.sc("init", "A", "96")

@@ -174,3 +174,14 @@ TEST_CASE("bucket slots: an uneven slot map still gives every primary its share"
   const std::vector<int> dealt = choose_bucket_slots(tiny, "stock:{A}", 4);
   CHECK(std::set<int>(dealt.begin(), dealt.end()).size() == 4);
 }
+
+TEST_CASE("a sold-out hint is a total and a nonce; an add's word is no hint") {
+  CHECK(parse_sold_out_hint("0 3f2a") == std::optional<std::int64_t>(0));
+  CHECK(parse_sold_out_hint("12 ab") == std::optional<std::int64_t>(12));
+  CHECK_FALSE(parse_sold_out_hint("12"));  // a bare total: no word of its own
+  CHECK_FALSE(parse_sold_out_hint("add 3f2a"));
+  CHECK_FALSE(parse_sold_out_hint("added 3f2a"));
+  CHECK_FALSE(parse_sold_out_hint("-1 ab"));
+  CHECK_FALSE(parse_sold_out_hint(" 1 ab"));
+  CHECK_FALSE(parse_sold_out_hint(""));
+}

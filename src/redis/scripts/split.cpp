@@ -83,11 +83,20 @@ Call receive_units_call(const std::string& to, const std::string& id, std::int64
                         {"receive", id, std::to_string(units), std::to_string(deadline)}));
 }
 
-Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
-                        long long life_ms) {
+Call add_mark_call(const std::string& bucket, const std::string& op, const std::string& nonce,
+                   long long life_ms) {
   return safe_write(Call::script_call(
-      split_bucket_script(), {bucket, bucket_moves_key(bucket), bucket_short_key(bucket)},
-      {"hint", seen, std::to_string(total), std::to_string(life_ms)}));
+      split_bucket_script(),
+      {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
+      {op, nonce, std::to_string(life_ms)}));
+}
+
+Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
+                        long long life_ms, const std::string& nonce) {
+  return safe_write(Call::script_call(
+      split_bucket_script(),
+      {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
+      {"hint", seen, std::to_string(total), std::to_string(life_ms), nonce}));
 }
 
 Call forget_receipt_call(const std::string& to, const std::string& id) {

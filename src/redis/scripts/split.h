@@ -72,7 +72,13 @@ Call receive_units_call(const std::string& to, const std::string& id, std::int64
 /// key still holds `seen` (what it held before the buckets were read; "" for nothing) and no
 /// add is running: answers "ok" or "stale" (docs/split.md, "A sold-out item stays cheap").
 Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
-                        long long life_ms);
+                        long long life_ms, const std::string& nonce);
+
+/// The call that registers ("adding") or unregisters ("added") the add `nonce` at `bucket`: a
+/// running add keeps sold-out hints away (for at most `life_ms`), and each writes a word of its
+/// own into the hint's key. Safe to resend.
+Call add_mark_call(const std::string& bucket, const std::string& op, const std::string& nonce,
+                   long long life_ms);
 
 /// The call that gives transfer `id`'s receipt at `to` its expiry, once the record at the
 /// source is gone and that is confirmed.
