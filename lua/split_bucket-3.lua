@@ -30,27 +30,30 @@
 --
 -- The sold-out hint (docs/split.md, "A sold-out item stays cheap"): a reader that proved the
 -- item short leaves "<total> <nonce>" in "<bucket>:short" for a moment, but only if that key
--- still holds what the reader found there before it read the buckets, and no add is running on
--- the bucket. An add registers itself in every bucket's "<bucket>:adds" (and writes "add
+-- still holds what the reader's peek found there before it read the buckets, less than a
+-- hint's life ago, and no add is running on the bucket. An add registers itself in every bucket's "<bucket>:adds" (and writes "add
 -- <nonce>" into the hint's key) before its units come, and unregisters (writing "added
 -- <nonce>") after: a proof that an add overtook leaves nothing, and none is left while an add
 -- runs. Every writer of the key writes a word of its own, so that a compare that matches means
--- nothing was written since.
+-- nothing was written since, or what was has expired: which takes a hint's life at least, and
+-- is why the peek must be younger than that.
 --
 -- KEYS[1]  the bucket key (stockctl:bucket:{<tag>}:<stock key>:<gen>:<index>)
 -- KEYS[2]  its moves hash (<bucket key>:moves: "out:<X>" -> "<k> <destination>", and "sent":
 --          how many transfers left the bucket)
 -- KEYS[3]  send: the mark of X at this bucket (<bucket key>:sent:<X>); receive: the receipt
---          of X at this bucket (<bucket key>:in:<X>); hint, adding, added: <bucket key>:short;
---          drain, confirm: none
--- KEYS[4]  hint, adding, added: <bucket key>:adds (sorted set: nonce -> running until, ms)
--- ARGV[1]  op: "drain", "send", "confirm", "receive", "hint", "adding" or "added"
+--          of X at this bucket (<bucket key>:in:<X>); peek, hint, adding, added: <bucket
+--          key>:short; drain, confirm: none
+-- KEYS[4]  peek, hint, adding, added: <bucket key>:adds (sorted set: nonce -> running until,
+--          ms)
+-- ARGV[1]  op: "drain", "send", "confirm", "receive", "peek", "hint", "adding" or "added"
 -- drain:   ARGV[2] the generation of the bucket's layout, kept in the drained record
 -- send:    ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the destination bucket's key
 -- confirm: ARGV[2] the transfer id X
 -- receive: ARGV[2] the transfer id X; ARGV[3] k; ARGV[4] the deadline, in Unix seconds
--- hint:    ARGV[2] what the hint's key held before the buckets were read ("" for nothing);
---          ARGV[3] the total; ARGV[4] the hint's life in milliseconds; ARGV[5] a new nonce
+-- peek:    nothing more
+-- hint:    ARGV[2] what the peek found ("" for nothing); ARGV[3] the total; ARGV[4] the
+--          hint's life in milliseconds; ARGV[5] a new nonce; ARGV[6] the peek's time (ms)
 -- adding:  ARGV[2] the add's nonce (hex); ARGV[3] how long it counts as running, in ms
 -- added:   ARGV[2] the add's nonce; ARGV[3] how long its mark stays, in ms
 --
@@ -69,20 +72,21 @@
 --            again, for the caller's WAIT); a drained bucket adds
 --            k to its record's units; {"late", <stock>} past the deadline and not received
 --            before: nothing changed
+--   peek:    {"ok", <what the hint's key holds, "" for nothing>, <now, ms>}
 --   hint:    {"ok", <stock>} written; {"stale", <what the key holds>} the key changed since
---            the reader's first read, or an add is running: nothing written
+--            the peek, the peek is a hint's life old, or an add is running: nothing written
 --   adding, added: {"ok", <stock>}; adding on a drained bucket: {"changed", <value>}
 --   any op:  {"missing", false} no such bucket; {"changed", <value>} the bucket was drained
---            (send, hint, adding); {"corrupt", <value>} neither a stock value nor a drained record,
+--            (send, peek, hint, adding); {"corrupt", <value>} neither a stock value nor a drained record,
 --            left as it is
 -- Error replies: STOCKCTL_INVALID <what>: "op <op>", "generation <gen>", "qty <k>", "id",
--- "deadline <d>", "total <t>", "life <ms>", "nonce <n>".
+-- "deadline <d>", "total <t>", "life <ms>", "nonce <n>", "peeked <ms>".
 local MAX = 9007199254740991
 local find, match = string.find, string.match
 
 local bucket, moves, op = KEYS[1], KEYS[2], ARGV[1]
 local OPS = {drain = true, send = true, confirm = true, receive = true, hint = true,
-  adding = true, added = true}
+  adding = true, added = true, peek = true}
 if not OPS[op] then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))
 end
@@ -118,11 +122,16 @@ if op == 'drain' then
   return {'ok', raw}
 end
 
-if op == 'hint' or op == 'adding' or op == 'added' then
+if op == 'hint' or op == 'adding' or op == 'added' or op == 'peek' then
   -- The sold-out hint's key (KEYS[3]) and the adds running on the bucket (KEYS[4], a sorted
   -- set: nonce -> the server time in ms until which that add counts as running).
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if op == 'peek' then
+    -- A proof's first read: what the hint's key holds, and when (this server's clock).
+    if drained_units then return {'changed', raw} end
+    return {'ok', redis.call('GET', KEYS[3]) or '', now}
+  end
   local word = ARGV[op == 'hint' and 5 or 2]
   if not (word and find(word, '^%x+$') and #word <= 32) then
     return redis.error_reply('STOCKCTL_INVALID nonce ' .. tostring(word))
@@ -144,16 +153,22 @@ if op == 'hint' or op == 'adding' or op == 'added' then
     redis.call('SET', KEYS[3], 'added ' .. word, 'PX', life)
     return {'ok', raw}
   end
-  -- hint: compare and set. It goes in only if the key still holds what the proof read before
-  -- it read the buckets (every add and every hint writes a word of its own there), and no add
-  -- is running on this bucket.
-  local total = ARGV[3]
+  -- hint: compare and set. It goes in only if the key still holds what the proof's peek
+  -- found before it read the buckets (every add and every hint writes a word of its own
+  -- there), less than a hint's life ago (the one value that can come back is nothing, once
+  -- what was written after the peek expired: a hint lives that long at least), and no add is
+  -- running on this bucket.
+  local total, peeked = ARGV[3], ARGV[6]
   if not (total and find(total, '^%d+$') and #total <= 16) then
     return redis.error_reply('STOCKCTL_INVALID total ' .. tostring(total))
   end
+  if not (peeked and find(peeked, '^%d+$') and #peeked <= 16) then
+    return redis.error_reply('STOCKCTL_INVALID peeked ' .. tostring(peeked))
+  end
   if drained_units then return {'changed', raw} end
   local now_there = redis.call('GET', KEYS[3]) or ''
-  if now_there ~= (ARGV[2] or '') or redis.call('ZCOUNT', KEYS[4], now, '+inf') > 0 then
+  if now_there ~= (ARGV[2] or '') or now - tonumber(peeked) >= tonumber(life)
+      or redis.call('ZCOUNT', KEYS[4], now, '+inf') > 0 then
     return {'stale', now_there}
   end
   redis.call('SET', KEYS[3], total .. ' ' .. word, 'PX', life)

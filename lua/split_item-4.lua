@@ -19,7 +19,9 @@
 -- ARGV[5]  change log: keep about this many entries; "" = write no log
 -- ARGV[6]  change log: actor
 -- ARGV[7]  change log: reason ("" = none)
--- ARGV[8..] keep_log: the entries of a bucket's log, as its list holds them
+-- ARGV[8..] keep_log: the entries of a bucket's log, as its list holds them (ARGV[2]: the
+--          bucket's key)
+-- KEYS[5]  keep_log only: the buckets whose logs were copied (a set, <stock key>:kept-logs)
 --
 -- Ops:
 --   begin    a number V -> "fill <gen> <tags> V - -": the units are in the record, the new
@@ -31,8 +33,9 @@
 --            the drained buckets are in the record; the old buckets are deleted next.
 --   commit   "fill <gen> <tags> <units> ..." -> "live <gen> <tags> - - -", or, for a merge,
 --            the number <units> itself. Logs a "split" or "merge" entry.
---   keep_log the entries ARGV[8..] (a deleted bucket's log) join the item's list, by time,
---            each once, the list trimmed to the newest ARGV[5]: {"ok", <entries kept>}.
+--   keep_log the entries ARGV[8..] (the log of bucket ARGV[2], about to be deleted) join the
+--            item's list, by time, once per bucket, the list trimmed to the newest ARGV[5]:
+--            {"ok", <entries kept>} or {"ok", "copied before"}.
 --   rebalanced  logs a "rebalance" entry (qty: the units moved between buckets; before and
 --            after: the total) on the key whatever it holds; changes nothing else.
 --
@@ -73,22 +76,24 @@ if op == 'begin' and expected == 'plain' and redis.call('EXISTS', KEYS[2]) == 1 
 end
 
 if op == 'keep_log' then
-  -- The entries of a bucket about to be deleted join the item's own list, merged by time and
-  -- trimmed to the newest ARGV[5]. An entry already there (same time and text: a run cut off
-  -- between this copy and the bucket's deletion copies again) is not added twice. The copies
-  -- are numbered on from the list's highest number, so that ids stay unique.
+  -- The entries of a bucket about to be deleted (ARGV[2]: its key) join the item's own list,
+  -- merged by time and trimmed to the newest ARGV[5]. KEYS[5] remembers which buckets were
+  -- copied (a day): a run cut off between this copy and the bucket's deletion copies nothing
+  -- twice. (Entries are not compared: two buckets can log the same change in the same
+  -- millisecond.) The copies are numbered on from the list's highest number: ids stay unique.
   local keep = tonumber(log_max)
   if not keep or keep < 1 then
     return redis.error_reply('STOCKCTL_INVALID log ' .. tostring(log_max))
   end
+  if redis.call('SADD', KEYS[5], expected) == 0 then return {'ok', 'copied before'} end
+  redis.call('EXPIRE', KEYS[5], 86400)
   local list = KEYS[4]
   local have = redis.call('LRANGE', list, 0, -1)
-  local seen, top = {}, 0
+  local top = 0
   local all = {}
   for i = 1, #have do
-    local ms, n, body = match(have[i], '^(%d+)%-(%d+)(.*)$')
+    local ms, n = match(have[i], '^(%d+)%-(%d+)')
     if ms then
-      seen[ms .. body] = true
       if tonumber(n) > top then top = tonumber(n) end
       all[#all + 1] = {tonumber(ms), i, have[i]}
     end
@@ -96,8 +101,7 @@ if op == 'keep_log' then
   local added = 0
   for i = 8, #ARGV do
     local ms, body = match(ARGV[i], '^(%d+)%-%d+(.*)$')
-    if ms and not seen[ms .. body] then
-      seen[ms .. body] = true
+    if ms then
       added = added + 1
       all[#all + 1] = {tonumber(ms), #have + added, ms .. '-' .. (top + added) .. body}
     end

@@ -143,7 +143,7 @@ std::string password_sources(const CommonOptions& o, const ConnectOptions& c) {
 }
 
 ClientOptions client_options(const CommonOptions& o) {
-  return ClientOptions{o.retry_timeout_ms, o.wait_replicas, o.wait_timeout_ms};
+  return ClientOptions{o.retry_timeout_ms, o.wait_replicas, o.wait_timeout_ms, o.timeout_ms};
 }
 
 }  // namespace stockctl

@@ -25,13 +25,12 @@ constexpr int kScanRounds = 5;
 constexpr long long kSoldOutHintLifeMs = 1000;
 
 // How long an add counts as running on each bucket once it registered there (and how long its
-// marks in the hint keys stay): the longest its units' call can take (every retry of
-// --retry-timeout, twice over) and a minute more. An add cut off before it unregistered keeps
-// hints away that long. A proof that took longer than kProofFreshFor leaves no hint (the word
-// it read could have expired and come back as nothing), and an add whose registering took
-// longer registers again before it adds.
+// marks in the hint keys stay): the longest its units' call can take (--retry-timeout and
+// --timeout, twice over) and a minute more. An add cut off, or whose units' outcome is unknown,
+// keeps hints away that long. An add whose registering took longer than kRegisterFreshFor
+// registers again before it adds.
 constexpr long long kAddRunningBaseMs = 60000;
-constexpr auto kProofFreshFor = std::chrono::seconds(20);
+constexpr auto kRegisterFreshFor = std::chrono::seconds(20);
 
 std::uint64_t split_random() {
   static std::mt19937_64 random{std::random_device{}()};
@@ -199,7 +198,7 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
     const Marked registered = mark_add(item, layout, "adding", nonce);
     if (registered == Marked::layout_changed) return Outcome::layout_changed;
     if (registered == Marked::failed) return Outcome::done;
-    if (std::chrono::steady_clock::now() - marked < kProofFreshFor) break;
+    if (std::chrono::steady_clock::now() - marked < kRegisterFreshFor) break;
     if (attempt == 2) {
       set_not_applied(item,
                       "registering the add on the buckets took longer than 20 s, three "
@@ -209,8 +208,10 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
   }
   const std::optional<StockAnswer> answer =
       call_bucket(item, layout, home, !item.request_id.empty(), changed);
-  // An add left registered counts as running until its time is up: no hint meanwhile.
-  mark_add(item, layout, "added", nonce);
+  // Unregistered once its units' call was answered. One whose outcome is unknown may still
+  // run on the server: it stays registered until its time is up (no hint meanwhile).
+  const bool unknown = !answer && !changed && starts_with(item.error, "outcome unknown");
+  if (!unknown) mark_add(item, layout, "added", nonce);
   if (changed) return Outcome::layout_changed;
   if (answer) finish_ok(item, layout, home, *answer);
   return Outcome::done;
@@ -266,8 +267,7 @@ SplitAdjust::Outcome SplitAdjust::deduct(ItemResult& item, const BucketLayout& l
 
 SplitAdjust::ShortCheck SplitAdjust::prove_short(ItemResult& item, const BucketLayout& layout) {
   using Verdict = ShortCheck::Verdict;
-  const auto started = std::chrono::steady_clock::now();
-  std::optional<std::vector<std::string>> hints_seen = read_hint_keys(item, layout);
+  std::optional<std::vector<HintPeek>> peeks = peek_hints(item, layout);
   std::string error;
   // Transfers recorded before the scan are finished first (their units are in no bucket).
   const std::optional<std::vector<BucketTransfers>> before =
@@ -297,7 +297,7 @@ SplitAdjust::ShortCheck SplitAdjust::prove_short(ItemResult& item, const BucketL
       return {Verdict::look_again, {}};
     }
   }
-  return {Verdict::proven, std::move(*stocks), std::move(hints_seen), started};
+  return {Verdict::proven, std::move(*stocks), std::move(peeks)};
 }
 
 SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& layout, int into,
@@ -415,37 +415,40 @@ std::optional<std::vector<std::int64_t>> SplitAdjust::scan(ItemResult& item,
 
 void SplitAdjust::leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,
                                        const ShortCheck& check) {
-  if (!check.hints_seen || std::chrono::steady_clock::now() - check.started > kProofFreshFor) {
-    return;  // an add's marks may have expired since the first read: no hint is safe
-  }
+  if (!check.peeks) return;  // a bucket's hint key could not be peeked at
   const std::int64_t total = total_of(check.stocks);
   const std::vector<std::string> buckets = bucket_keys(item.key, layout);
   std::vector<Call> calls;
   calls.reserve(buckets.size());
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     // Not waited for by replicas: a hint lost with a failover costs the next scan only.
-    Call call = sold_out_hint_call(buckets[b], (*check.hints_seen)[b], total, kSoldOutHintLifeMs,
-                                   fmt::format("{:016x}", split_random()));
+    const HintPeek& peek = (*check.peeks)[b];
+    Call call = sold_out_hint_call(buckets[b], peek.value, total, kSoldOutHintLifeMs,
+                                   fmt::format("{:016x}", split_random()), peek.at_ms);
     call.writes = false;
     calls.push_back(std::move(call));
   }
   client_.run(calls);  // "stale" is an answer too: an add overtook the proof there
 }
 
-std::optional<std::vector<std::string>> SplitAdjust::read_hint_keys(const ItemResult& item,
-                                                                    const BucketLayout& layout) {
+std::optional<std::vector<SplitAdjust::HintPeek>> SplitAdjust::peek_hints(
+    const ItemResult& item, const BucketLayout& layout) {
   std::vector<Call> calls;
   calls.reserve(layout.slots.size());
   for (const std::string& bucket : bucket_keys(item.key, layout)) {
-    calls.push_back(Call::read({"GET", bucket_short_key(bucket)}));
+    calls.push_back(peek_hint_call(bucket));
   }
-  std::vector<std::string> seen;
-  seen.reserve(calls.size());
+  std::vector<HintPeek> peeks;
+  peeks.reserve(calls.size());
   for (const CallResult& result : client_.run(calls)) {
     if (result.state != CallResult::State::replied || result.reply.is_error()) return std::nullopt;
-    seen.push_back(result.reply.string_or_nil().value_or(""));
+    const std::optional<SplitAnswer> answer = parse_split_answer(result.reply);
+    if (!answer || answer->status != "ok" || answer->more.empty()) return std::nullopt;
+    const std::optional<std::int64_t> at = parse_stored_value(answer->more[0]);
+    if (!at) return std::nullopt;
+    peeks.push_back({answer->value.value_or(""), *at});
   }
-  return seen;
+  return peeks;
 }
 
 std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& item,
@@ -459,7 +462,9 @@ std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& it
 
 SplitAdjust::Marked SplitAdjust::mark_add(ItemResult& item, const BucketLayout& layout,
                                           const std::string& op, const std::string& nonce) {
-  const long long running_ms = kAddRunningBaseMs + 2 * client_.options().retry_timeout_ms;
+  const ClientOptions& options = client_.options();
+  const long long running_ms =
+      kAddRunningBaseMs + 2 * (options.retry_timeout_ms + options.reply_timeout_ms);
   const std::vector<std::string> buckets = bucket_keys(item.key, layout);
   std::vector<Call> calls;
   calls.reserve(buckets.size());

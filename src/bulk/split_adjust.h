@@ -59,13 +59,17 @@ class SplitAdjust {
   /// 6). `proven`, with the stocks of the scan that shows it, only when no transfer was
   /// recorded and none left any bucket between a read of the moves hashes before the scan and
   /// one after it: a unit on its way between two buckets is in neither.
+  struct HintPeek {
+    std::string value;
+    long long at_ms = 0;
+  };
   struct ShortCheck {
     enum class Verdict { proven, look_again, layout_changed, failed } verdict;
     std::vector<std::int64_t> stocks;
-    /// What each bucket's hint key held before the scan ("" for nothing), and when that was
-    /// read: a hint is left only where nothing was written since (sold_out_hint_call).
-    std::optional<std::vector<std::string>> hints_seen{};
-    std::chrono::steady_clock::time_point started{};
+    /// What each bucket's hint key held before the scan ("" for nothing), with the server's
+    /// time of that peek: a hint is left only where nothing was written since, and the peek
+    /// is younger than a hint's life (sold_out_hint_call).
+    std::optional<std::vector<HintPeek>> peeks{};
   };
   ShortCheck prove_short(ItemResult& item, const BucketLayout& layout);
   Outcome add(ItemResult& item, const BucketLayout& layout, int home);
@@ -78,8 +82,8 @@ class SplitAdjust {
   /// proof and no add runs; read in the home bucket's.
   void leave_sold_out_hints(const ItemResult& item, const BucketLayout& layout,
                             const ShortCheck& check);
-  std::optional<std::vector<std::string>> read_hint_keys(const ItemResult& item,
-                                                         const BucketLayout& layout);
+  std::optional<std::vector<HintPeek>> peek_hints(const ItemResult& item,
+                                                  const BucketLayout& layout);
   std::optional<std::int64_t> read_sold_out_hint(const ItemResult& item, const BucketLayout& layout,
                                                  int home);
   /// Registers ("adding") or unregisters ("added") the add `nonce` on every bucket

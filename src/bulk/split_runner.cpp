@@ -620,7 +620,7 @@ bool SplitRunner::keep_bucket_log(ItemResult& item, const std::string& bucket) {
   entries.reserve(read.reply.elements.size());
   for (const Reply& entry : read.reply.elements) entries.push_back(entry.str);
   const CallResult kept =
-      client_.run({keep_bucket_log_call(item.key, entries, log_.max_entries)})[0];
+      client_.run({keep_bucket_log_call(item.key, bucket, entries, log_.max_entries)})[0];
   if (!split_reply_or_error(item, kept)) return false;
   return split_step_confirmed(item, kept, client_.options(),
                               fmt::format("keeping the change log of bucket {} was", bucket));

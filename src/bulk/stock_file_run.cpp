@@ -19,7 +19,7 @@ namespace {
 
 RowReader<StockRow> stock_reader(const SourceColumns& columns, const KeyScheme& scheme) {
   return RowReader<StockRow>{
-      stock_columns(columns),
+      stock_columns(columns, true),
       [&columns](const std::vector<bool>& present) { return check_stock_header(present, columns); },
       [&columns, &scheme](const Record& record, StockRow& row) {
         return interpret_stock_row(record, columns, scheme, row);
@@ -311,11 +311,13 @@ ExitCode StockFileRun::end_unwritten(const std::string& status, const std::strin
     report_error = e.what();
   }
   Summary ended = summary();
+  ended.rows = validation_.rows;
   ended.status = status;
   ended.error = why;
   ctx_.out().write_summary(summary_json(ended));
-  if (!report_error.empty()) print_error(report_error);
-  return code;
+  if (report_error.empty()) return code;
+  print_error(report_error);
+  return ExitCode::failure;  // as a run whose report failed: the report is what was asked for
 }
 
 void StockFileRun::report_unwritten_rows(Status status, const std::string& why) {

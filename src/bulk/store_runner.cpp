@@ -427,7 +427,7 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
     return set_error(r, Status::error,
                      fmt::format("merging its {} buckets before the forced write: {}; nothing "
                                  "written",
-                                 buckets, merge.error));
+                                 layout->target.buckets(), merge.error));
   }
   std::vector<CallResult> results = client_.run({call_for(Step::script, item)});
   if (split_record_kept(results[0])) {

@@ -187,7 +187,8 @@ void remove_companions(Context& ctx, std::vector<ItemResult>& items,
     const std::string& key = items[i].key;
     Call companions{nullptr,
                     {"DEL", companion_key(key, kLockSuffix), log_key(key), stream_log_key(key),
-                     companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix)},
+                     companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix),
+                     companion_key(key, kKeptLogsSuffix)},
                     true,
                     true};
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());

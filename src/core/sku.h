@@ -50,6 +50,8 @@ inline constexpr std::string_view kRequestSuffix = ":req:";
 inline constexpr std::string_view kLedgerSuffix = ":ids:";
 inline constexpr std::string_view kHoldsSuffix = ":holds";  ///< hold id -> expiry ms (sorted set)
 inline constexpr std::string_view kHeldSuffix = ":held";    ///< hold id -> qty, "" -> sum (hash)
+/// The buckets whose change logs a merge or new split copied into the item's (a set, a day).
+inline constexpr std::string_view kKeptLogsSuffix = ":kept-logs";
 
 /// The key of an item's change log (a list of entries after its first), in its stock key's slot.
 inline std::string log_key(std::string_view stock_key) {

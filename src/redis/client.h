@@ -101,6 +101,7 @@ struct ClientOptions {
   /// where the primary written to has a replica attached.
   int wait_replicas = 0;
   long long wait_timeout_ms = 1000;
+  long long reply_timeout_ms = 5000;  ///< --timeout: how long one reply may take
 };
 
 /// The seam every command talks to Redis through: a standalone server today; a cluster router

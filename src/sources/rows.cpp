@@ -54,7 +54,8 @@ std::string read_buckets(const Field& f, int& buckets) {
 
 }  // namespace
 
-WantedColumns stock_columns(const SourceColumns& n) {
+WantedColumns stock_columns(const SourceColumns& n, bool with_buckets) {
+  if (!with_buckets) return {n.sku, n.stock, n.total, n.issued};
   return {n.sku, n.stock, n.total, n.issued, "buckets"};
 }
 
@@ -124,7 +125,10 @@ std::string interpret_stock_row(const Record& record, const SourceColumns& n,
   if (!sku_problem.empty()) return sku_problem;
   const auto& f = record.fields;
   row.counts_held = false;
-  if (std::string e = read_buckets(f[kBuckets], row.buckets); !e.empty()) return e;
+  row.buckets = 0;
+  if (f.size() > kBuckets) {
+    if (std::string e = read_buckets(f[kBuckets], row.buckets); !e.empty()) return e;
+  }
   // JSON rows are objects, each with its own keys: each row is checked as a header is.
   if (std::string e =
           ambiguous_stock_columns(f[kStock].present, f[kTotal].present, f[kIssued].present, n);

@@ -59,8 +59,9 @@ struct OpRow {
 std::string read_record_sku(const Record& record, const std::string& column,
                             const KeyScheme& scheme, std::string& sku);
 
-/// The columns stock rows are read from: sku, stock, total, issued, buckets (in that order).
-WantedColumns stock_columns(const SourceColumns& names);
+/// The columns stock rows are read from: sku, stock, total, issued (in that order), and for
+/// init and rebuild `buckets` (`with_buckets`; a source of initial stock has no use for it).
+WantedColumns stock_columns(const SourceColumns& names, bool with_buckets = false);
 /// The columns batch rows are read from: sku, qty, request_id (in that order).
 WantedColumns op_columns(const SourceColumns& names);
 

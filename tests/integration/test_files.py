@@ -325,6 +325,11 @@ class Rebuild(ServerTest):
             self.assertTrue(line["error"].startswith("not applied: another rebuild is running"),
                             line)
         self.assertEqual(self.r("DBSIZE"), 1)
+        # A report that cannot be written fails the run as any report does (exit 1).
+        res = self.sc("rebuild", "--file", source, "--report",
+                      os.path.join(self.tmp, "no-such-dir", "report.jsonl"))
+        self.assertEqual((res.rc, res.one["rows"], res.one["status"]), (1, rows, "busy"), res)
+        self.assertIn("cannot write report", res.stderr)
 
     def test_a_busy_rebuild_names_who_holds_the_lock_and_when_it_was_taken(self):
         self.r("SET", "stockctl:rebuild-lock:stock:", "0f1e host=db-7 pid=4242 at=1764644645000",

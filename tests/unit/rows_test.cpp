@@ -13,8 +13,8 @@ namespace {
 const KeyScheme kScheme;
 const SourceColumns kNames;
 
-std::string stock_row(const std::string& csv, StockRow& row) {
-  auto r = read_string(csv, Format::csv, stock_columns(kNames));
+std::string stock_row(const std::string& csv, StockRow& row, bool with_buckets = true) {
+  auto r = read_string(csv, Format::csv, stock_columns(kNames, with_buckets));
   REQUIRE(r.records.size() == 1);
   return interpret_stock_row(r.records[0], kNames, kScheme, row);
 }
@@ -161,6 +161,9 @@ TEST_CASE("the buckets column says how many buckets an exported item was split o
   CHECK(row.buckets == 0);
   CHECK(stock_row("sku,stock,buckets\n42,100,1\n", row).empty());
   CHECK(row.buckets == 1);
+  // A source of initial stock (--init-from) does not read it at all.
+  CHECK(stock_row("sku,stock,buckets\n42,100,0\n", row, false).empty());
+  CHECK(row.buckets == 0);
   for (const char* bad : {"0", "65", "-2", "four", "2.5"}) {
     CAPTURE(bad);
     CHECK(stock_row(std::string("sku,stock,buckets\n42,100,") + bad + "\n", row) ==

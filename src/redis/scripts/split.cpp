@@ -50,11 +50,12 @@ std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t mo
   return call;
 }
 
-Call keep_bucket_log_call(const std::string& key, const std::vector<std::string>& entries,
-                          long long max_entries) {
+Call keep_bucket_log_call(const std::string& key, const std::string& bucket,
+                          const std::vector<std::string>& entries, long long max_entries) {
   std::vector<std::string> keys{key, companion_key(key, kHoldsSuffix),
-                                companion_key(key, kHeldSuffix), log_key(key)};
-  std::vector<std::string> args{"keep_log", "", "", "", std::to_string(max_entries), "", ""};
+                                companion_key(key, kHeldSuffix), log_key(key),
+                                companion_key(key, kKeptLogsSuffix)};
+  std::vector<std::string> args{"keep_log", bucket, "", "", std::to_string(max_entries), "", ""};
   args.insert(args.end(), entries.begin(), entries.end());
   return safe_write(Call::script_call(split_item_script(), std::move(keys), std::move(args)));
 }
@@ -92,11 +93,21 @@ Call add_mark_call(const std::string& bucket, const std::string& op, const std::
 }
 
 Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
-                        long long life_ms, const std::string& nonce) {
+                        long long life_ms, const std::string& nonce, long long peeked_ms) {
   return safe_write(Call::script_call(
       split_bucket_script(),
       {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
-      {"hint", seen, std::to_string(total), std::to_string(life_ms), nonce}));
+      {"hint", seen, std::to_string(total), std::to_string(life_ms), nonce,
+       std::to_string(peeked_ms)}));
+}
+
+Call peek_hint_call(const std::string& bucket) {
+  Call call = Call::script_call(
+      split_bucket_script(),
+      {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
+      {"peek"});
+  call.idempotent = true;  // reads only
+  return call;
 }
 
 Call forget_receipt_call(const std::string& to, const std::string& id) {

@@ -37,8 +37,8 @@ std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t mo
 /// The call that adds `entries` (a bucket's change log, about to be deleted with the bucket)
 /// to the log of the item `key`, merged by time, each once, the list trimmed to `max_entries`:
 /// safe to resend.
-Call keep_bucket_log_call(const std::string& key, const std::vector<std::string>& entries,
-                          long long max_entries);
+Call keep_bucket_log_call(const std::string& key, const std::string& bucket,
+                          const std::vector<std::string>& entries, long long max_entries);
 
 /// The call that drains bucket `key` of a layout of generation `gen`: safe to resend (a drained
 /// bucket answers its recorded units again).
@@ -72,7 +72,11 @@ Call receive_units_call(const std::string& to, const std::string& id, std::int64
 /// key still holds `seen` (what it held before the buckets were read; "" for nothing) and no
 /// add is running: answers "ok" or "stale" (docs/split.md, "A sold-out item stays cheap").
 Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
-                        long long life_ms, const std::string& nonce);
+                        long long life_ms, const std::string& nonce, long long peeked_ms);
+
+/// The call that reads what `bucket`'s hint key holds, with the server's time in ms: answers
+/// {"ok", value or "", ms}. A proof's first read, whose time the hint's compare-and-set checks.
+Call peek_hint_call(const std::string& bucket);
 
 /// The call that registers ("adding") or unregisters ("added") the add `nonce` at `bucket`: a
 /// running add keeps sold-out hints away (for at most `life_ms`), and each writes a word of its
