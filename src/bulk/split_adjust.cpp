@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <numeric>
 #include <random>
@@ -36,6 +37,9 @@ std::uint64_t split_random() {
   static std::mt19937_64 random{std::random_device{}()};
   return random();
 }
+
+// A word of its own for an add or a hint (lua/split_bucket-3.lua).
+std::string new_nonce() { return fmt::format("{:016x}", split_random()); }
 
 // The stocks of a scan, or nullopt when a bucket is gone or holds no stock value: the layout
 // changed under the scan.
@@ -192,7 +196,7 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
   // The add registers itself on every bucket before its units come: the hints go, no proof
   // that read a hint key before can leave a hint (its compare-and-set finds the add's word),
   // and none is left while it runs. It unregisters after, with another word of its own.
-  const std::string nonce = fmt::format("{:016x}", split_random());
+  const std::string nonce = new_nonce();
   for (int attempt = 0;; ++attempt) {
     const auto marked = std::chrono::steady_clock::now();
     const Marked registered = mark_add(item, layout, "adding", nonce);
@@ -423,8 +427,8 @@ void SplitAdjust::leave_sold_out_hints(const ItemResult& item, const BucketLayou
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     // Not waited for by replicas: a hint lost with a failover costs the next scan only.
     const HintPeek& peek = (*check.peeks)[b];
-    Call call = sold_out_hint_call(buckets[b], peek.value, total, kSoldOutHintLifeMs,
-                                   fmt::format("{:016x}", split_random()), peek.at_ms);
+    Call call = sold_out_hint_call(buckets[b], peek.value, total, kSoldOutHintLifeMs, new_nonce(),
+                                   peek.at_ms);
     call.writes = false;
     calls.push_back(std::move(call));
   }

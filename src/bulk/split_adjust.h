@@ -3,7 +3,6 @@
 // deduct and add on a split item (docs/split.md, "Deducting from a split item"): the stock
 // script on one bucket at a time, a bucket fixed by the request id when there is one.
 
-#include <chrono>
 #include <optional>
 #include <string>
 
@@ -55,14 +54,15 @@ class SplitAdjust {
   /// emptied a source meanwhile (the caller reads again); `failed` sets the item's error.
   Gathered gather(ItemResult& item, const BucketLayout& layout, int into,
                   const std::vector<std::int64_t>& stocks);
-  /// Whether the buckets together hold less than item.qty at one moment (docs/split.md, step
-  /// 6). `proven`, with the stocks of the scan that shows it, only when no transfer was
-  /// recorded and none left any bucket between a read of the moves hashes before the scan and
-  /// one after it: a unit on its way between two buckets is in neither.
+  /// What a bucket's hint key held when a proof peeked at it, and the server's time then (ms).
   struct HintPeek {
     std::string value;
     long long at_ms = 0;
   };
+  /// Whether the buckets together hold less than item.qty at one moment (docs/split.md, step
+  /// 6). `proven`, with the stocks of the scan that shows it, only when no transfer was
+  /// recorded and none left any bucket between a read of the moves hashes before the scan and
+  /// one after it: a unit on its way between two buckets is in neither.
   struct ShortCheck {
     enum class Verdict { proven, look_again, layout_changed, failed } verdict;
     std::vector<std::int64_t> stocks;

@@ -307,6 +307,12 @@ std::optional<std::string> PutRunner::split_record_kept(const CallResult& result
 }
 
 void PutRunner::apply_script(PutItem& item, const CallResult& result) {
+  if (std::optional<std::string> record = split_record_kept(result)) {
+    // The script kept a layout record: the item is judged on its total once the window's steps
+    // are read (settle_split_items, which never gets here: it checks first).
+    split_found_.emplace_back(&item, std::move(*record));
+    return;
+  }
   ItemResult& r = item.result;
   if (result.state != CallResult::State::replied) return set_error(r, Status::error, result.error);
   const Reply& reply = result.reply;
@@ -316,12 +322,6 @@ void PutRunner::apply_script(PutItem& item, const CallResult& result) {
     return set_error(
         r, Status::error,
         fmt::format("unexpected reply from the put script: {}", describe_reply(reply)));
-  }
-  if (answer->verdict == "kept" && answer->previous && is_split_record(*answer->previous)) {
-    // The script kept a layout record: the item is judged on its total once the window's steps
-    // are read (settle_split_items, which never gets here: it checks first).
-    split_found_.emplace_back(&item, *answer->previous);
-    return;
   }
   apply_put_verdict(r, answer->verdict, answer->previous, stock_less_held(item.value, answer->held),
                     mode_);
@@ -419,10 +419,9 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
                      "the item was split or merged by another process while this run read it; "
                      "nothing written; run it again");
   }
-  SplitRunner splitter(client_, slot_ranges(), log_);
   ItemResult merge = r;
   merge.op = "split";
-  splitter.run(merge, 1);
+  SplitRunner(client_, slot_ranges(), log_).run(merge, 1);
   if (merge.status != Status::ok) {
     return set_error(r, Status::error,
                      fmt::format("merging its {} buckets before the forced write: {}; nothing "
@@ -438,17 +437,21 @@ void PutRunner::force_split_item(PutItem& item, const std::string& record) {
                      "forced write; nothing written; run it again");
   }
   apply_script(item, results[0]);
-  ItemResult again = r;
-  again.op = "split";
-  splitter.run(again, buckets);
-  if (again.status != Status::ok && again.status != Status::unlimited) {
-    const std::string what = is_written(r.status) ? "written" : "not written (" + r.error + ")";
-    return set_error(r, Status::error,
-                     fmt::format("{}, but splitting it again over {} buckets failed: {}; "
-                                 "stockctl split {} --buckets {} does it",
-                                 what, buckets, again.error, r.sku, buckets));
+  split_after_write(r, buckets, is_written(r.status) ? "written" : "not written (" + r.error + ")");
+}
+
+void PutRunner::split_after_write(ItemResult& r, int buckets, const std::string& written) {
+  ItemResult split = r;
+  split.op = "split";
+  SplitRunner(client_, slot_ranges(), log_).run(split, buckets);
+  if (split.status == Status::ok || split.status == Status::unlimited) {
+    r.buckets = split.buckets;  // an unlimited value stays merged: unlimited items are not split
+    return;
   }
-  r.buckets = again.buckets;
+  set_error(r, Status::error,
+            fmt::format("{}, but splitting it over {} buckets failed: {}; stockctl split {} "
+                        "--buckets {} does it",
+                        written, buckets, split.error, r.sku, buckets));
 }
 
 const std::vector<SlotRange>& PutRunner::slot_ranges() {
@@ -467,17 +470,7 @@ void PutRunner::split_written(std::vector<PutItem>& items) {
       r.buckets = item.buckets;
       continue;
     }
-    ItemResult split = r;
-    split.op = "split";
-    SplitRunner(client_, slot_ranges(), log_).run(split, item.buckets);
-    if (split.status != Status::ok) {
-      set_error(r, Status::error,
-                fmt::format("written, but splitting it over {} buckets failed: {}; stockctl "
-                            "split {} --buckets {} does it",
-                            item.buckets, split.error, r.sku, item.buckets));
-      continue;
-    }
-    r.buckets = split.buckets;
+    split_after_write(r, item.buckets, "written");
   }
 }
 

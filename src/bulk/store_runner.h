@@ -105,6 +105,9 @@ class PutRunner {
   void settle_split_items();
   void judge_split_item(PutItem& item, const std::string& record);
   void force_split_item(PutItem& item, const std::string& record);
+  /// Splits `r`'s item, just written (`written` says so in an error), over `buckets` buckets
+  /// with the steps of `split`; an error names the `split` command that finishes it.
+  void split_after_write(ItemResult& r, int buckets, const std::string& written);
   /// Splits the items of `items` written now whose row asked for buckets (split_written).
   void split_written(std::vector<PutItem>& items);
   bool is_cluster();

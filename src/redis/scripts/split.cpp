@@ -14,6 +14,12 @@ Call safe_write(Call call) {
   return call;
 }
 
+// The keys of the ops on a bucket's sold-out hint: the bucket, its moves hash, the hint's key
+// and the adds running on it (lua/split_bucket-3.lua).
+std::vector<std::string> hint_keys(const std::string& bucket) {
+  return {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)};
+}
+
 }  // namespace
 
 Call split_item_call(const SplitItemRequest& request) {
@@ -86,26 +92,19 @@ Call receive_units_call(const std::string& to, const std::string& id, std::int64
 
 Call add_mark_call(const std::string& bucket, const std::string& op, const std::string& nonce,
                    long long life_ms) {
-  return safe_write(Call::script_call(
-      split_bucket_script(),
-      {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
-      {op, nonce, std::to_string(life_ms)}));
+  return safe_write(Call::script_call(split_bucket_script(), hint_keys(bucket),
+                                      {op, nonce, std::to_string(life_ms)}));
 }
 
 Call sold_out_hint_call(const std::string& bucket, const std::string& seen, std::int64_t total,
                         long long life_ms, const std::string& nonce, long long peeked_ms) {
-  return safe_write(Call::script_call(
-      split_bucket_script(),
-      {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
-      {"hint", seen, std::to_string(total), std::to_string(life_ms), nonce,
-       std::to_string(peeked_ms)}));
+  return safe_write(Call::script_call(split_bucket_script(), hint_keys(bucket),
+                                      {"hint", seen, std::to_string(total), std::to_string(life_ms),
+                                       nonce, std::to_string(peeked_ms)}));
 }
 
 Call peek_hint_call(const std::string& bucket) {
-  Call call = Call::script_call(
-      split_bucket_script(),
-      {bucket, bucket_moves_key(bucket), bucket_short_key(bucket), bucket_adds_key(bucket)},
-      {"peek"});
+  Call call = Call::script_call(split_bucket_script(), hint_keys(bucket), {"peek"});
   call.idempotent = true;  // reads only
   return call;
 }
