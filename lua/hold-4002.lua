@@ -220,7 +220,8 @@ if created then
         call('SET', KEYS[k + 1], init)
       end
       if logging then
-        local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, KEYS[k + 1], false
+        local log_key, log_first, log_batch, log_item, entry_ms =
+            KEYS[k + 4], false, false, KEYS[k + 1], false
         local log_who = false
         local actor, reason = ARGV[7], ARGV[8]
         local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
@@ -311,7 +312,8 @@ for i = 1, n do
     local stock_key, qty = KEYS[k + 1], ARGV[8 + 3 * i]
     left = call('DECRBY', stock_key, qty)
     if logging then
-      local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, stock_key, false
+      local log_key, log_first, log_batch, log_item, entry_ms =
+          KEYS[k + 4], false, false, stock_key, false
       local log_who = false
       local actor, reason = ARGV[7], ARGV[8]
       local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =

@@ -1,10 +1,10 @@
 -- load: create the missing stock keys of many items in one call, each with the first entry of
 -- its change log (init --file and rebuild with the log, for the keys SET NX would create).
 --
--- Per item, 2 keys: its stock key and the log of first entries of its hash slot
--- (lua/include/log_entry.lua); on a cluster every item of a call is in one slot. The item's
--- log list (<stock key>:changes, same slot) is derived from the stock key when an entry goes
--- there: not sent, as most rows never need it.
+-- Per item, 2 keys: its stock key and its first entry's key (<stock key>:first, a string in
+-- the same hash slot; lua/include/log_entry.lua). The item's log list (<stock key>:changes,
+-- same slot) is derived from the stock key when an entry goes there: not sent, as most rows
+-- never need it.
 -- ARGV[1]  expiry in seconds for the keys created; "0" = none
 -- ARGV[2]  the logged change: "init" or "rebuild"
 -- ARGV[3]  change log: keep about this many entries; ARGV[4]: actor; ARGV[5]: reason ("" = none)
@@ -17,27 +17,31 @@
 --
 -- Why a batch: with the log, one put-2.lua call per row cost the server about 20 us a row,
 -- where --no-log pipelines SET NX; one call for many rows pays the call once. It does what SET
--- NX does (no holds to give back on a missing key, no init lock asked), plus the entry. What a
--- row costs beyond its share of one MSETNX is one HSETNX: the clock is read once per call
--- (every entry of a call has its time), the actor and reason are packed once, and the list is
--- neither sent nor read unless the slot's log has the item already. A key with an expiry keeps
--- its first entry in its own list instead, which expires with it (the slot's log has no expiry
--- per field).
+-- NX does (no holds to give back on a missing key, no init lock asked), plus the entry. On a
+-- fresh load the entries cost no command of their own: one MSETNX writes every stock key and
+-- every first entry of the call. The clock is read once per call (every entry of a call has
+-- its time), the actor and reason are packed once, and the list is neither sent nor read
+-- unless the item has a first entry already. A key with an expiry keeps its first entry in its
+-- own list instead, which expires with it.
 local ttl, log_max, actor, reason = ARGV[1], ARGV[3], ARGV[4], ARGV[5]
 local t = redis.call('TIME')
 local entry_ms = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 local log_key, log_who = false, false
 local rows = #KEYS / 2
--- A fresh load finds none of its keys: one MSETNX creates them all (it sets every key or none),
--- where a SET NX per row would pay a command's own cost once per row. Any key there already,
--- or an expiry, which MSETNX cannot give: a SET NX per row.
+local entry_change, entry_qty, entry_before, entry_request, entry_hold = ARGV[2], '', '', '', ''
+-- A fresh load finds none of its keys: one MSETNX creates them all, stock keys and first
+-- entries (it sets every key or none), where a command per row would pay a command's own cost
+-- once per row. Any key there already, or an expiry, which MSETNX cannot give: a SET NX per
+-- row, and each entry written on its own.
 local all_created = false
 if ttl == '0' then
-  local kv = {}
+  local log_batch = {}
   for i = 1, rows do
-    kv[2 * i - 1], kv[2 * i] = KEYS[2 * i - 1], ARGV[5 + i]
+    local log_item, log_first, entry_after = KEYS[2 * i - 1], KEYS[2 * i], ARGV[5 + i]
+    log_batch[4 * i - 3], log_batch[4 * i - 2] = log_item, entry_after
+    -- @include log_entry
   end
-  all_created = redis.call('MSETNX', unpack(kv)) == 1
+  all_created = redis.call('MSETNX', unpack(log_batch)) == 1
 end
 local out = {}
 for i = 1, rows do
@@ -48,14 +52,10 @@ for i = 1, rows do
   elseif not created then
     created = redis.call('SET', key, value, 'NX')
   end
-  if created then
-    local log_item, log_slot = key, ttl == '0' and KEYS[2 * i]
-    local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
-        ARGV[2], '', '', value, '', ''
+  if created and not all_created then
+    local log_item, log_first, log_batch, entry_after = key, ttl == '0' and KEYS[2 * i], false, value
     -- @include log_entry
-    out[i] = 1
-  else
-    out[i] = 0
   end
+  out[i] = created and 1 or 0
 end
 return out

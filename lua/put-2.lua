@@ -12,11 +12,13 @@
 --          the value stored is ARGV[1] less the units of its live holds, never below 0 (see
 --          "Holds" below); "0": ARGV[1] is stored as it is
 -- KEYS[3]  the item's change log (a list, same hash slot); sent only with ARGV[7]
--- KEYS[4]  the log of first entries of the items of its hash slot (a hash, same slot); sent
---          with KEYS[3]. A key this call creates without an expiry has its first entry there,
---          not in a list of its own: a load then costs some 80 bytes an item
---          (lua/include/log_entry.lua). A key given an expiry (ARGV[3]) keeps its whole log in
---          its list, which expires with it: its entry in KEYS[4], if any, moves there.
+-- KEYS[4]  the item's first log entry (<stock key>:first, a string, same slot); sent with
+--          KEYS[3]. A key this call creates without an expiry has its first entry there, not
+--          in a list of its own (lua/include/log_entry.lua).
+-- KEYS[5]  the hash of first entries of the items of its slot (stockctl:log:{<tag>}), where
+--          earlier versions put them; sent with KEYS[3] when ARGV[3] gives an expiry. A key
+--          given an expiry keeps its whole log in its list and first key, which expire with
+--          it: its entry in KEYS[5], if any, moves to the head of the list.
 -- ARGV[6]  change log: the change that creates a key ("init" or "rebuild"; a replaced value
 --          is logged as "overwrite")
 -- ARGV[7]  change log: keep about this many entries; absent or "" = write no log
@@ -128,22 +130,24 @@ end
 if logging and previous ~= value then
   -- The same fields as the stock script's entries ("" = does not apply). A key with an expiry
   -- keeps its first entry in its own list, which expires with it.
-  local log_key, log_slot, log_item = KEYS[3], not previous and ttl == 0 and KEYS[4], key
-  local entry_ms, log_who = false, false
+  local log_key, log_first, log_item = KEYS[3], not previous and ttl == 0 and KEYS[4], key
+  local entry_ms, log_who, log_batch = false, false, false
   local actor, reason = ARGV[8], ARGV[9] or ''
   local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
       previous and 'overwrite' or ARGV[6], '', previous or '', value, '', ''
   -- @include log_entry
 end
 if logging and ttl > 0 then
-  -- An item given an expiry takes its log with it: its entry in the slot's log (the slot's
-  -- hash has no expiry per field) moves to the head of its list, and the list expires with it.
-  local first = redis.call('HGET', KEYS[4], key)
+  -- An item given an expiry takes its log with it: its entry in an earlier version's slot hash
+  -- (which has no expiry per field) moves to the head of its list, and the list and its first
+  -- key expire with it.
+  local first = KEYS[5] and redis.call('HGET', KEYS[5], key)
   if first then
-    redis.call('HDEL', KEYS[4], key)
+    redis.call('HDEL', KEYS[5], key)
     redis.call('LPUSH', KEYS[3], first)
   end
   redis.call('EXPIRE', KEYS[3], ARGV[3])
+  redis.call('EXPIRE', KEYS[4], ARGV[3])
 end
 if previous then return {'replaced', previous, held} end
 return {'created', false, held}

@@ -129,7 +129,8 @@ if change then
       local before = out[i + 2]
       if give_back and before >= 0 then out[i + 2] = call('INCRBY', KEYS[k + 1], qty) end
       if logging and out[i + 2] ~= -3 then
-        local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, KEYS[k + 1], false
+        local log_key, log_first, log_batch, log_item, entry_ms =
+            KEYS[k + 4], false, false, KEYS[k + 1], false
         local log_who = false
         local actor, reason = ARGV[4], ARGV[5]
         local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
@@ -170,7 +171,8 @@ elseif action == 'cancel' then
         local k, qty = 2 + G * (i - 1), lines[3 * i - 1]
         out[i + 2] = call('INCRBY', KEYS[k + 1], qty)
         if logging then
-          local log_key, log_slot, log_item, entry_ms = KEYS[k + 4], false, KEYS[k + 1], false
+          local log_key, log_first, log_batch, log_item, entry_ms =
+              KEYS[k + 4], false, false, KEYS[k + 1], false
           local log_who = false
           local actor, reason = ARGV[4], ARGV[5]
           local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =

@@ -155,7 +155,8 @@ if op == 'rebalanced' then
     return redis.error_reply('STOCKCTL_INVALID total ' .. tostring(total))
   end
   if logging then
-    local log_key, log_slot, log_item, entry_ms, log_who = KEYS[4], false, key, false, false
+    local log_key, log_first, log_batch, log_item, entry_ms, log_who =
+        KEYS[4], false, false, key, false, false
     local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
         'rebalance', moved, total, total, '', ''
     -- @include log_entry
@@ -197,7 +198,8 @@ local value = units
 if gen ~= '-' then value = 'stockctl:split:1 live ' .. gen .. ' ' .. slots .. ' - - -' end
 redis.call('SET', key, value)
 if logging then
-  local log_key, log_slot, log_item, entry_ms, log_who = KEYS[4], false, key, false, false
+  local log_key, log_first, log_batch, log_item, entry_ms, log_who =
+      KEYS[4], false, false, key, false, false
   local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
       gen == '-' and 'merge' or 'split', '', units, units, '', ''
   -- @include log_entry

@@ -229,7 +229,7 @@ end
 -- Each change appends one entry to the item's log (lua/include/log_entry.lua). "" stands for
 -- "does not apply".
 if logging then
-  local log_key, log_slot, log_item, entry_ms = KEYS[#KEYS], false, key, false
+  local log_key, log_first, log_batch, log_item, entry_ms = KEYS[#KEYS], false, false, key, false
   local log_who = false
   local actor, reason = ARGV[8], ARGV[9] or ''
   local id = request_id or ''

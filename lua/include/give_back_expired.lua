@@ -35,7 +35,8 @@ do
       units = units + qty
       redis.call('HDEL', held_key, hid)
       if log_key and stock and stock >= 0 then
-        local log_slot, log_item, entry_ms, log_who = false, stock_key, false, false
+        local log_first, log_batch, log_item, entry_ms, log_who =
+            false, false, stock_key, false, false
         local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
             'expire', qty, stock + units - qty, stock + units, '', hid
         -- @include log_entry

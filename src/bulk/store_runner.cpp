@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <map>
 #include <optional>
 
@@ -17,6 +18,7 @@
 #include "core/sku.h"
 #include "core/split_plan.h"
 #include "lock/init_lock.h"
+#include "redis/errors.h"
 #include "redis/scripts/put.h"
 
 namespace stockctl {
@@ -27,6 +29,18 @@ namespace {
 bool is_zero(const CallResult& result) {
   return result.state == CallResult::State::replied && result.reply.type == Reply::Type::integer &&
          result.reply.integer == 0;
+}
+
+// TIME's answer (seconds, microseconds) in ms, or nullopt.
+std::optional<std::int64_t> time_reply_ms(const Reply& reply) {
+  if (reply.type != Reply::Type::array || reply.elements.size() != 2) return std::nullopt;
+  std::int64_t parts[2] = {0, 0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::string& text = reply.elements[i].str;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), parts[i]);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  }
+  return parts[0] * 1000 + parts[1] / 1000;
 }
 
 }  // namespace
@@ -100,6 +114,10 @@ void PutRunner::complete_oldest_step() {
       // SET NX said nothing about keys that existed: GET tells their value.
       begin(window, Step::get, apply_set(sent, results));
       return;
+    case Step::mset:
+      // A call that found any of its keys set nothing: the load script sorts its rows out.
+      begin_load_script(window, apply_mset(window, sent, results));
+      return;
     case Step::load:
       // Keys that exist go on to the put script, as every logged write did before the load
       // script: it gives their expired holds back and reports them.
@@ -124,7 +142,100 @@ void PutRunner::complete_oldest_step() {
 // few enough that one call holds the server for well under a millisecond.
 constexpr std::size_t kLoadBatch = 128;
 
-void PutRunner::begin_load(Window& window, const std::vector<PutItem*>& items) {
+void PutRunner::begin_load(Window& window, std::vector<PutItem*> items) {
+  // On one server, a fresh load's stock keys and first entries go in plain MSETNX calls: the
+  // key and its entry are still written together or not at all, by one command, and the
+  // server's cost per row is a SET NX's for each of the two keys, where the load script costs
+  // half as much again (docs/benchmarks.md, "The change log's load"). The entries' time is
+  // the server's clock, read once. On a cluster (calls of one slot, one or two rows each, and
+  // a clock per node) and for keys with an expiry, the script writes them.
+  if (ttl_s_ == 0 && !is_cluster()) {
+    if (std::optional<std::int64_t> now = server_now_ms()) {
+      begin_mset(window, std::move(items), *now);
+      return;
+    }
+  }
+  begin_load_script(window, std::move(items));
+}
+
+void PutRunner::begin_mset(Window& window, std::vector<PutItem*> items, std::int64_t now_ms) {
+  const LoadEntryPacker packer(now_ms, change_, log_);
+  std::vector<Call> calls;
+  window.sent = std::move(items);
+  window.batches.clear();
+  for (std::size_t at = 0; at < window.sent.size(); at += kLoadBatch) {
+    const std::size_t end = std::min(window.sent.size(), at + kLoadBatch);
+    std::vector<std::string> args;
+    args.reserve(1 + 4 * (end - at));
+    args.emplace_back("MSETNX");
+    for (std::size_t i = at; i < end; ++i) {
+      const PutItem& item = *window.sent[i];
+      args.push_back(item.result.key);
+      args.push_back(std::to_string(item.value));
+      args.push_back(first_log_key(item.result.key));
+      args.push_back(packer.entry(item.value));
+    }
+    calls.push_back(Call::idempotent_write(std::move(args)));
+    window.batches.push_back(end - at);
+  }
+  client_.start(std::move(calls));
+  window.step = Step::mset;
+  wire_.push_back(&window);
+}
+
+std::vector<PutItem*> PutRunner::apply_mset(const Window& window, const std::vector<PutItem*>& sent,
+                                            const std::vector<CallResult>& results) const {
+  std::vector<PutItem*> next;
+  std::size_t first = 0;
+  for (std::size_t b = 0; b < window.batches.size(); ++b) {
+    const CallResult& result = results[b];
+    for (std::size_t i = first; i < first + window.batches[b]; ++i) {
+      ItemResult& r = sent[i]->result;
+      if (result.state != CallResult::State::replied) {
+        set_error(r, Status::error, result.error);
+      } else if (result.reply.is_error()) {
+        apply_error_reply(r, result.reply.str);
+      } else if (result.reply.type != Reply::Type::integer) {
+        set_error(r, Status::error,
+                  fmt::format("unexpected reply to MSETNX: {}", describe_reply(result.reply)));
+      } else if (result.reply.integer == 0) {
+        // A key was there (found on a retry, maybe this call's own write): nothing was set.
+        sent[i]->after_unknown = result.after_unknown;
+        next.push_back(sent[i]);
+      } else {
+        apply_put_verdict(r, "created", std::nullopt, sent[i]->value, mode_);
+        if (is_written(r.status)) check_durability(r, result, client_.options());
+      }
+    }
+    first += window.batches[b];
+  }
+  return next;
+}
+
+std::optional<std::int64_t> PutRunner::server_now_ms() {
+  if (!server_clock_tried_) {
+    server_clock_tried_ = true;
+    try {
+      if (std::optional<std::int64_t> ms = time_reply_ms(client_.call(Call::read({"TIME"})))) {
+        server_clock_ = ServerClock{*ms, std::chrono::steady_clock::now()};
+      }
+    } catch (const ConnectionError&) {
+      // The load script reads the clock itself, and reports what the connection does.
+    }
+  }
+  if (!server_clock_) return std::nullopt;
+  // Read after the answer came, the estimate trails the server's clock by the answer's way
+  // back: an entry never carries a time later than its write.
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - server_clock_->read_at);
+  return server_clock_->ms + elapsed.count();
+}
+
+void PutRunner::begin_load_script(Window& window, std::vector<PutItem*> items) {
+  if (items.empty()) {
+    window.written = true;
+    return;
+  }
   const bool cluster = is_cluster();
   // A standalone server takes any keys in one call; a cluster only the keys of one slot.
   std::map<int, std::vector<PutItem*>> groups;
@@ -202,7 +313,8 @@ Call PutRunner::call_for(Step step, const PutItem& item) const {
     }
     case Step::get:
       return Call::read({"GET", key});
-    case Step::load:  // begin_load builds its calls, a row per item
+    case Step::mset:  // begin_mset and begin_load_script build their calls, a row per item
+    case Step::load:
     case Step::script:
       break;
   }

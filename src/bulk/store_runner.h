@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -67,13 +68,14 @@ class PutRunner {
   void run(std::vector<PutItem>& items);
 
  private:
-  enum class Step { set, load, get, script };
+  enum class Step { set, mset, load, get, script };
   struct Window {
     std::uint64_t id = 0;
     std::vector<PutItem>* items = nullptr;
     Step step = Step::set;
-    std::vector<PutItem*> sent;        ///< the items of the step on the wire
-    std::vector<std::size_t> batches;  ///< Step::load: the items of each call, in `sent` order
+    std::vector<PutItem*> sent;  ///< the items of the step on the wire
+    /// Step::mset and Step::load: the items of each call, in `sent` order.
+    std::vector<std::size_t> batches;
     bool written = false;
   };
 
@@ -82,10 +84,21 @@ class PutRunner {
   /// Reads the oldest step on the wire and starts the window's next step.
   void complete_oldest_step();
   Call call_for(Step step, const PutItem& item) const;
-  /// Starts the load step: the items in calls of the load script, by slot on a cluster.
-  void begin_load(Window& window, const std::vector<PutItem*>& items);
+  /// Starts the load step: the items in calls of the load script, by slot on a cluster; on one
+  /// server without --ttl, in plain MSETNX calls first (begin_mset).
+  void begin_load(Window& window, std::vector<PutItem*> items);
+  /// Starts the load script's step for `items`, or marks the window written when there are none.
+  void begin_load_script(Window& window, std::vector<PutItem*> items);
+  /// Starts the mset step: each call one MSETNX of its items' stock keys and first entries.
+  void begin_mset(Window& window, std::vector<PutItem*> items, std::int64_t now_ms);
+  /// The items of MSETNX calls that set nothing (a key was there): they go to the load script.
+  std::vector<PutItem*> apply_mset(const Window& window, const std::vector<PutItem*>& sent,
+                                   const std::vector<CallResult>& results) const;
   std::vector<PutItem*> apply_load(const Window& window, const std::vector<PutItem*>& sent,
                                    const std::vector<CallResult>& results) const;
+  /// The server's clock now, in ms, for the entries a load writes without a script: read once
+  /// (TIME) and carried on by this process's steady clock; nullopt when it could not be read.
+  std::optional<std::int64_t> server_now_ms();
   /// Whether the GET step also asks whether each item has holds (EXISTS of its holds key, sent
   /// before its GET): a forced write (or its dry run) may skip the put script only for an item
   /// without any.
@@ -127,6 +140,12 @@ class PutRunner {
   std::string change_;
   std::vector<std::pair<PutItem*, std::string>> split_found_;
   std::optional<std::vector<SlotRange>> ranges_;  ///< read once, when a split needs them
+  struct ServerClock {
+    std::int64_t ms = 0;  ///< the server's TIME, in ms
+    std::chrono::steady_clock::time_point read_at;
+  };
+  std::optional<ServerClock> server_clock_;  ///< read at the first load step
+  bool server_clock_tried_ = false;
 };
 
 }  // namespace stockctl

@@ -174,10 +174,10 @@ std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>
   return removed;
 }
 
-// The companions of the items whose stock key is gone: lock, logs, holds, ledgers, the item's
-// first entry in its slot's log, and on a cluster its place in the index of items with group
-// holds in its slot (so that the index never outgrows the items that exist). A failure here
-// leaves the item `error`; running delete again removes what is left.
+// The companions of the items whose stock key is gone: lock, logs (its first entry's key too,
+// and an earlier version's entry in its slot's hash), holds, ledgers, and on a cluster its place in
+// the index of items with group holds in its slot (so that the index never outgrows the items that
+// exist). A failure here leaves the item `error`; running delete again removes what is left.
 void remove_companions(Context& ctx, std::vector<ItemResult>& items,
                        const std::vector<std::size_t>& removed,
                        const std::vector<std::vector<std::string>>& records, bool cluster) {
@@ -186,9 +186,9 @@ void remove_companions(Context& ctx, std::vector<ItemResult>& items,
   for (std::size_t i : removed) {
     const std::string& key = items[i].key;
     Call companions{nullptr,
-                    {"DEL", companion_key(key, kLockSuffix), log_key(key), stream_log_key(key),
-                     companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix),
-                     companion_key(key, kKeptLogsSuffix)},
+                    {"DEL", companion_key(key, kLockSuffix), log_key(key), first_log_key(key),
+                     stream_log_key(key), companion_key(key, kHoldsSuffix),
+                     companion_key(key, kHeldSuffix), companion_key(key, kKeptLogsSuffix)},
                     true,
                     true};
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());

@@ -1,5 +1,6 @@
 // `log SKU`: an item's change log, oldest entry first: the stream of earlier versions, then
-// its list with its entry in its slot's log placed by its time (lua/include/log_entry.lua).
+// its list with its first entry (its own key, or an earlier version's slot hash) placed by its
+// time (lua/include/log_entry.lua).
 
 #include <fmt/format.h>
 
@@ -88,7 +89,7 @@ Reply read_call(Client& client, std::vector<std::string> argv, const std::string
 // What the log holds from `since` on, oldest first, and whether any log key exists at all.
 struct ItemLog {
   std::vector<LogEntry> entries;
-  bool first_entry = false;  ///< the item has an entry in its slot's log
+  bool first_entry = false;  ///< the item has a first entry (its first key, or its slot's hash)
 };
 
 void keep(std::vector<LogEntry>& out, LogEntry e, std::int64_t since) {
@@ -125,13 +126,22 @@ void read_stream_tail(Context& ctx, const std::string& key, std::int64_t since, 
                      std::make_move_iterator(newest.rend()));
 }
 
-// The item's entry in its slot's log, if it has one (lua/include/log_entry.lua).
-std::optional<LogEntry> read_slot_entry(Context& ctx, const std::string& key, ItemLog& log) {
+// The entries a load wrote outside the item's list (lua/include/log_entry.lua): in its first
+// key, and where earlier versions put it, in its slot's hash. Each is kept only from `since`.
+std::vector<LogEntry> read_first_entries(Context& ctx, const std::string& key, std::int64_t since,
+                                         ItemLog& log) {
+  const std::string first_key = first_log_key(key);
   const std::string slot_log = slot_log_key(key);
-  Reply first = read_call(ctx.redis(), {"HGET", slot_log, key}, slot_log);
-  if (first.type != Reply::Type::string) return std::nullopt;
-  log.first_entry = true;
-  return parse_packed_log_entry(first.str);
+  const Reply own = read_call(ctx.redis(), {"GET", first_key}, first_key);
+  const Reply old = read_call(ctx.redis(), {"HGET", slot_log, key}, slot_log);
+  std::vector<LogEntry> found;
+  for (std::optional<LogEntry> e :
+       {own.type == Reply::Type::string ? parse_first_log_entry(own.str) : std::nullopt,
+        old.type == Reply::Type::string ? parse_packed_log_entry(old.str) : std::nullopt}) {
+    if (e && e->time_ms >= since) found.push_back(std::move(*e));
+  }
+  log.first_entry = own.type == Reply::Type::string || old.type == Reply::Type::string;
+  return found;
 }
 
 void keep_list_entries(const Reply& page, std::int64_t since, ItemLog& log) {
@@ -140,9 +150,9 @@ void keep_list_entries(const Reply& page, std::int64_t since, ItemLog& log) {
   }
 }
 
-// The item's list, a page at a time, with its slot's entry placed by its time.
+// The item's list, a page at a time, with its first entries placed by their time.
 void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemLog& log) {
-  std::optional<LogEntry> first = read_slot_entry(ctx, key, log);
+  std::vector<LogEntry> first = read_first_entries(ctx, key, since, log);
   const std::string list = log_key(key);
   for (long long at = 0;; at += kPage) {
     Reply page = read_call(
@@ -151,19 +161,19 @@ void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemL
     stop_if_interrupted();
     if (static_cast<long long>(page.elements.size()) < kPage) break;
   }
-  if (first && first->time_ms >= since) place_slot_entry(log.entries, std::move(*first));
+  for (LogEntry& e : first) place_first_entry(log.entries, std::move(e));
 }
 
-// The newest `limit` entries: the tail of the list, the slot's entry, and the stream's newest
-// only when those are fewer. Reading the whole log to print its end would cost a log of
+// The newest `limit` entries: the tail of the list, the first entries, and the stream's
+// newest only when those are fewer. Reading the whole log to print its end would cost a log of
 // --log-max entries as many round trips and bytes for every `log --limit 1`.
 void read_newest(Context& ctx, const std::string& key, std::int64_t since, long long limit,
                  ItemLog& log) {
-  std::optional<LogEntry> first = read_slot_entry(ctx, key, log);
+  std::vector<LogEntry> first = read_first_entries(ctx, key, since, log);
   const std::string list = log_key(key);
   keep_list_entries(read_call(ctx.redis(), {"LRANGE", list, std::to_string(-limit), "-1"}, list),
                     since, log);
-  if (first && first->time_ms >= since) place_slot_entry(log.entries, std::move(*first));
+  for (LogEntry& e : first) place_first_entry(log.entries, std::move(e));
   const auto have = static_cast<long long>(log.entries.size());
   if (have < limit) read_stream_tail(ctx, key, since, limit - have, log);
 }
@@ -246,7 +256,7 @@ ExitCode run_log(Program& program, LogOptions& o) {
   // Nothing to show: say so only when the item itself does not exist either.
   // One EXISTS per key: each follows ASK at once while the item's slot migrates, where one
   // EXISTS of several would be refused with TRYAGAIN until the migration ends.
-  for (const std::string& k : {key, log_key(key), stream_log_key(key)}) {
+  for (const std::string& k : {key, log_key(key), first_log_key(key), stream_log_key(key)}) {
     if (read_call(ctx.redis(), {"EXISTS", k}, k).integer > 0) return ExitCode::ok;
   }
   ctx.out().write(log_status_json(o.sku, key, Status::missing, ""));

@@ -156,6 +156,31 @@ std::optional<std::string_view> next_field(std::string_view& rest) {
 
 }  // namespace
 
+std::optional<LogEntry> parse_first_log_entry(std::string_view packed) {
+  std::string_view rest = packed;
+  std::array<std::string_view, 4> f;  // ms, change, after, actor bytes
+  for (std::string_view& field : f) {
+    auto next = next_field(rest);
+    if (!next) return std::nullopt;
+    field = *next;
+  }
+  const auto time_ms = to_int(f[0]);
+  const auto actor_bytes = to_int(f[3]);
+  if (!time_ms || *time_ms < 0 || f[1].empty() || !actor_bytes || *actor_bytes < 0 ||
+      static_cast<std::size_t>(*actor_bytes) > rest.size()) {
+    return std::nullopt;
+  }
+  const auto actor_size = static_cast<std::size_t>(*actor_bytes);
+  LogEntry e;
+  e.id = std::string(f[0]) + "-0";
+  e.time_ms = *time_ms;
+  e.change = std::string(f[1]);
+  e.after = to_int(f[2]);
+  e.actor = text(std::string(rest.substr(0, actor_size)));
+  e.reason = text(std::string(rest.substr(actor_size)));
+  return e;
+}
+
 std::optional<LogEntry> parse_packed_log_entry(std::string_view packed) {
   std::string_view rest = packed;
   std::array<std::string_view, 8> f;  // id, change, qty, before, after, request, hold, actor bytes
@@ -185,10 +210,33 @@ std::optional<LogEntry> parse_packed_log_entry(std::string_view packed) {
   return e;
 }
 
-void place_slot_entry(std::vector<LogEntry>& entries, LogEntry slot_entry) {
+LoadEntryPacker::LoadEntryPacker(std::int64_t ms, std::string_view change,
+                                 const ChangeLogSettings& log) {
+  constexpr char us = '\x1f';
+  head_ = std::to_string(ms);
+  head_ += us;
+  head_ += change;
+  head_ += us;
+  tail_ += us;
+  tail_ += std::to_string(log.actor.size());
+  tail_ += us;
+  tail_ += log.actor;
+  tail_ += log.reason;
+}
+
+std::string LoadEntryPacker::entry(std::int64_t after) const {
+  std::string out;
+  out.reserve(head_.size() + 20 + tail_.size());
+  out += head_;
+  out += std::to_string(after);
+  out += tail_;
+  return out;
+}
+
+void place_first_entry(std::vector<LogEntry>& entries, LogEntry first_entry) {
   auto later = std::find_if(entries.begin(), entries.end(),
-                            [&](const LogEntry& e) { return e.time_ms >= slot_entry.time_ms; });
-  entries.insert(later, std::move(slot_entry));
+                            [&](const LogEntry& e) { return e.time_ms >= first_entry.time_ms; });
+  entries.insert(later, std::move(first_entry));
 }
 
 std::optional<std::int64_t> parse_log_time(std::string_view text, std::string& error) {

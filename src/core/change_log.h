@@ -47,11 +47,31 @@ LogEntry parse_log_entry(const std::string& id, const StreamFields& fields);
 /// entry.
 std::optional<LogEntry> parse_packed_log_entry(std::string_view packed);
 
-/// Places `slot_entry` (the item's entry in its slot's log) among `entries` (oldest first)
-/// before the first one written at its time or later. It is the item's first entry unless its
-/// key was lost while its list stayed and a load created it again (lua/include/log_entry.lua):
-/// then it belongs where its time says.
-void place_slot_entry(std::vector<LogEntry>& entries, LogEntry slot_entry);
+/// Reads an item's first entry as lua/include/log_entry.lua packs it in the item's first key
+/// (<stock key>:first): "<ms>" US change US after US <bytes of actor> US actor reason. Its id
+/// is "<ms>-0"; qty, before, request and hold are null. nullopt when `packed` is not one.
+std::optional<LogEntry> parse_first_log_entry(std::string_view packed);
+
+/// The first entry of each item a load creates, packed as lua/include/log_entry.lua packs one
+/// in the item's first key (parse_first_log_entry reads it back). Everything but the stock is
+/// the load's own, so it is packed once.
+class LoadEntryPacker {
+ public:
+  LoadEntryPacker(std::int64_t ms, std::string_view change, const ChangeLogSettings& log);
+  /// The entry of an item created with `after` units.
+  std::string entry(std::int64_t after) const;
+
+ private:
+  std::string head_;  ///< "<ms>-0" US change US qty US before US
+  std::string tail_;  ///< US request US hold US <bytes of actor> US actor reason
+};
+
+/// Places `first_entry` (the entry a load wrote in the item's first key, or an earlier
+/// version in its slot's hash) among `entries` (oldest first) before the first one written at
+/// its time or later. It is the item's first entry unless its key was lost while its list
+/// stayed and a load created it again (lua/include/log_entry.lua): then it belongs where its
+/// time says.
+void place_first_entry(std::vector<LogEntry>& entries, LogEntry first_entry);
 
 /// Parses --since: epoch milliseconds ("1764536400000") or ISO 8601 UTC or with an offset
 /// ("2026-11-30T21:00:00Z", "2026-11-30T22:00:00.5+01:00", "2026-11-30"). Returns nullopt and

@@ -40,8 +40,8 @@ std::uint16_t crc16(std::string_view data) {
 int key_slot(std::string_view key) { return crc16(hash_tag(key)) % kClusterSlots; }
 
 // One short hash tag per slot, found once by counting up: the due index of a slot must share
-// the slot of the records it lists, a group's record the slot of its lines, and the slot's log
-// of first entries the slot of its items.
+// the slot of the records it lists, a group's record the slot of its lines, and the slot's hash
+// of first entries of earlier versions the slot of its items.
 const std::string& slot_tag(int slot) {
   static const std::vector<std::string> tags = [] {
     std::vector<std::string> found(kClusterSlots);

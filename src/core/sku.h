@@ -42,6 +42,8 @@ std::string companion_key(std::string_view stock_key, std::string_view suffix);
 inline constexpr std::string_view kLockSuffix = ":lock";
 /// The change log of an item (a list; lua/include/log_entry.lua).
 inline constexpr std::string_view kLogSuffix = ":changes";
+/// The first entry of an item's change log that a load created (a string; log_entry.lua).
+inline constexpr std::string_view kFirstLogSuffix = ":first";
 /// The change log of earlier versions (a stream per item): read and deleted, never written.
 inline constexpr std::string_view kStreamLogSuffix = ":log";
 /// Followed by the request id: the ledger of earlier versions (one key per request).
@@ -58,14 +60,20 @@ inline std::string log_key(std::string_view stock_key) {
   return companion_key(stock_key, kLogSuffix);
 }
 
+/// The key of the first entry of an item's change log, written by the load that created the
+/// item (a string), in its stock key's slot.
+inline std::string first_log_key(std::string_view stock_key) {
+  return companion_key(stock_key, kFirstLogSuffix);
+}
+
 /// The key of an item's change log as earlier versions wrote it (a stream), in its slot.
 inline std::string stream_log_key(std::string_view stock_key) {
   return companion_key(stock_key, kStreamLogSuffix);
 }
 
 /// The log of first entries shared by the items of `stock_key`'s hash slot (a hash: stock key
-/// -> entry), under every prefix: a key a load creates has its first entry there, not in a
-/// key of its own.
+/// -> entry), under every prefix, where earlier versions put a loaded item's first entry: read,
+/// moved and deleted, never written.
 std::string slot_log_key(std::string_view stock_key);
 
 /// The key of an item's ledger of request ids for generation `generation` (Unix time divided

@@ -72,7 +72,35 @@ TEST_CASE("parse_packed_log_entry reads what lua/include/log_entry.lua packs") {
   CHECK_FALSE(parse_packed_log_entry(packed({"x-0", "init", "", "", "1", "", "", "0", ""})));
 }
 
-TEST_CASE("the slot's entry is placed among the list's by its time") {
+TEST_CASE("a load's first entry is packed as lua/include/log_entry.lua packs a first key's") {
+  const LoadEntryPacker packer(1764536400123, "init", ChangeLogSettings{true, 50, "ann", "why"});
+  CHECK(packer.entry(42) == packed({"1764536400123", "init", "42", "3", "annwhy"}));
+  auto e = parse_first_log_entry(packer.entry(-1));
+  REQUIRE(e);
+  CHECK(e->id == "1764536400123-0");
+  CHECK(e->time_ms == 1764536400123);
+  CHECK(e->change == "init");
+  CHECK_FALSE(e->qty);
+  CHECK_FALSE(e->before);
+  CHECK(e->after == -1);
+  CHECK_FALSE(e->request_id);
+  CHECK_FALSE(e->hold_id);
+  CHECK(e->actor == std::optional<std::string>("ann"));
+  CHECK(e->reason == std::optional<std::string>("why"));
+  const LoadEntryPacker plain(7, "rebuild", ChangeLogSettings{true, 50, "x@h", ""});
+  auto r = parse_first_log_entry(plain.entry(0));
+  REQUIRE(r);
+  CHECK(r->after == 0);
+  CHECK_FALSE(r->reason);
+
+  CHECK_FALSE(parse_first_log_entry(""));
+  CHECK_FALSE(parse_first_log_entry(packed({"7", "init", "1"})));             // too few fields
+  CHECK_FALSE(parse_first_log_entry(packed({"7-0", "init", "1", "0", ""})));  // a list's id
+  CHECK_FALSE(parse_first_log_entry(packed({"7", "", "1", "0", ""})));        // no change
+  CHECK_FALSE(parse_first_log_entry(packed({"7", "init", "1", "5", "ab"})));  // actor too long
+}
+
+TEST_CASE("the first entry is placed among the list's by its time") {
   auto entry = [](std::int64_t ms, const char* id) {
     LogEntry e;
     e.id = id;
@@ -86,15 +114,15 @@ TEST_CASE("the slot's entry is placed among the list's by its time") {
     return out;
   };
   std::vector<LogEntry> list{entry(10, "10-1"), entry(20, "20-2")};
-  place_slot_entry(list, entry(10, "10-0"));  // the usual case: first, even in the same ms
+  place_first_entry(list, entry(10, "10-0"));  // the usual case: first, even in the same ms
   CHECK(ids(list) == std::vector<std::string>{"10-0", "10-1", "20-2"});
 
   std::vector<LogEntry> kept{entry(10, "10-1"), entry(20, "20-2")};
-  place_slot_entry(kept, entry(15, "15-0"));  // a key loaded again after its list's first entries
+  place_first_entry(kept, entry(15, "15-0"));  // a key loaded again after its list's first entries
   CHECK(ids(kept) == std::vector<std::string>{"10-1", "15-0", "20-2"});
 
   std::vector<LogEntry> alone;
-  place_slot_entry(alone, entry(5, "5-0"));
+  place_first_entry(alone, entry(5, "5-0"));
   CHECK(ids(alone) == std::vector<std::string>{"5-0"});
 }
 

@@ -63,14 +63,13 @@ TEST_CASE("a disabled change log is not sent") {
   CHECK(call.numkeys == 1);
 }
 
-TEST_CASE("the load call sends each row's stock key and slot log, then its value") {
+TEST_CASE("the load call sends each row's stock key and first entry's key, then its value") {
   ChangeLogSettings log{true, 50, "ops", "why"};
   Call call = load_call({LoadRow{"{s:a}", 7}, LoadRow{"{s:b}", -1}}, 30, log, "init");
   // The item's list is not sent: the script derives it when an entry goes there.
-  CHECK(script_argv(call) ==
-        evalsha(load_script(), 4,
-                {"{s:a}", slot_log_key("{s:a}"), "{s:b}", slot_log_key("{s:b}"), "30", "init", "50",
-                 "ops", "why", "7", "-1"}));
+  CHECK(script_argv(call) == evalsha(load_script(), 4,
+                                     {"{s:a}", "{s:a}:first", "{s:b}", "{s:b}:first", "30", "init",
+                                      "50", "ops", "why", "7", "-1"}));
   CHECK(call.idempotent);  // SET NX: a resent call creates nothing twice
   CHECK(call.writes);
 }
@@ -79,10 +78,17 @@ TEST_CASE("the put call sends the lock key, and the log keys third only when it 
   ChangeLogSettings log{true, 50, "ops", ""};
   Call call = put_call(PutRequest{"{s:a}", 7, false, PutMode::for_init(), 0, &log, "init"});
   CHECK(script_argv(call) == evalsha(put_script(), 4,
-                                     {"{s:a}", "{s:a}:lock", "{s:a}:changes", slot_log_key("{s:a}"),
-                                      "7", "create", "0", "1", "0", "init", "50", "ops", ""}));
+                                     {"{s:a}", "{s:a}:lock", "{s:a}:changes", "{s:a}:first", "7",
+                                      "create", "0", "1", "0", "init", "50", "ops", ""}));
   CHECK(call.idempotent);
   CHECK(call.writes);
+
+  // With an expiry, an earlier version's slot hash too: its entry moves into the list.
+  Call expiring = put_call(PutRequest{"{s:a}", 7, false, PutMode::for_init(), 60, &log, "init"});
+  CHECK(script_argv(expiring) ==
+        evalsha(put_script(), 5,
+                {"{s:a}", "{s:a}:lock", "{s:a}:changes", "{s:a}:first", slot_log_key("{s:a}"), "7",
+                 "create", "60", "1", "0", "init", "50", "ops", ""}));
 
   Call peek = put_call(
       PutRequest{"{s:a}", 7, true, PutMode::for_rebuild().with_dry_run(true), 0, &log, "rebuild"});

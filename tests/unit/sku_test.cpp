@@ -69,6 +69,7 @@ TEST_CASE("sku_of_key reads the item id back from a stock key, never from a comp
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:lock"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:log"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:changes"));
+  CHECK_FALSE(sku_of_key(kTagged, first_log_key("stock:{42}")));
   CHECK_FALSE(sku_of_key(kTagged, slot_log_key("stock:{42}")));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:req:abc}"));
   CHECK_FALSE(sku_of_key(kTagged, "stock:{42}:ids:86400:20423"));
@@ -86,6 +87,7 @@ TEST_CASE("sku_of_key without hash tags tells tagged stock keys from their compa
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:lock"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:log"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:changes"));
+  CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:first"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:req:r-1"));
   CHECK_FALSE(sku_of_key(kClassic, "redis_key:stock:a{t}b:ids:60:1"));
   CHECK_FALSE(validate_sku("a{t}b:ids:60:1", kClassic).empty());
@@ -98,6 +100,8 @@ TEST_CASE("an item's logs share its slot: its list, its stream of earlier versio
   CHECK(log_key("stock:{42}") == "stock:{42}:changes");
   CHECK(stream_log_key("redis_key:stock:42") == "{redis_key:stock:42}:log");
   CHECK(key_slot(slot_log_key("stock:{42}")) == key_slot("stock:{42}"));
+  CHECK(first_log_key("stock:{42}") == "stock:{42}:first");
+  CHECK(first_log_key("redis_key:stock:42") == "{redis_key:stock:42}:first");
   CHECK(key_slot(slot_log_key("redis_key:stock:42")) == key_slot("redis_key:stock:42"));
   CHECK(slot_log_key("stock:{42}") == slot_log_key("other:{42}"));  // one per slot, any prefix
   CHECK(slot_log_key("stock:{42}").rfind("stockctl:log:{", 0) == 0);
@@ -117,6 +121,7 @@ TEST_CASE("validate_sku refuses an id whose tagged key would read as a companion
   CHECK(validate_sku("42:lock", kClassic).empty());  // untagged: its companions start with '{'
   CHECK_FALSE(validate_sku("a{t}b:lock", kClassic).empty());
   CHECK_FALSE(validate_sku("x:log", KeyScheme{"{t}:", false}).empty());
+  CHECK_FALSE(validate_sku("x:first", KeyScheme{"{t}:", false}).empty());
 }
 
 TEST_CASE("escape_glob makes the prefix match only itself") {

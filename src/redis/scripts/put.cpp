@@ -9,7 +9,10 @@ namespace stockctl {
 Call put_call(const PutRequest& request) {
   const bool with_log = request.log != nullptr && request.log->enabled && !request.mode.dry_run;
   std::vector<std::string> keys{request.key, companion_key(request.key, kLockSuffix)};
-  if (with_log) keys.insert(keys.end(), {log_key(request.key), slot_log_key(request.key)});
+  if (with_log) keys.insert(keys.end(), {log_key(request.key), first_log_key(request.key)});
+  // An item given an expiry takes its log with it, its first entry in an earlier version's
+  // slot hash too (put-2.lua): that key is sent only then.
+  if (with_log && request.ttl_s > 0) keys.push_back(slot_log_key(request.key));
   std::vector<std::string> args{
       std::to_string(request.value), std::string(put_script_mode(request.mode)),
       std::to_string(request.ttl_s), "1", request.counts_held ? "1" : "0"};
@@ -34,7 +37,7 @@ Call load_call(const std::vector<LoadRow>& rows, long long ttl_s, const ChangeLo
   // every argument costs the server about 1,200 instructions (docs/benchmarks.md).
   for (const LoadRow& row : rows) {
     keys.push_back(row.key);
-    keys.push_back(slot_log_key(row.key));
+    keys.push_back(first_log_key(row.key));
     args.push_back(std::to_string(row.value));
   }
   Call call = Call::script_call(load_script(), std::move(keys), std::move(args));

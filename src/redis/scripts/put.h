@@ -36,8 +36,9 @@ struct LoadRow {
 };
 
 /// One call of the load script, lua/load-2.lua: SET NX of every row's key, each key created
-/// with its first change log entry (`change`): in its slot's log, or with `ttl_s` in its own
-/// list, which expires with it. On a cluster the rows must share a hash slot.
+/// with its first change log entry (`change`): in its first key (first_log_key), or with
+/// `ttl_s` in its own list, which expires with it. On a cluster the rows must share a hash
+/// slot.
 /// Safe to resend as SET NX is: a key created by the first send answers 0 the second time.
 Call load_call(const std::vector<LoadRow>& rows, long long ttl_s, const ChangeLogSettings& log,
                const std::string& change);
