@@ -148,8 +148,10 @@ void PutRunner::begin_load(Window& window, std::vector<PutItem*> items) {
   // server's cost per row is a SET NX's for each of the two keys, where the load script costs
   // half as much again (docs/benchmarks.md, "The change log's load"). The entries' time is
   // the server's clock, read once. On a cluster (calls of one slot, one or two rows each, and
-  // a clock per node) and for keys with an expiry, the script writes them.
-  if (ttl_s_ == 0 && !is_cluster()) {
+  // a clock per node) and for keys with an expiry, the script writes them; so it does for a
+  // few rows before the clock is read (one item's init), where TIME would be a round trip more.
+  constexpr std::size_t kRowsWorthTheClock = 32;
+  if (ttl_s_ == 0 && (server_clock_ || items.size() >= kRowsWorthTheClock) && !is_cluster()) {
     if (std::optional<std::int64_t> now = server_now_ms()) {
       begin_mset(window, std::move(items), *now);
       return;
