@@ -85,7 +85,7 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
   const bool counts_held = std::any_of(items.begin(), items.end(),
                                        [](const PutItem* item) { return item->counts_held; });
   if (step == Step::set && (log_.enabled || mode_.force || counts_held)) {
-    // Where SET NX would do but for the log, the load script does it with the entry.
+    // Where SET NX would do but for the log, MSETNX or the load script writes the entry too.
     if (log_.enabled && !mode_.force && !counts_held && !mode_.dry_run) {
       begin_load(window, items);
       return;
@@ -116,7 +116,7 @@ void PutRunner::complete_oldest_step() {
       return;
     case Step::mset:
       // A call that found any of its keys set nothing: the load script sorts its rows out.
-      begin_load_script(window, apply_mset(window, sent, results));
+      begin_load_script(window, call_groups(apply_mset(window, sent, results)));
       return;
     case Step::load:
       // Keys that exist go on to the put script, as every logged write did before the load
@@ -143,46 +143,61 @@ void PutRunner::complete_oldest_step() {
 constexpr std::size_t kLoadBatch = 128;
 
 void PutRunner::begin_load(Window& window, std::vector<PutItem*> items) {
-  // On one server, a fresh load's stock keys and first entries go in plain MSETNX calls: the
-  // key and its entry are still written together or not at all, by one command, and the
-  // server's cost per row is a SET NX's for each of the two keys, where the load script costs
-  // half as much again (docs/benchmarks.md, "The change log's load"). The entries' time is
-  // the server's clock, read once. On a cluster (calls of one slot, one or two rows each, and
-  // a clock per node) and for keys with an expiry, the script writes them; so it does for a
-  // few rows before the clock is read (one item's init), where TIME would be a round trip more.
+  // A fresh load's stock keys and first entries go in plain MSETNX calls: the key and its entry
+  // are still written together or not at all, by one command, and the server's cost per row is
+  // a SET NX's for each of the two keys, where the load script costs half as much again
+  // (docs/benchmarks.md, "The change log's load"). The entries' time is the clock of the server
+  // that takes them, read once. For keys with an expiry, which MSETNX cannot give, the script
+  // writes them; so it does for a few rows before the clocks are read (one item's init), where
+  // TIME would be a round trip more.
   constexpr std::size_t kRowsWorthTheClock = 32;
-  if (ttl_s_ == 0 && (server_clock_ || items.size() >= kRowsWorthTheClock) && !is_cluster()) {
-    if (std::optional<std::int64_t> now = server_now_ms()) {
-      begin_mset(window, std::move(items), *now);
-      return;
-    }
+  const std::map<int, std::vector<PutItem*>> groups = call_groups(items);
+  if (ttl_s_ == 0 && (clocks_read_ || items.size() >= kRowsWorthTheClock) &&
+      begin_mset(window, groups)) {
+    return;
   }
-  begin_load_script(window, std::move(items));
+  begin_load_script(window, groups);
 }
 
-void PutRunner::begin_mset(Window& window, std::vector<PutItem*> items, std::int64_t now_ms) {
-  const LoadEntryPacker packer(now_ms, change_, log_);
+std::map<int, std::vector<PutItem*>> PutRunner::call_groups(const std::vector<PutItem*>& items) {
+  // A standalone server takes any keys in one call; a cluster only the keys of one slot.
+  const bool cluster = is_cluster();
+  std::map<int, std::vector<PutItem*>> groups;
+  for (PutItem* item : items) groups[cluster ? key_slot(item->result.key) : 0].push_back(item);
+  return groups;
+}
+
+bool PutRunner::begin_mset(Window& window, const std::map<int, std::vector<PutItem*>>& groups) {
   std::vector<Call> calls;
-  window.sent = std::move(items);
-  window.batches.clear();
-  for (std::size_t at = 0; at < window.sent.size(); at += kLoadBatch) {
-    const std::size_t end = std::min(window.sent.size(), at + kLoadBatch);
-    std::vector<std::string> args;
-    args.reserve(1 + 4 * (end - at));
-    args.emplace_back("MSETNX");
-    for (std::size_t i = at; i < end; ++i) {
-      const PutItem& item = *window.sent[i];
-      args.push_back(item.result.key);
-      args.push_back(std::to_string(item.value));
-      args.push_back(first_log_key(item.result.key));
-      args.push_back(packer.entry(item.value));
+  std::vector<PutItem*> sent;
+  std::vector<std::size_t> batches;
+  for (const auto& [slot, group] : groups) {
+    const std::optional<std::int64_t> now = server_now_ms(slot);
+    if (!now) return false;
+    const LoadEntryPacker packer(*now, change_, log_);
+    for (std::size_t at = 0; at < group.size(); at += kLoadBatch) {
+      const std::size_t end = std::min(group.size(), at + kLoadBatch);
+      std::vector<std::string> args;
+      args.reserve(1 + 4 * (end - at));
+      args.emplace_back("MSETNX");
+      for (std::size_t i = at; i < end; ++i) {
+        const PutItem& item = *group[i];
+        args.push_back(item.result.key);
+        args.push_back(std::to_string(item.value));
+        args.push_back(first_log_key(item.result.key));
+        args.push_back(packer.entry(item.value));
+        sent.push_back(group[i]);
+      }
+      calls.push_back(Call::idempotent_write(std::move(args)));
+      batches.push_back(end - at);
     }
-    calls.push_back(Call::idempotent_write(std::move(args)));
-    window.batches.push_back(end - at);
   }
+  window.sent = std::move(sent);
+  window.batches = std::move(batches);
   client_.start(std::move(calls));
   window.step = Step::mset;
   wire_.push_back(&window);
+  return true;
 }
 
 std::vector<PutItem*> PutRunner::apply_mset(const Window& window, const std::vector<PutItem*>& sent,
@@ -214,34 +229,50 @@ std::vector<PutItem*> PutRunner::apply_mset(const Window& window, const std::vec
   return next;
 }
 
-std::optional<std::int64_t> PutRunner::server_now_ms() {
-  if (!server_clock_tried_) {
-    server_clock_tried_ = true;
+void PutRunner::read_clocks() {
+  clocks_read_ = true;
+  std::vector<std::string> nodes;
+  if (is_cluster()) {
+    for (const SlotRange& range : slot_ranges()) nodes.push_back(range.node);
+  } else {
+    nodes.emplace_back();
+  }
+  for (const std::string& node : nodes) {
+    if (clocks_.count(node) != 0) continue;
     try {
-      if (std::optional<std::int64_t> ms = time_reply_ms(client_.call(Call::read({"TIME"})))) {
-        server_clock_ = ServerClock{*ms, std::chrono::steady_clock::now()};
+      const Reply time = client_.call_on(node, Call::read({"TIME"}));
+      if (std::optional<std::int64_t> ms = time_reply_ms(time)) {
+        clocks_[node] = ServerClock{*ms, std::chrono::steady_clock::now()};
       }
     } catch (const ConnectionError&) {
       // The load script reads the clock itself, and reports what the connection does.
     }
   }
-  if (!server_clock_) return std::nullopt;
-  // Read after the answer came, the estimate trails the server's clock by the answer's way
-  // back: an entry never carries a time later than its write.
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - server_clock_->read_at);
-  return server_clock_->ms + elapsed.count();
 }
 
-void PutRunner::begin_load_script(Window& window, std::vector<PutItem*> items) {
-  if (items.empty()) {
-    window.written = true;
-    return;
+std::optional<std::int64_t> PutRunner::server_now_ms(int slot) {
+  if (!clocks_read_) read_clocks();
+  std::string node;
+  if (is_cluster()) {
+    const std::vector<SlotRange>& ranges = slot_ranges();
+    auto owner = std::find_if(ranges.begin(), ranges.end(), [slot](const SlotRange& range) {
+      return range.first <= slot && slot <= range.last;
+    });
+    if (owner == ranges.end()) return std::nullopt;
+    node = owner->node;
   }
-  const bool cluster = is_cluster();
-  // A standalone server takes any keys in one call; a cluster only the keys of one slot.
-  std::map<int, std::vector<PutItem*>> groups;
-  for (PutItem* item : items) groups[cluster ? key_slot(item->result.key) : 0].push_back(item);
+  auto clock = clocks_.find(node);
+  if (clock == clocks_.end()) return std::nullopt;
+  // Read after the answer came, the estimate trails the server's clock by the answer's way
+  // back: an entry never carries a time later than its write. (A slot that moves to another
+  // primary mid-run takes entries timed by its old primary's clock.)
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - clock->second.read_at);
+  return clock->second.ms + elapsed.count();
+}
+
+void PutRunner::begin_load_script(Window& window,
+                                  const std::map<int, std::vector<PutItem*>>& groups) {
   std::vector<Call> calls;
   window.sent.clear();
   window.batches.clear();
@@ -256,6 +287,10 @@ void PutRunner::begin_load_script(Window& window, std::vector<PutItem*> items) {
       calls.push_back(load_call(rows, ttl_s_, log_, change_));
       window.batches.push_back(end - at);
     }
+  }
+  if (calls.empty()) {
+    window.written = true;
+    return;
   }
   client_.start(std::move(calls));
   window.step = Step::load;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,21 +85,30 @@ class PutRunner {
   /// Reads the oldest step on the wire and starts the window's next step.
   void complete_oldest_step();
   Call call_for(Step step, const PutItem& item) const;
-  /// Starts the load step: the items in calls of the load script, by slot on a cluster; on one
-  /// server without --ttl, in plain MSETNX calls first (begin_mset).
+  /// Starts the load step: plain MSETNX calls of the items' stock keys and first entries
+  /// (begin_mset), or without the servers' clocks and for keys with an expiry, calls of the load
+  /// script.
   void begin_load(Window& window, std::vector<PutItem*> items);
-  /// Starts the load script's step for `items`, or marks the window written when there are none.
-  void begin_load_script(Window& window, std::vector<PutItem*> items);
-  /// Starts the mset step: each call one MSETNX of its items' stock keys and first entries.
-  void begin_mset(Window& window, std::vector<PutItem*> items, std::int64_t now_ms);
+  /// The items by the calls that may carry them: any together on one server, a slot's on a
+  /// cluster.
+  std::map<int, std::vector<PutItem*>> call_groups(const std::vector<PutItem*>& items);
+  /// Starts the load script's step for the groups' items, or marks the window written when there
+  /// are none.
+  void begin_load_script(Window& window, const std::map<int, std::vector<PutItem*>>& groups);
+  /// Starts the mset step: each call one MSETNX of up to kLoadBatch items' stock keys and first
+  /// entries, timed by the clock of the server that takes them. False, with nothing started,
+  /// when a server's clock is not known.
+  bool begin_mset(Window& window, const std::map<int, std::vector<PutItem*>>& groups);
   /// The items of MSETNX calls that set nothing (a key was there): they go to the load script.
   std::vector<PutItem*> apply_mset(const Window& window, const std::vector<PutItem*>& sent,
                                    const std::vector<CallResult>& results) const;
   std::vector<PutItem*> apply_load(const Window& window, const std::vector<PutItem*>& sent,
                                    const std::vector<CallResult>& results) const;
-  /// The server's clock now, in ms, for the entries a load writes without a script: read once
-  /// (TIME) and carried on by this process's steady clock; nullopt when it could not be read.
-  std::optional<std::int64_t> server_now_ms();
+  /// Reads the clock (TIME) of the server, or of every primary of a cluster, once.
+  void read_clocks();
+  /// The clock now, in ms, of the server that holds `slot` (any slot on one server): its TIME
+  /// carried on by this process's steady clock; nullopt when it could not be read.
+  std::optional<std::int64_t> server_now_ms(int slot);
   /// Whether the GET step also asks whether each item has holds (EXISTS of its holds key, sent
   /// before its GET): a forced write (or its dry run) may skip the put script only for an item
   /// without any.
@@ -144,8 +154,8 @@ class PutRunner {
     std::int64_t ms = 0;  ///< the server's TIME, in ms
     std::chrono::steady_clock::time_point read_at;
   };
-  std::optional<ServerClock> server_clock_;  ///< read at the first load step
-  bool server_clock_tried_ = false;
+  std::map<std::string, ServerClock> clocks_;  ///< by node ("" on one server), read once
+  bool clocks_read_ = false;
 };
 
 }  // namespace stockctl
