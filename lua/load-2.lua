@@ -1,5 +1,6 @@
 -- load: create the missing stock keys of many items in one call, each with the first entry of
--- its change log (init --file and rebuild with the log, for the keys SET NX would create).
+-- its change log (init with the log, for the keys SET NX would create; rebuild creates keys
+-- with put-2, under their init locks).
 --
 -- Per item, 2 keys: its stock key and its first entry's key (<stock key>:first, a string in
 -- the same hash slot; lua/include/log_entry.lua). The item's log list (<stock key>:changes,

@@ -147,7 +147,12 @@ if logging and ttl > 0 then
     redis.call('LPUSH', KEYS[3], first)
   end
   redis.call('EXPIRE', KEYS[3], ARGV[3])
-  redis.call('EXPIRE', KEYS[4], ARGV[3])
+  -- Only a first entry (it holds the separator; a stock value never does): under a prefix with
+  -- a hash tag and no braces of ours, an earlier version may have let an item be named so.
+  local first_entry = redis.pcall('GET', KEYS[4])
+  if type(first_entry) == 'string' and string.find(first_entry, '\31', 1, true) then
+    redis.call('EXPIRE', KEYS[4], ARGV[3])
+  end
 end
 if previous then return {'replaced', previous, held} end
 return {'created', false, held}

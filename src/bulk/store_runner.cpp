@@ -317,8 +317,9 @@ std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vec
         set_error(r, Status::error, "unexpected reply from the load script");
       } else if (result.reply.elements[i].integer == 0) {
         // The key exists: the load wrote nothing. Found on a retry after a try whose answer
-        // was lost, it may be that try's own write, which the next step says.
-        sent[first + i]->after_unknown = result.after_unknown;
+        // was lost (this call's, or the MSETNX's before it), it may be that try's own write,
+        // which the next step says.
+        sent[first + i]->after_unknown = sent[first + i]->after_unknown || result.after_unknown;
         next.push_back(sent[first + i]);
       } else {
         apply_put_verdict(r, "created", std::nullopt, sent[first + i]->value, mode_);

@@ -174,6 +174,38 @@ std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>
   return removed;
 }
 
+// Of each removed item's first log entry and kept-logs set, two per item: the key, or "" where
+// it holds something else. Those suffixes came after item ids were checked against them: under
+// a prefix with a hash tag and --no-hashtag, an earlier version may have let another item be
+// named "<id>:first", whose stock key this would be. A first entry holds the separator 0x1f,
+// which a stock value never does; the kept logs are a set, a stock key a string.
+std::vector<std::string> own_late_companions(Context& ctx, std::vector<ItemResult>& items,
+                                             const std::vector<std::size_t>& removed) {
+  std::vector<Call> reads;
+  for (std::size_t i : removed) {
+    reads.push_back(Call::read({"GET", first_log_key(items[i].key)}));
+    reads.push_back(Call::read({"TYPE", companion_key(items[i].key, kKeptLogsSuffix)}));
+  }
+  const std::vector<CallResult> found = ctx.redis().run(reads);
+  std::vector<std::string> own;
+  for (std::size_t k = 0; k < removed.size(); ++k) {
+    const std::string& key = items[removed[k]].key;
+    const CallResult& first = found[2 * k];
+    const CallResult& kept = found[2 * k + 1];
+    const bool first_ours = first.state == CallResult::State::replied &&
+                            first.reply.type == Reply::Type::string &&
+                            first.reply.str.find('\x1f') != std::string::npos;
+    const bool kept_ours = kept.state == CallResult::State::replied && kept.reply.str == "set";
+    for (const CallResult* read : {&first, &kept}) {
+      if (read->state != CallResult::State::replied)
+        set_error(items[removed[k]], Status::error, read->error);
+    }
+    own.push_back(first_ours ? first_log_key(key) : std::string());
+    own.push_back(kept_ours ? companion_key(key, kKeptLogsSuffix) : std::string());
+  }
+  return own;
+}
+
 // The companions of the items whose stock key is gone: lock, logs (its first entry's key too,
 // and an earlier version's entry in its slot's hash), holds, ledgers, and on a cluster its place in
 // the index of items with group holds in its slot (so that the index never outgrows the items that
@@ -181,16 +213,20 @@ std::vector<std::size_t> remove_stock_keys(Context& ctx, std::vector<ItemResult>
 void remove_companions(Context& ctx, std::vector<ItemResult>& items,
                        const std::vector<std::size_t>& removed,
                        const std::vector<std::vector<std::string>>& records, bool cluster) {
+  const std::vector<std::string> own = own_late_companions(ctx, items, removed);
   std::vector<Call> calls;
   const std::size_t per_item = cluster ? 3 : 2;
-  for (std::size_t i : removed) {
+  for (std::size_t k = 0; k < removed.size(); ++k) {
+    const std::size_t i = removed[k];
     const std::string& key = items[i].key;
     Call companions{nullptr,
-                    {"DEL", companion_key(key, kLockSuffix), log_key(key), first_log_key(key),
-                     stream_log_key(key), companion_key(key, kHoldsSuffix),
-                     companion_key(key, kHeldSuffix), companion_key(key, kKeptLogsSuffix)},
+                    {"DEL", companion_key(key, kLockSuffix), log_key(key), stream_log_key(key),
+                     companion_key(key, kHoldsSuffix), companion_key(key, kHeldSuffix)},
                     true,
                     true};
+    for (std::size_t c = 2 * k; c < 2 * k + 2; ++c) {
+      if (!own[c].empty()) companions.args.push_back(own[c]);
+    }
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
     calls.push_back(std::move(companions));
     calls.push_back(Call::idempotent_write({"HDEL", slot_log_key(key), key}));

@@ -132,15 +132,19 @@ std::vector<LogEntry> read_first_entries(Context& ctx, const std::string& key, s
                                          ItemLog& log) {
   const std::string first_key = first_log_key(key);
   const std::string slot_log = slot_log_key(key);
-  const Reply own = read_call(ctx.redis(), {"GET", first_key}, first_key);
+  // The first key may be another item's stock key, or another type (WRONGTYPE), where an earlier
+  // version let an item be named "<id>:first" (delete.cpp, own_late_companions): only a first
+  // entry counts.
+  const Reply own = ctx.redis().call(Call::read({"GET", first_key}));
   const Reply old = read_call(ctx.redis(), {"HGET", slot_log, key}, slot_log);
   std::vector<LogEntry> found;
   for (std::optional<LogEntry> e :
        {own.type == Reply::Type::string ? parse_first_log_entry(own.str) : std::nullopt,
         old.type == Reply::Type::string ? parse_packed_log_entry(old.str) : std::nullopt}) {
-    if (e && e->time_ms >= since) found.push_back(std::move(*e));
+    if (!e) continue;
+    log.first_entry = true;
+    if (e->time_ms >= since) found.push_back(std::move(*e));
   }
-  log.first_entry = own.type == Reply::Type::string || old.type == Reply::Type::string;
   return found;
 }
 
@@ -256,7 +260,7 @@ ExitCode run_log(Program& program, LogOptions& o) {
   // Nothing to show: say so only when the item itself does not exist either.
   // One EXISTS per key: each follows ASK at once while the item's slot migrates, where one
   // EXISTS of several would be refused with TRYAGAIN until the migration ends.
-  for (const std::string& k : {key, log_key(key), first_log_key(key), stream_log_key(key)}) {
+  for (const std::string& k : {key, log_key(key), stream_log_key(key)}) {
     if (read_call(ctx.redis(), {"EXISTS", k}, k).integer > 0) return ExitCode::ok;
   }
   ctx.out().write(log_status_json(o.sku, key, Status::missing, ""));

@@ -62,8 +62,8 @@ class LoadEntryPacker {
   std::string entry(std::int64_t after) const;
 
  private:
-  std::string head_;  ///< "<ms>-0" US change US qty US before US
-  std::string tail_;  ///< US request US hold US <bytes of actor> US actor reason
+  std::string head_;  ///< "<ms>" US change US
+  std::string tail_;  ///< US <bytes of actor> US actor reason
 };
 
 /// Places `first_entry` (the entry a load wrote in the item's first key, or an earlier

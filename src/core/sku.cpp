@@ -22,8 +22,8 @@ bool has_hash_tag(std::string_view key) { return hash_tag(key).size() != key.siz
 // another tagged key under the prefix.
 bool looks_like_companion(std::string_view prefix, std::string_view key) {
   auto is_stock_key = [&](std::string_view k) { return starts_with(k, prefix) && has_hash_tag(k); };
-  for (std::string_view suffix :
-       {kLockSuffix, kLogSuffix, kFirstLogSuffix, kStreamLogSuffix, kHoldsSuffix, kHeldSuffix}) {
+  for (std::string_view suffix : {kLockSuffix, kLogSuffix, kFirstLogSuffix, kStreamLogSuffix,
+                                  kHoldsSuffix, kHeldSuffix, kKeptLogsSuffix}) {
     if (ends_with(key, suffix) && is_stock_key(key.substr(0, key.size() - suffix.size()))) {
       return true;
     }

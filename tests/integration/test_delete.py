@@ -90,6 +90,25 @@ class Delete(ServerTest):
         # What is left is the other item, and its first log entry.
         self.assertEqual(self.keys(), ["redis_key:stock:1001x", "{redis_key:stock:1001x}:first"])
 
+    def test_an_earlier_versions_item_named_like_a_late_companion_is_left_alone(self):
+        # Under a prefix with a hash tag and --no-hashtag, item "x:first" has the key that is
+        # now item x's first log entry; earlier versions let such items be created.
+        tagged = ("--prefix", "{t}:", "--no-hashtag")
+        self.r("SET", "{t}:x:first", "5")
+        self.r("SET", "{t}:x:kept-logs", "6")
+        self.assertEqual(self.sc("init", "x", "3", *tagged).rc, 0)
+        self.assertEqual(self.r("GET", "{t}:x:first"), "5")
+        self.assertEqual([(e["change"], e["after"]) for e in self.sc("log", "x", *tagged).lines],
+                         [("init", 3)])
+        self.assertEqual(self.sc("init", "x", "4", "--force", "--ttl", "100", *tagged).rc, 0)
+        self.assertEqual(self.r("TTL", "{t}:x:first"), -1)
+        self.assertEqual(self.sc("delete", "x", *tagged).rc, 0)
+        self.assertEqual(self.r("MGET", "{t}:x:first", "{t}:x:kept-logs"), ["5", "6"])
+        self.assertEqual(self.sc("log", "x", *tagged).rc, 4)
+        # Such ids are refused now, as every other companion's suffix is.
+        res = self.sc("get", "x:first", *tagged)
+        self.assertIn("would read as a companion key", res.lines[0]["error"])
+
 
 if __name__ == "__main__":
     unittest.main()

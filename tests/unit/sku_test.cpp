@@ -122,6 +122,7 @@ TEST_CASE("validate_sku refuses an id whose tagged key would read as a companion
   CHECK_FALSE(validate_sku("a{t}b:lock", kClassic).empty());
   CHECK_FALSE(validate_sku("x:log", KeyScheme{"{t}:", false}).empty());
   CHECK_FALSE(validate_sku("x:first", KeyScheme{"{t}:", false}).empty());
+  CHECK_FALSE(validate_sku("x:kept-logs", KeyScheme{"{t}:", false}).empty());
 }
 
 TEST_CASE("escape_glob makes the prefix match only itself") {
