@@ -80,13 +80,19 @@ std::vector<SlotRange> read_slot_ranges(Client& client, bool cluster) {
   if (reply.type != Reply::Type::array) {
     throw ConnectionError(fmt::format("CLUSTER SLOTS: {}", describe_reply(reply)));
   }
+  // An empty, nil or "?" host means "the address you reached me at", as the router reads it:
+  // the node names must be the router's, or a call_on them would look for a node that is not.
+  const std::string& asked = primaries.at(0);
+  const std::string asked_host = asked.substr(0, asked.rfind(':'));
   std::vector<SlotRange> ranges;
   for (const Reply& range : reply.elements) {
     if (range.elements.size() < 3 || range.elements[2].elements.size() < 2) continue;
     const Reply& primary = range.elements[2];
+    std::string host = primary.elements[0].str;
+    if (host.empty() || host == "?") host = asked_host;
     ranges.push_back({static_cast<int>(range.elements[0].integer),
                       static_cast<int>(range.elements[1].integer),
-                      fmt::format("{}:{}", primary.elements[0].str, primary.elements[1].integer)});
+                      fmt::format("{}:{}", host, primary.elements[1].integer)});
   }
   return ranges;
 }

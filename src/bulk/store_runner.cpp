@@ -231,37 +231,30 @@ std::vector<PutItem*> PutRunner::apply_mset(const Window& window, const std::vec
 
 void PutRunner::read_clocks() {
   clocks_read_ = true;
+  // Whatever cannot be read leaves its rows to the load script, which reads the clock itself
+  // and reports what the connection does: a node that cannot be reached is asked once.
+  // The node names are the client's own (slot_owner names them the same way).
   std::vector<std::string> nodes;
-  if (is_cluster()) {
-    for (const SlotRange& range : slot_ranges()) nodes.push_back(range.node);
-  } else {
-    nodes.emplace_back();
+  try {
+    nodes = client_.primaries();
+  } catch (const ConnectionError&) {
+    return;  // a slot no node serves: no clocks
   }
   for (const std::string& node : nodes) {
-    if (clocks_.count(node) != 0) continue;
     try {
       const Reply time = client_.call_on(node, Call::read({"TIME"}));
       if (std::optional<std::int64_t> ms = time_reply_ms(time)) {
         clocks_[node] = ServerClock{*ms, std::chrono::steady_clock::now()};
       }
     } catch (const ConnectionError&) {
-      // The load script reads the clock itself, and reports what the connection does.
     }
   }
 }
 
 std::optional<std::int64_t> PutRunner::server_now_ms(int slot) {
   if (!clocks_read_) read_clocks();
-  std::string node;
-  if (is_cluster()) {
-    const std::vector<SlotRange>& ranges = slot_ranges();
-    auto owner = std::find_if(ranges.begin(), ranges.end(), [slot](const SlotRange& range) {
-      return range.first <= slot && slot <= range.last;
-    });
-    if (owner == ranges.end()) return std::nullopt;
-    node = owner->node;
-  }
-  auto clock = clocks_.find(node);
+  // After a failover the slot's new primary has no clock here: its rows go to the script.
+  auto clock = clocks_.find(client_.slot_owner(slot));
   if (clock == clocks_.end()) return std::nullopt;
   // Read after the answer came, the estimate trails the server's clock by the answer's way
   // back: an entry never carries a time later than its write. (A slot that moves to another

@@ -137,6 +137,9 @@ class Client {
   /// The primaries that together hold every key: one name per node ("" for a standalone
   /// server). Throws ConnectionError when a cluster leaves slots without a primary.
   virtual std::vector<std::string> primaries() { return {""}; }
+  /// The primary that serves `slot` in the slot map this client routes by ("" on one server,
+  /// or for a slot no node serves): one of primaries(), a name call_on takes.
+  virtual std::string slot_owner(int /*slot*/) { return {}; }
   /// Runs one keyless call (SCAN, ...) on `node`, one of primaries(), and returns its reply.
   /// Throws ConnectionError when no reply came.
   virtual Reply call_on(const std::string& node, const Call& call);

@@ -2,12 +2,15 @@
 
 import itertools
 import json
+import os
 import re
 import socket
+import tempfile
 import time
 import unittest
 
-from harness import ServerTest, TARGET, clean_env, keyslot, spawn, standalone_only
+from harness import (RedisServer, ServerTest, TARGET, calls_on, clean_env, free_cluster_port, keyslot, run,
+                     spawn, standalone_only)
 
 WRITERS = 8
 
@@ -361,6 +364,34 @@ class ChangeLog(ServerTest):
         calls = [l for l in seen.split(b"\n") if b'"FCALL"' in l]
         self.assertIn(b'"1" "stock:{k}" "deduct"', calls[0])
         self.assertIn(b'"2" "stock:{k}" "stock:{k}:changes" "deduct"', calls[-1])
+
+
+@unittest.skipIf(TARGET != "standalone", "starts its own one-node cluster")
+class OneNodeCluster(unittest.TestCase):
+    def test_a_load_on_a_one_node_cluster_writes_its_entries_by_msetnx(self):
+        # CLUSTER SLOTS names such a node with an empty host ("the address you reached me
+        # at"): its clock is read under the client's own name for it, once.
+        node = RedisServer("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                           port_picker=free_cluster_port)
+        try:
+            c = node.client()
+            c("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+            deadline = time.monotonic() + 30
+            while "cluster_state:ok" not in c("CLUSTER", "INFO"):
+                self.assertLess(time.monotonic(), deadline, "the cluster came up")
+                time.sleep(0.05)
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "l.csv")
+                with open(path, "w") as f:
+                    f.write("sku,stock\n" + "".join("n%d,%d\n" % (i, i) for i in range(300)))
+                res = run("init", "--file", path, "--url", node.url, "--cluster", "--retry-timeout", "3000")
+            self.assertEqual((res.rc, res.one["counts"]["ok"]), (0, 300), res)
+            self.assertEqual((calls_on(node, "time"), calls_on(node, "fcall")), (1, 0))
+            self.assertGreater(calls_on(node, "msetnx"), 0)
+            self.assertTrue(re.match(r"^\d+\x1finit\x1f7\x1f", c("GET", "stock:{n7}:first")))
+            c.close()
+        finally:
+            node.stop()
 
 
 if __name__ == "__main__":

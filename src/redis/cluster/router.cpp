@@ -220,6 +220,10 @@ std::vector<std::string> ClusterClient::primaries() {
   return unique;
 }
 
+std::string ClusterClient::slot_owner(int slot) {
+  return slot >= 0 && slot < kClusterSlots ? slots_[slot] : std::string();
+}
+
 Reply ClusterClient::call_on(const std::string& address, const Call& call) {
   drain();  // this reply must be the next one on that connection
   Backoff backoff(options().retry_timeout_ms, 20, 500);

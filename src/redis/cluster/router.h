@@ -35,6 +35,7 @@ class ClusterClient : public Client {
   ~ClusterClient() override;
 
   std::vector<std::string> primaries() override;
+  std::string slot_owner(int slot) override;
   /// Sends to that node directly; a broken connection is retried within --retry-timeout (the
   /// calls sent this way are reads) and then reported by throwing ConnectionError.
   Reply call_on(const std::string& address, const Call& call) override;
