@@ -200,33 +200,57 @@ bool PutRunner::begin_mset(Window& window, const std::map<int, std::vector<PutIt
   return true;
 }
 
-std::vector<PutItem*> PutRunner::apply_mset(const Window& window, const std::vector<PutItem*>& sent,
-                                            const std::vector<CallResult>& results) const {
+// Like apply_set, with one reply for each call's rows (window.batches), which `created` reads
+// for each row (its place and the call's row count): 1 the row's key was created, 0 it was there,
+// nullopt an unexpected reply, which `unexpected` describes.
+template <typename Created>
+std::vector<PutItem*> PutRunner::apply_batches(const Window& window,
+                                               const std::vector<PutItem*>& sent,
+                                               const std::vector<CallResult>& results,
+                                               Created created,
+                                               std::string (*unexpected)(const Reply&)) const {
   std::vector<PutItem*> next;
   std::size_t first = 0;
   for (std::size_t b = 0; b < window.batches.size(); ++b) {
     const CallResult& result = results[b];
-    for (std::size_t i = first; i < first + window.batches[b]; ++i) {
-      ItemResult& r = sent[i]->result;
+    for (std::size_t i = 0; i < window.batches[b]; ++i) {
+      PutItem& item = *sent[first + i];
+      ItemResult& r = item.result;
+      std::optional<long long> answer;
       if (result.state != CallResult::State::replied) {
         set_error(r, Status::error, result.error);
       } else if (result.reply.is_error()) {
         apply_error_reply(r, result.reply.str);
-      } else if (result.reply.type != Reply::Type::integer) {
-        set_error(r, Status::error,
-                  fmt::format("unexpected reply to MSETNX: {}", describe_reply(result.reply)));
-      } else if (result.reply.integer == 0) {
-        // A key was there (found on a retry, maybe this call's own write): nothing was set.
-        sent[i]->after_unknown = result.after_unknown;
-        next.push_back(sent[i]);
+      } else if (!(answer = created(result.reply, i, window.batches[b]))) {
+        set_error(r, Status::error, unexpected(result.reply));
+      } else if (*answer == 0) {
+        // The key exists: nothing was written. Found on a retry after a try whose answer was
+        // lost (this call's, or the MSETNX's before the load script), it may be that try's
+        // own write, which the next step says.
+        item.after_unknown = item.after_unknown || result.after_unknown;
+        next.push_back(&item);
       } else {
-        apply_put_verdict(r, "created", std::nullopt, sent[i]->value, mode_);
+        apply_put_verdict(r, "created", std::nullopt, item.value, mode_);
         if (is_written(r.status)) check_durability(r, result, client_.options());
       }
     }
     first += window.batches[b];
   }
   return next;
+}
+
+std::vector<PutItem*> PutRunner::apply_mset(const Window& window, const std::vector<PutItem*>& sent,
+                                            const std::vector<CallResult>& results) const {
+  // One integer for the call's rows: 1 all were set, 0 none was (a key was there).
+  return apply_batches(
+      window, sent, results,
+      [](const Reply& reply, std::size_t /*row*/, std::size_t /*rows*/) {
+        return reply.type == Reply::Type::integer ? std::optional<long long>(reply.integer)
+                                                  : std::nullopt;
+      },
+      [](const Reply& reply) {
+        return fmt::format("unexpected reply to MSETNX: {}", describe_reply(reply));
+      });
 }
 
 void PutRunner::read_clocks() {
@@ -290,38 +314,18 @@ void PutRunner::begin_load_script(Window& window,
   wire_.push_back(&window);
 }
 
-// Like apply_set, with one reply (an integer per row) for each call's rows.
 std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vector<PutItem*>& sent,
                                             const std::vector<CallResult>& results) const {
-  std::vector<PutItem*> next;
-  std::size_t first = 0;
-  for (std::size_t b = 0; b < window.batches.size(); ++b) {
-    const CallResult& result = results[b];
-    const std::size_t count = window.batches[b];
-    const bool answered = result.state == CallResult::State::replied && !result.reply.is_error() &&
-                          result.reply.elements.size() == count;
-    for (std::size_t i = 0; i < count; ++i) {
-      ItemResult& r = sent[first + i]->result;
-      if (result.state != CallResult::State::replied) {
-        set_error(r, Status::error, result.error);
-      } else if (result.reply.is_error()) {
-        apply_error_reply(r, result.reply.str);
-      } else if (!answered) {
-        set_error(r, Status::error, "unexpected reply from the load script");
-      } else if (result.reply.elements[i].integer == 0) {
-        // The key exists: the load wrote nothing. Found on a retry after a try whose answer
-        // was lost (this call's, or the MSETNX's before it), it may be that try's own write,
-        // which the next step says.
-        sent[first + i]->after_unknown = sent[first + i]->after_unknown || result.after_unknown;
-        next.push_back(sent[first + i]);
-      } else {
-        apply_put_verdict(r, "created", std::nullopt, sent[first + i]->value, mode_);
-        if (is_written(r.status)) check_durability(r, result, client_.options());
-      }
-    }
-    first += count;
-  }
-  return next;
+  // An integer per row: 1 the key was created with its entry, 0 it was there.
+  return apply_batches(
+      window, sent, results,
+      [](const Reply& reply, std::size_t row, std::size_t rows) {
+        if (reply.type != Reply::Type::array || reply.elements.size() != rows) {
+          return std::optional<long long>();
+        }
+        return std::optional<long long>(reply.elements[row].integer);
+      },
+      [](const Reply&) { return std::string("unexpected reply from the load script"); });
 }
 
 bool PutRunner::reads_holds() const { return mode_.force; }

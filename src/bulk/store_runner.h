@@ -104,6 +104,11 @@ class PutRunner {
                                    const std::vector<CallResult>& results) const;
   std::vector<PutItem*> apply_load(const Window& window, const std::vector<PutItem*>& sent,
                                    const std::vector<CallResult>& results) const;
+  /// What the mset and load steps share: each row's verdict from its call's reply.
+  template <typename Created>
+  std::vector<PutItem*> apply_batches(const Window& window, const std::vector<PutItem*>& sent,
+                                      const std::vector<CallResult>& results, Created created,
+                                      std::string (*unexpected)(const Reply&)) const;
   /// Reads the clock (TIME) of the server, or of every primary of a cluster, once.
   void read_clocks();
   /// The clock now, in ms, of the server that holds `slot` (any slot on one server): its TIME
