@@ -157,7 +157,30 @@ void StandaloneClient::judge_unconfirmed(InFlight& window) {
   // same replicas until --retry-timeout; its caller reports it as not confirmed. A master that
   // lost them (its replica promoted by a failover the sentinels have not announced yet, or
   // gone) may be replaced: the write is sent again, to the master the sentinels name then.
-  if (attached < window_wanted(window)) unconfirmed_is_unknown(window);
+  if (attached < window_wanted(window)) {
+    unconfirmed_is_unknown(window);
+    return;
+  }
+  wait_again(window);
+}
+
+void StandaloneClient::wait_again(InFlight& window) {
+  // A replica that came online during the WAIT (a new master's first replica, once its full
+  // sync ends) was never asked for its acknowledgement: WAIT asks only the replicas online when
+  // it starts, and a replica acknowledges unasked once a second. A second WAIT asks it. It
+  // counts every write the connection made, this window's and those read since.
+  if (!conn_) return;
+  try {
+    append_wait(*conn_, window_wanted(window));
+    conn_->flush();
+    const int count = read_wait(*conn_);
+    for (std::size_t k = 0; k < window.calls.size(); ++k) {
+      CallResult& r = window.results[k];
+      if (window.calls[k].writes) r.replicas_acked = std::max(r.replicas_acked, count);
+    }
+  } catch (const ConnectionError& e) {
+    lose_connection(e.what());
+  }
 }
 
 int StandaloneClient::window_wanted(const InFlight& window) {

@@ -51,9 +51,11 @@ class StandaloneClient : public Client {
   /// Behind sentinels, for a window read whose WAIT fell short while the sentinels still name
   /// its master: asks the master's ROLE (after reading the windows sent since). Its idempotent
   /// writes are sent again (unconfirmed_is_unknown) only when the master has fewer replicas
-  /// attached than were waited for, as when a failover has promoted its replica; else they
-  /// keep their answer, reported as not confirmed.
+  /// attached than were waited for, as when a failover has promoted its replica; else the
+  /// master is asked to WAIT once more (wait_again), and what it still does not confirm keeps
+  /// its answer, reported as not confirmed.
   void judge_unconfirmed(InFlight& window);
+  void wait_again(InFlight& window);
   /// Whether an idempotent write of `window` was answered and too few replicas acknowledged it.
   static bool has_unconfirmed(const InFlight& window);
   /// The most replicas a write of `window` was waited for.
