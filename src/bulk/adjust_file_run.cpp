@@ -147,7 +147,8 @@ ExitCode run_adjust_file(Context& ctx, OpRunner::Op op, const std::string& name,
   AdjustJob job(ctx, name, source);
   if (runner) job.apply_split_items_with(&*runner, op, &options);
   Progress progress(name, validation.rows);
-  BulkPass<AdjustJob> pass(job, runner ? &*runner : nullptr, client ? "" : ctx.connect_error());
+  BulkPass<AdjustJob> pass(job, runner ? &*runner : nullptr, client ? "" : ctx.connect_error(),
+                           window_rows(client && client->waits_for_replicas()));
   const std::size_t unsent = pass.run(source, reader, validation, progress);
   if (interrupted()) {
     print_error(fmt::format("{}: {} rows were not sent (reported as not applied)",

@@ -38,9 +38,10 @@ class BulkPass {
   using Runner = typename Job::Runner;
   using Window = std::vector<typename Runner::Item>;
 
-  /// `runner` is null when no connection could be made; `stopped` says why.
-  BulkPass(Job& job, Runner* runner, std::string stopped)
-      : job_(job), stopped_(std::move(stopped)) {
+  /// `runner` is null when no connection could be made; `stopped` says why. `window_rows`:
+  /// the rows of a window (window_rows() of validated_rows.h).
+  BulkPass(Job& job, Runner* runner, std::string stopped, std::size_t window_rows = kWindow)
+      : job_(job), stopped_(std::move(stopped)), window_rows_(window_rows) {
     if (runner) in_flight_.emplace(*runner);
   }
 
@@ -55,7 +56,8 @@ class BulkPass {
         [&](Window window) {
           progress.advance(window.size());
           take(std::move(window));
-        });
+        },
+        window_rows_);
     settle();
     return unsent_;
   }
@@ -102,6 +104,7 @@ class BulkPass {
   Job& job_;
   std::optional<WindowsInFlight<Runner>> in_flight_;
   std::string stopped_;  ///< why rows are no longer sent: no connection, or a signal
+  std::size_t window_rows_;
   std::size_t unsent_ = 0;
 };
 

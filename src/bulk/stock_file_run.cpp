@@ -259,7 +259,8 @@ ExitCode StockFileRun::write(const std::function<void()>& before_window) {
   }
   StockJob job(options_, ctx_.scheme(), *source_, log, before_window);
   Progress progress(options_.op, validation_.rows);
-  BulkPass<StockJob> pass(job, runner ? &*runner : nullptr, client ? "" : ctx_.connect_error());
+  BulkPass<StockJob> pass(job, runner ? &*runner : nullptr, client ? "" : ctx_.connect_error(),
+                          window_rows(client && client->waits_for_replicas()));
   const std::size_t unsent = pass.run(*source_, reader_, validation_, progress);
   // Extra items are findings, not rows of the source.
   const std::size_t extra = options_.extra && runner && !interrupted()

@@ -12,8 +12,18 @@
 
 namespace stockctl {
 
-/// How many commands a bulk path keeps in flight at once.
+/// How many rows a bulk path sends as one window (two windows are in flight at once).
 inline constexpr std::size_t kWindow = 1024;
+/// The window where writes wait for replicas: each window ends with a WAIT, which holds back
+/// the next window on the connection until the replica has caught up, so four times fewer
+/// WAITs stall the server four times less often (docs/benchmarks.md, "The defaults where a
+/// replica is attached").
+inline constexpr std::size_t kWaitingWindow = 4 * kWindow;
+
+/// The rows of one window for a run whose writes `wait_for_replicas` or not.
+constexpr std::size_t window_rows(bool wait_for_replicas) {
+  return wait_for_replicas ? kWaitingWindow : kWindow;
+}
 
 /// How a command reads rows of one kind from a source.
 template <class Row>
@@ -51,12 +61,12 @@ Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_
                         bool keep_hashes = false);
 
 /// Reads the source again, parsing each row once, and hands its rows to `each_window` in order,
-/// in windows of up to kWindow items: `make_item(row, problem)` makes each row's item, where
+/// in windows of up to `rows` items: `make_item(row, problem)` makes each row's item, where
 /// `problem` is "" for a valid row, else why it is invalid (duplicates found by validation
 /// included). The items are handed over as an rvalue vector the callee may keep.
 template <class Row, class MakeItem, class EachWindow>
 void for_each_window(Source& source, const RowReader<Row>& reader, const Validation& validation,
-                     MakeItem&& make_item, EachWindow&& each_window);
+                     MakeItem&& make_item, EachWindow&& each_window, std::size_t rows = kWindow);
 
 }  // namespace stockctl
 

@@ -130,14 +130,14 @@ Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_
 
 template <class Row, class MakeItem, class EachWindow>
 void for_each_window(Source& source, const RowReader<Row>& reader, const Validation& validation,
-                     MakeItem&& make_item, EachWindow&& each_window) {
+                     MakeItem&& make_item, EachWindow&& each_window, std::size_t rows) {
   using Item = decltype(make_item(std::declval<const Row&>(), std::declval<const std::string&>()));
   std::vector<Item> window;
-  window.reserve(kWindow);
+  window.reserve(rows);
   auto hand_over = [&] {
     each_window(std::move(window));
     window = {};
-    window.reserve(kWindow);  // growing would move every item already in the window
+    window.reserve(rows);  // growing would move every item already in the window
   };
   RecordHandler handler{reader.header, [&](Record& record) {
                           Row row;
@@ -147,7 +147,7 @@ void for_each_window(Source& source, const RowReader<Row>& reader, const Validat
                           }
                           row.line = record.line;
                           window.push_back(make_item(row, problem));
-                          if (window.size() >= kWindow) hand_over();
+                          if (window.size() >= rows) hand_over();
                           return true;
                         }};
   source.read(reader.wanted, handler);

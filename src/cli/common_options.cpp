@@ -121,9 +121,9 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->check(integer_range(0, 3600000LL))
       ->group(retries);
   app.add_option("--wait-replicas", o.wait_replicas,
-                 "after writing (once per window of a file), wait until N replicas acknowledged "
-                 "(Redis WAIT); default 1 where the primary has a replica attached, else 0: "
-                 "without it a failover loses the old primary's last writes; 0 opts out")
+                 "after writing (once per window of 4,096 rows of a file), wait until N replicas "
+                 "acknowledged (Redis WAIT); default 1 where the primary has a replica attached, "
+                 "else 0: without it a failover loses the old primary's last writes; 0 opts out")
       ->check(integer_range(0, 100))
       ->group(retries);
   app.add_option("--wait-timeout", o.wait_timeout_ms,

@@ -140,6 +140,9 @@ class Client {
   /// The primary that serves `slot` in the slot map this client routes by ("" on one server,
   /// or for a slot no node serves): one of primaries(), a name call_on takes.
   virtual std::string slot_owner(int /*slot*/) { return {}; }
+  /// Whether writes wait for replicas (a WAIT after each window) on some primary, as far as
+  /// the connections made so far tell.
+  virtual bool waits_for_replicas() const { return false; }
   /// Runs one keyless call (SCAN, ...) on `node`, one of primaries(), and returns its reply.
   /// Throws ConnectionError when no reply came.
   virtual Reply call_on(const std::string& node, const Call& call);

@@ -22,6 +22,7 @@ class StandaloneClient : public Client {
   /// Sends the window at once; its replies are read by finish() (or before any other command).
   void start(std::vector<Call> calls) override;
   std::vector<CallResult> finish() override;
+  bool waits_for_replicas() const override { return wait_for_ > 0; }
 
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;

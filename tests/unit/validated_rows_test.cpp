@@ -90,6 +90,22 @@ TEST_CASE("the second pass hands rows over in windows of kWindow, the last one p
   CHECK(sizes == std::vector<std::size_t>{kWindow, 2});
 }
 
+TEST_CASE("a run whose writes wait for replicas takes windows four times as large") {
+  CHECK(window_rows(false) == kWindow);
+  CHECK(window_rows(true) == 4 * kWindow);
+  std::string text = "sku,stock\n";
+  for (std::size_t i = 0; i < kWaitingWindow + 1; ++i) text += "s" + std::to_string(i) + ",1\n";
+  TempCsv csv(text);
+  Source source(csv.path(), std::nullopt);
+  RowReader<StockRow> reader = stock_reader();
+  Validation v = validate_source(source, reader, /*skip_invalid=*/false);
+  std::vector<std::size_t> sizes;
+  for_each_window(
+      source, reader, v, [](const StockRow& row, const std::string&) { return row.line; },
+      [&](std::vector<std::size_t> window) { sizes.push_back(window.size()); }, window_rows(true));
+  CHECK(sizes == std::vector<std::size_t>{kWaitingWindow, 1});
+}
+
 TEST_CASE("a row keeps whether its SKU was valid when another column is not") {
   TempCsv csv("sku,stock\na,x\n,1\n");
   Source source(csv.path(), std::nullopt);

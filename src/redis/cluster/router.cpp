@@ -224,6 +224,11 @@ std::string ClusterClient::slot_owner(int slot) {
   return slot >= 0 && slot < kClusterSlots ? slots_[slot] : std::string();
 }
 
+bool ClusterClient::waits_for_replicas() const {
+  return std::any_of(wait_for_.begin(), wait_for_.end(),
+                     [](const auto& planned) { return planned.second > 0; });
+}
+
 Reply ClusterClient::call_on(const std::string& address, const Call& call) {
   drain();  // this reply must be the next one on that connection
   Backoff backoff(options().retry_timeout_ms, 20, 500);

@@ -36,6 +36,7 @@ class ClusterClient : public Client {
 
   std::vector<std::string> primaries() override;
   std::string slot_owner(int slot) override;
+  bool waits_for_replicas() const override;
   /// Sends to that node directly; a broken connection is retried within --retry-timeout (the
   /// calls sent this way are reads) and then reported by throwing ConnectionError.
   Reply call_on(const std::string& address, const Call& call) override;
