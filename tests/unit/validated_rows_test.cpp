@@ -76,9 +76,12 @@ TEST_CASE("the second pass hands back each row once, duplicates with their reaso
   CHECK(seen == std::vector<std::string>{"a", "b", "a invalid"});
 }
 
-TEST_CASE("the second pass hands rows over in windows of kWindow, the last one partial") {
+namespace {
+
+// The sizes of the windows the second pass hands over for a file of `rows` valid rows.
+std::vector<std::size_t> window_sizes(std::size_t rows, std::size_t window_rows_each) {
   std::string text = "sku,stock\n";
-  for (std::size_t i = 0; i < kWindow + 2; ++i) text += "s" + std::to_string(i) + ",1\n";
+  for (std::size_t i = 0; i < rows; ++i) text += "s" + std::to_string(i) + ",1\n";
   TempCsv csv(text);
   Source source(csv.path(), std::nullopt);
   RowReader<StockRow> reader = stock_reader();
@@ -86,24 +89,21 @@ TEST_CASE("the second pass hands rows over in windows of kWindow, the last one p
   std::vector<std::size_t> sizes;
   for_each_window(
       source, reader, v, [](const StockRow& row, const std::string&) { return row.line; },
-      [&](std::vector<std::size_t> window) { sizes.push_back(window.size()); });
-  CHECK(sizes == std::vector<std::size_t>{kWindow, 2});
+      [&](std::vector<std::size_t> window) { sizes.push_back(window.size()); }, window_rows_each);
+  return sizes;
+}
+
+}  // namespace
+
+TEST_CASE("the second pass hands rows over in windows of kWindow, the last one partial") {
+  CHECK(window_sizes(kWindow + 2, kWindow) == std::vector<std::size_t>{kWindow, 2});
 }
 
 TEST_CASE("a run whose writes wait for replicas takes windows four times as large") {
   CHECK(window_rows(false) == kWindow);
   CHECK(window_rows(true) == 4 * kWindow);
-  std::string text = "sku,stock\n";
-  for (std::size_t i = 0; i < kWaitingWindow + 1; ++i) text += "s" + std::to_string(i) + ",1\n";
-  TempCsv csv(text);
-  Source source(csv.path(), std::nullopt);
-  RowReader<StockRow> reader = stock_reader();
-  Validation v = validate_source(source, reader, /*skip_invalid=*/false);
-  std::vector<std::size_t> sizes;
-  for_each_window(
-      source, reader, v, [](const StockRow& row, const std::string&) { return row.line; },
-      [&](std::vector<std::size_t> window) { sizes.push_back(window.size()); }, window_rows(true));
-  CHECK(sizes == std::vector<std::size_t>{kWaitingWindow, 1});
+  CHECK(window_sizes(kWaitingWindow + 1, window_rows(true)) ==
+        std::vector<std::size_t>{kWaitingWindow, 1});
 }
 
 TEST_CASE("a row keeps whether its SKU was valid when another column is not") {
