@@ -33,7 +33,7 @@ void StandaloneClient::recover() noexcept {
   conn_.reset();
 }
 
-void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls)); }
+void StandaloneClient::start(std::vector<Call> calls) { transmit(std::move(calls), true); }
 
 std::vector<CallResult> StandaloneClient::finish() {
   if (!in_flight_.oldest().settled) read_replies(in_flight_.oldest());
@@ -49,13 +49,13 @@ std::vector<CallResult> StandaloneClient::finish() {
 
 std::vector<CallResult> StandaloneClient::send_raw(const std::vector<Call>& calls) {
   drain();
-  InFlight& window = transmit(calls);
+  InFlight& window = transmit(calls, false);
   if (!window.settled) read_replies(window);
   judge_unconfirmed(window);
   return in_flight_.take_newest().results;
 }
 
-StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) {
+StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls, bool pipelined) {
   if (master_moved_) {
     // What is still on the wire went to the replaced master: read (and judge) it, then ask the
     // sentinels for the new one.
@@ -85,10 +85,11 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls) 
   for (std::size_t k = 0; window.wait && k < window.calls.size(); ++k) {
     if (window.calls[k].writes) window.results[k].replicas_wanted = wait_for_;
   }
+  window.beside = window.wait && pipelined && can_wait_beside();
   announce_script_calls(window.calls);
   try {
     for (const Call& c : window.calls) append_call(*conn_, c);
-    if (window.wait) append_wait(*conn_, wait_for_);
+    if (window.wait && !window.beside) append_wait(*conn_, wait_for_);
     conn_->flush();
   } catch (const ConnectionError& e) {
     lose_connection(e.what());
@@ -104,7 +105,7 @@ void StandaloneClient::read_replies(InFlight& window) {
     }
     if (window.wait) {
       window.server = conn_->where();
-      const int count = read_wait(*conn_);
+      const int count = window.beside ? wait_beside() : read_wait(*conn_);
       for (std::size_t k = 0; k < window.calls.size(); ++k) {
         if (window.calls[k].writes) window.results[k].replicas_acked = count;
       }
@@ -118,6 +119,71 @@ void StandaloneClient::read_replies(InFlight& window) {
     }
     lose_connection(e.what());
   }
+}
+
+namespace {
+
+// The mark the side connection writes before its WAIT: a key of stockctl's own, set and
+// deleted in one transaction, so that no one ever sees it and nothing is left behind, while the
+// transaction still goes into the replication stream, where the replicas acknowledge it.
+constexpr const char* kWaitMarkKey = "stockctl:wait-mark";
+
+void append_mark(Connection& conn) {
+  conn.append({"MULTI"});
+  conn.append({"SET", kWaitMarkKey, "1"});
+  conn.append({"DEL", kWaitMarkKey});
+  conn.append({"EXEC"});
+}
+
+// Reads the mark's four replies: whether its transaction ran.
+bool read_mark(Connection& conn) {
+  Reply replies[4];
+  for (Reply& reply : replies) reply = conn.read();
+  const Reply& exec = replies[3];
+  return exec.type == Reply::Type::array && exec.elements.size() == 2 &&
+         !exec.elements[0].is_error() && !exec.elements[1].is_error();
+}
+
+}  // namespace
+
+bool StandaloneClient::can_wait_beside() {
+  // A window's WAIT on its own connection holds back the next window there until the replicas
+  // have caught up, and the server idles. Replication is one stream, applied in order: a
+  // replica that acknowledges a write made on another connection after the window's last
+  // reply holds the whole window, while the next window runs on conn_.
+  if (side_) return true;
+  if (side_failed_ || options_.url.kind == RedisUrl::Kind::sentinel) return false;
+  try {
+    side_ = open_(options_);
+    if (side_->where() == conn_->where()) {
+      append_mark(*side_);
+      side_->flush();
+      if (read_mark(*side_)) return true;
+    }
+  } catch (const ConnectionError&) {
+  }
+  // Refused (an ACL without the key, a server out of memory) or gone: WAIT on conn_, as before.
+  side_.reset();
+  side_failed_ = true;
+  return false;
+}
+
+int StandaloneClient::wait_beside() {
+  if (side_) {
+    try {
+      append_mark(*side_);
+      append_wait(*side_, wait_for_);
+      side_->flush();
+      const bool marked = read_mark(*side_);
+      const int count = read_wait(*side_);
+      // A refused mark leaves the WAIT counting the previous one: it confirms nothing new.
+      if (marked) return count;
+    } catch (const ConnectionError&) {
+    }
+  }
+  side_.reset();
+  side_failed_ = true;
+  return 0;
 }
 
 void StandaloneClient::unconfirmed_is_unknown(InFlight& window) const {
@@ -329,6 +395,7 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
 }
 
 void StandaloneClient::connect() {
+  side_.reset();  // opened again, and checked against the new connection, when next needed
   conn_ = open_(options_);
   conn_->set_script_calls(script_calls_);
   master_moved_ = false;

@@ -36,6 +36,7 @@ class StandaloneClient : public Client {
     std::vector<Call> calls;
     std::vector<CallResult> results;
     bool wait = false;     ///< a WAIT follows the window's calls
+    bool beside = false;   ///< that WAIT goes on the side connection (wait_beside)
     bool checked = false;  ///< behind sentinels: asked whether its server is still the master
     std::string server;    ///< where its WAIT was read
     std::size_t read = 0;  ///< replies read so far
@@ -44,8 +45,18 @@ class StandaloneClient : public Client {
   };
 
   std::vector<CallResult> send_raw(const std::vector<Call>& calls);
-  /// Queues a window and writes it out.
-  InFlight& transmit(std::vector<Call> calls);
+  /// Queues a window and writes it out; a `pipelined` window (start()) may be waited for on
+  /// the side connection.
+  InFlight& transmit(std::vector<Call> calls, bool pipelined);
+  /// Whether the WAIT of a pipelined window can go on the side connection, which it opens
+  /// (and tries) the first time: only on a server named by its own URL (behind Sentinel the
+  /// checks of each window's master stay on one connection).
+  bool can_wait_beside();
+  /// Once every call of a window is answered (it ran, and its writes are in the replication
+  /// stream): writes the mark key on the side connection and WAITs there. Returns how many
+  /// replicas acknowledged the mark, and with it every write before it; 0 when the side
+  /// connection failed, which then is used no more.
+  int wait_beside();
   void read_replies(InFlight& window);
   /// Behind sentinels: idempotent writes that too few replicas acknowledged become unknown.
   void unconfirmed_is_unknown(InFlight& window) const;
@@ -89,6 +100,9 @@ class StandaloneClient : public Client {
   ConnectOptions options_;
   ConnectionFactory open_;
   std::unique_ptr<Connection> conn_;
+  /// Where the WAIT of a pipelined window goes, so that it holds back no window on conn_.
+  std::unique_ptr<Connection> side_;
+  bool side_failed_ = false;  ///< the side connection could not be used: WAIT on conn_
   StartedWindows<InFlight> in_flight_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
   bool announced_ = false;

@@ -6,7 +6,8 @@ import os
 import re
 import unittest
 
-from harness import ROOT, ServerTest, clean_env, run, standalone_only
+from harness import ROOT, ServerTest, calls_on, clean_env, run, standalone_only
+from test_retries import attach_replica
 
 
 def readme_recipe():
@@ -50,6 +51,24 @@ class Recipe(ServerTest):
         self.r("FUNCTION", "FLUSH")
         ok("deduct", "A", "1")
         self.assertEqual(self.r("GET", "stock:{A}"), "8")
+
+    def test_the_readme_recipe_waits_for_a_replica_beside_the_windows(self):
+        # With a replica attached, a file's WAIT goes on a second connection after the mark's
+        # transaction, which the recipe allows (MULTI, EXEC, stockctl:wait-mark).
+        rules = [">acl-pw" if w.startswith(">") else w for w in readme_recipe()]
+        self.r("ACL", "SETUSER", "stockctl", *rules)
+        replica = attach_replica(self.server)
+        try:
+            path = self.write("stock.csv", "sku,stock\n" + "".join("i%d,5\n" % n for n in range(10)))
+            # The library is loaded first, so that no call is sent again for want of it.
+            run("deduct", "x", "1", "--init-value", "5", "--url", self.server.url,
+                "--wait-replicas", "0")
+            self.r("CONFIG", "RESETSTAT")
+            res = self.as_user("stockctl", "acl-pw", "init", "--file", path)
+            self.assertEqual(res.rc, 0, res)
+            self.assertEqual((calls_on(self.server, "wait"), calls_on(self.server, "exec")), (1, 2))
+        finally:
+            replica.stop()
 
     def test_a_user_limited_to_the_items_keys_is_told_what_it_lacks(self):
         self.r("ACL", "SETUSER", "narrow", "on", ">narrow-pw", "~stock:*", "+@all")

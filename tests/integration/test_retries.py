@@ -325,7 +325,7 @@ class DefaultWait(unittest.TestCase):
             self.replica.stop()
         self.primary.stop()
 
-    def deduct_file(self, *extra):
+    def deduct_file(self, *extra, url=None, ok=True):
         for i in range(50):
             self.r("SET", "stock:{d%d}" % i, "1000")
         # The first call loads the Functions library; the windows that missed it go again (with
@@ -334,14 +334,45 @@ class DefaultWait(unittest.TestCase):
         run("deduct", "d0", "1", "--url", self.primary.url, "--wait-replicas", "0")
         self.r("SET", "stock:{d0}", "1000")
         self.r("CONFIG", "RESETSTAT")
-        res = run("deduct", "--file", self.path, "--url", self.primary.url, *extra)
-        self.assertEqual((res.rc, {l["status"] for l in res.lines}), (0, {"ok"}), res)
+        self.res = run("deduct", "--file", self.path, "--url", url or self.primary.url, *extra)
+        if ok:
+            self.assertEqual((self.res.rc, {l["status"] for l in self.res.lines}), (0, {"ok"}),
+                             self.res)
         return calls_on(self.primary, "wait")
 
     def test_a_primary_with_a_replica_is_waited_for_once_per_window(self):
         self.replica = attach_replica(self.primary)
         waits = self.deduct_file()
         self.assertEqual(waits, (self.ROWS + 4095) // 4096, "one WAIT per window of 4,096 rows")
+        # Each WAIT went on a second connection after a mark of its own there (a transaction that
+        # sets and deletes stockctl:wait-mark), so that it held back no window; one more mark
+        # tried that connection first. Nothing is left of the mark.
+        self.assertEqual(calls_on(self.primary, "exec"), waits + 1)
+        self.assertEqual(self.r("KEYS", "stockctl:wait*"), [])
+
+    def test_a_file_the_replica_does_not_acknowledge_has_no_row_ok(self):
+        # The WAIT beside the windows still waits for the replica: stopped, it acknowledges
+        # nothing, and no row is ok although every one was applied.
+        self.replica = attach_replica(self.primary)
+        self.replica.proc.send_signal(signal.SIGSTOP)
+        try:
+            self.deduct_file("--wait-timeout", "200", ok=False)
+        finally:
+            self.replica.proc.send_signal(signal.SIGCONT)
+        self.assertEqual(self.res.rc, 1, self.res)
+        self.assertEqual(len(self.res.lines), self.ROWS)
+        self.assertEqual({l["status"] for l in self.res.lines}, {"error"})
+        self.assertTrue(all("durability is not confirmed: 0 of 1 replicas acknowledged within 200 ms"
+                            in l["error"] for l in self.res.lines), self.res.lines[0])
+        applied = sum(1000 - int(self.r("GET", "stock:{d%d}" % i)) for i in range(50))
+        self.assertEqual(applied, self.ROWS)
+
+    def test_a_user_who_may_not_write_the_mark_is_waited_for_on_its_own_connection(self):
+        self.replica = attach_replica(self.primary)
+        self.r("ACL", "SETUSER", "shop", "on", ">shop-pw", "~stock:*", "+@all")
+        url = self.primary.url.replace("redis://", "redis://shop:shop-pw@")
+        waits = self.deduct_file("--no-log", url=url)
+        self.assertEqual(waits, (self.ROWS + 4095) // 4096, "one WAIT per window, in line")
 
     def test_a_primary_without_replicas_is_not_waited_for(self):
         self.assertEqual(self.deduct_file(), 0)
