@@ -356,7 +356,11 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
           fmt::format("loading the Functions library {}: {}", script.library->name, loaded.error));
     }
     if (library_loaded(loaded.reply)) {
-      print_info(fmt::format("loaded the Functions library {}", script.library->name));
+      // An error here means the library is there already: the windows sent after the first
+      // one missed it too and load it again, and another process may have loaded it meanwhile.
+      if (!loaded.reply.is_error()) {
+        print_info(fmt::format("loaded the Functions library {}", script.library->name));
+      }
     } else {
       refused = loaded.reply.str;
     }

@@ -47,6 +47,20 @@ class Functions(ServerTest):
         self.assertIn("fcall", commandstats(self.node("stock:{a}")))
         self.assertNotIn("evalsha", commandstats(self.node("stock:{a}")))
 
+    def test_a_file_whose_windows_all_miss_the_library_says_once_that_it_loaded_it(self):
+        # Both windows in flight miss the library; the second one's load finds it there, which
+        # is no news.
+        for i in range(10):
+            self.r("SET", "stock:{w%d}" % i, "1000")
+        path = self.write("rows.csv", "sku,qty\n" + "".join("w%d,1\n" % (n % 10) for n in range(1500)))
+        res = self.sc("deduct", "--file", path, "--verbose")
+        self.assertEqual((res.rc, len(res.lines)), (0, 1500), res)
+        said = [l for l in res.stderr.splitlines() if "loaded the Functions library" in l]
+        # Once per server: a cluster's lines name each node.
+        self.assertEqual(len(said), len(set(said)) if self.cluster else 1, res.stderr)
+        self.assertTrue(said, res.stderr)
+        self.assertEqual(sum(1000 - int(self.r("GET", "stock:{w%d}" % i)) for i in range(10)), 1500)
+
     def test_an_older_versions_library_stays_and_is_not_called(self):
         # Another stockctl version's library, still in use by its processes: a different name,
         # different function names.
