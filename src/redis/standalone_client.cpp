@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "base/diagnostics.h"
+#include "base/errors.h"
 #include "core/replication.h"
 #include "redis/call.h"
 #include "redis/errors.h"
@@ -85,6 +87,7 @@ StandaloneClient::InFlight& StandaloneClient::transmit(std::vector<Call> calls, 
   for (std::size_t k = 0; window.wait && k < window.calls.size(); ++k) {
     if (window.calls[k].writes) window.results[k].replicas_wanted = wait_for_;
   }
+  window.conn_serial = conn_serial_;
   window.beside = window.wait && pipelined && can_wait_beside();
   announce_script_calls(window.calls);
   try {
@@ -135,6 +138,18 @@ void append_mark(Connection& conn) {
   conn.append({"EXEC"});
 }
 
+// The run id of the server process behind `conn` (INFO server), or "" when it cannot be read.
+std::string server_run_id(Connection& conn) {
+  const Reply info = conn.command({"INFO", "server"});
+  if (info.type != Reply::Type::string) return {};
+  const std::string_view text = info.str;
+  const std::size_t at = text.find("run_id:");
+  if (at == std::string_view::npos) return {};
+  const std::size_t start = at + 7;
+  const std::size_t end = text.find_first_of("\r\n", start);
+  return std::string(text.substr(start, end == std::string_view::npos ? end : end - start));
+}
+
 // Reads the mark's four replies: whether its transaction ran.
 bool read_mark(Connection& conn) {
   Reply replies[4];
@@ -151,16 +166,19 @@ bool StandaloneClient::can_wait_beside() {
   // have caught up, and the server idles. Replication is one stream, applied in order: a
   // replica that acknowledges a write made on another connection after the window's last
   // reply holds the whole window, while the next window runs on conn_.
+  // The mark proves that only where both connections reach one server process: a name or an
+  // address that a failover moves (DNS, a proxy, a virtual IP) could send the second to
+  // another server, whose replicas would acknowledge a mark that says nothing of this window.
   if (side_) return true;
-  if (side_failed_ || options_.url.kind == RedisUrl::Kind::sentinel) return false;
+  if (side_failed_ || conn_run_id_.empty()) return false;
   try {
     side_ = open_(options_);
-    if (side_->where() == conn_->where()) {
+    if (server_run_id(*side_) == conn_run_id_) {
       append_mark(*side_);
       side_->flush();
       if (read_mark(*side_)) return true;
     }
-  } catch (const ConnectionError&) {
+  } catch (const StockctlError&) {  // ConnectionError, or TlsError for a certificate refused
   }
   // Refused (an ACL without the key, a server out of memory) or gone: WAIT on conn_, as before.
   side_.reset();
@@ -178,7 +196,7 @@ int StandaloneClient::wait_beside() {
       const int count = read_wait(*side_);
       // A refused mark leaves the WAIT counting the previous one: it confirms nothing new.
       if (marked) return count;
-    } catch (const ConnectionError&) {
+    } catch (const StockctlError&) {
     }
   }
   side_.reset();
@@ -227,7 +245,9 @@ void StandaloneClient::judge_unconfirmed(InFlight& window) {
     unconfirmed_is_unknown(window);
     return;
   }
-  wait_again(window);
+  // WAIT counts up to the last write of the connection it is sent on: only the one that wrote
+  // the window may be asked again (a new one that wrote nothing yet would confirm it at once).
+  if (window.conn_serial == conn_serial_) wait_again(window);
 }
 
 void StandaloneClient::wait_again(InFlight& window) {
@@ -399,11 +419,19 @@ bool StandaloneClient::reload_missing_scripts(const std::vector<Call>& calls,
 }
 
 void StandaloneClient::connect() {
-  side_.reset();  // opened again, and checked against the new connection, when next needed
+  // The side connection is opened again, and checked against the new one, when next needed.
+  side_.reset();
+  side_failed_ = false;
+  conn_run_id_.clear();
   conn_ = open_(options_);
+  ++conn_serial_;
   conn_->set_script_calls(script_calls_);
   master_moved_ = false;
   wait_for_ = replicas_to_wait_for_here();
+  // Behind Sentinel each window's WAIT stays on this connection (see can_wait_beside).
+  if (wait_for_ > 0 && options_.url.kind != RedisUrl::Kind::sentinel) {
+    conn_run_id_ = server_run_id(*conn_);
+  }
   if (options_.url.kind == RedisUrl::Kind::sentinel && !watch_) {
     watch_ = std::make_unique<SentinelWatch>(options_);
   }

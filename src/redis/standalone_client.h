@@ -35,8 +35,9 @@ class StandaloneClient : public Client {
     std::uint64_t id = 0;
     std::vector<Call> calls;
     std::vector<CallResult> results;
-    bool wait = false;     ///< a WAIT follows the window's calls
-    bool beside = false;   ///< that WAIT goes on the side connection (wait_beside)
+    bool wait = false;              ///< a WAIT follows the window's calls
+    bool beside = false;            ///< that WAIT goes on the side connection (wait_beside)
+    std::uint64_t conn_serial = 0;  ///< which connection (conn_serial_) it was sent on
     bool checked = false;  ///< behind sentinels: asked whether its server is still the master
     std::string server;    ///< where its WAIT was read
     std::size_t read = 0;  ///< replies read so far
@@ -102,7 +103,9 @@ class StandaloneClient : public Client {
   std::unique_ptr<Connection> conn_;
   /// Where the WAIT of a pipelined window goes, so that it holds back no window on conn_.
   std::unique_ptr<Connection> side_;
-  bool side_failed_ = false;  ///< the side connection could not be used: WAIT on conn_
+  bool side_failed_ = false;       ///< the side connection could not be used: WAIT on conn_
+  std::string conn_run_id_;        ///< conn_'s server process (INFO run_id) where it is waited for
+  std::uint64_t conn_serial_ = 0;  ///< counts the connections conn_ has held
   StartedWindows<InFlight> in_flight_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
   bool announced_ = false;

@@ -294,6 +294,55 @@ def attach_replica(primary):
     return replica
 
 
+class SplitProxy:
+    """A TCP proxy on a free loopback port: its first connection goes to port `first`, every
+    later one to port `rest` (a name that a failover moved between two connections)."""
+
+    def __init__(self, first, rest):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.targets = [first, rest]
+        self.accepted = 0
+        self.conns = []
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(
+                ("127.0.0.1", self.targets[0 if self.accepted == 0 else 1]))
+            self.accepted += 1
+            self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(a, b):
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                b.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+    def close(self):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
 @standalone_only
 class DefaultWait(unittest.TestCase):
     """Without --wait-replicas, stockctl waits for one replica where the primary has one
@@ -366,6 +415,33 @@ class DefaultWait(unittest.TestCase):
                             in l["error"] for l in self.res.lines), self.res.lines[0])
         applied = sum(1000 - int(self.r("GET", "stock:{d%d}" % i)) for i in range(50))
         self.assertEqual(applied, self.ROWS)
+
+    def test_a_second_connection_that_reaches_another_server_confirms_nothing(self):
+        # The URL's first connection reaches a server without replicas, the next ones another
+        # server with one: its replica's acknowledgement of a mark there says nothing of the
+        # writes, which the WAIT on the connection that made them does not confirm.
+        other = RedisServer()
+        proxy = SplitProxy(other.port, self.primary.port)
+        try:
+            self.replica = attach_replica(self.primary)
+            o = other.client()
+            for i in range(50):
+                o("SET", "stock:{d%d}" % i, "1000")
+            run("deduct", "d0", "1", "--url", other.url, "--wait-replicas", "0")  # the library
+            o("SET", "stock:{d0}", "1000")
+            self.r("CONFIG", "RESETSTAT")
+            res = run("deduct", "--file", self.path, "--url", "redis://127.0.0.1:%d" % proxy.port,
+                      "--wait-replicas", "1", "--wait-timeout", "100")
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual({l["status"] for l in res.lines}, {"error"}, res.lines[0])
+            self.assertIn("durability is not confirmed", res.lines[0]["error"])
+            self.assertEqual(sum(1000 - int(o("GET", "stock:{d%d}" % i)) for i in range(50)),
+                             self.ROWS)
+            self.assertEqual((calls_on(self.primary, "exec"), calls_on(self.primary, "wait")), (0, 0))
+            o.close()
+        finally:
+            proxy.close()
+            other.stop()
 
     def test_a_user_who_may_not_write_the_mark_is_waited_for_on_its_own_connection(self):
         self.replica = attach_replica(self.primary)
