@@ -292,7 +292,9 @@ class Interrupted(ServerTest):
         self.assertEqual((again.one["counts"]["ok"], again.one["counts"]["exists"]), (1, 1500))
 
     def test_sigint_mid_batch_settles_releases_its_init_lock_and_reports_every_row(self):
-        rows = 5000
+        # More rows than three windows of 4,096 (the window where a replica is waited for, as on
+        # the test cluster), so that some are still unsent when the first window stops.
+        rows = 12500
         stock = self.write("stock.csv", "sku,stock\n" + "".join("b%d,10\n" % i for i in range(rows) if i != 100))
         self.assertEqual(self.sc("init", "--file", stock).rc, 0)
         # Row 100 is missing: stockctl takes its init lock and runs --init-cmd, which blocks
