@@ -100,21 +100,6 @@ const char* check_status_name(CheckStatus status) {
   return "fail";
 }
 
-std::map<std::string, std::string> parse_info(std::string_view text) {
-  std::map<std::string, std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    std::string_view line = text.substr(start, end == std::string_view::npos ? end : end - start);
-    start = end == std::string_view::npos ? text.size() : end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    std::size_t colon = line.find(':');
-    if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
-    out[std::string(line.substr(0, colon))] = std::string(line.substr(colon + 1));
-  }
-  return out;
-}
-
 Finding check_eviction(const NodeFacts& f) {
   const std::string policy = get(f.config, "maxmemory-policy");
   const long long maxmemory = to_number(get(f.config, "maxmemory"));

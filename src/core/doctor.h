@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/info_text.h"  // parse_info, which the checks' callers use too
 #include "core/sku.h"
 #include "core/split_layout.h"
 
@@ -27,9 +28,6 @@ struct Finding {
   std::string detail;
   std::string hint;  ///< what to do; "" when nothing
 };
-
-/// `INFO` text as field -> value ("# Section" lines and blank lines skipped).
-std::map<std::string, std::string> parse_info(std::string_view text);
 
 /// What doctor learned from one node: its INFO, the CONFIG values it asked for, and (on a
 /// cluster) its own CLUSTER INFO and CLUSTER NODES.

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <string_view>
 
 #include "base/diagnostics.h"
 #include "base/errors.h"
+#include "core/info_text.h"
 #include "core/replication.h"
 #include "redis/call.h"
 #include "redis/errors.h"
@@ -142,12 +142,8 @@ void append_mark(Connection& conn) {
 std::string server_run_id(Connection& conn) {
   const Reply info = conn.command({"INFO", "server"});
   if (info.type != Reply::Type::string) return {};
-  const std::string_view text = info.str;
-  const std::size_t at = text.find("run_id:");
-  if (at == std::string_view::npos) return {};
-  const std::size_t start = at + 7;
-  const std::size_t end = text.find_first_of("\r\n", start);
-  return std::string(text.substr(start, end == std::string_view::npos ? end : end - start));
+  auto fields = parse_info(info.str);
+  return fields["run_id"];
 }
 
 // Reads the mark's four replies: whether its transaction ran.
