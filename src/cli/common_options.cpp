@@ -127,7 +127,7 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->check(integer_range(0, 100))
       ->group(retries);
   app.add_option("--wait-timeout", o.wait_timeout_ms,
-                 "how long --wait-replicas waits, in ms (default 1000)")
+                 "how long --wait-replicas waits, in ms (default 1000; beyond --timeout)")
       ->check(integer_range(1, 3600000LL))
       ->group(retries);
   const char* keys = "Keys";

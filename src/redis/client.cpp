@@ -65,8 +65,8 @@ void Client::append_wait(Connection& conn, int replicas) const {
   conn.append({"WAIT", std::to_string(replicas), std::to_string(options_.wait_timeout_ms)});
 }
 
-int Client::read_wait(Connection& conn) {
-  Reply acked = conn.read();
+int Client::read_wait(Connection& conn) const {
+  Reply acked = conn.read_beyond_timeout(options_.wait_timeout_ms);
   return acked.type == Reply::Type::integer ? static_cast<int>(acked.integer) : 0;
 }
 

@@ -157,8 +157,9 @@ class Client {
   /// With --wait-replicas: queues, after a window of writes on `conn`, the WAIT for `replicas`
   /// that counts the replicas holding every write the connection made so far.
   void append_wait(Connection& conn, int replicas) const;
-  /// Reads that WAIT's reply: how many replicas acknowledged.
-  static int read_wait(Connection& conn);
+  /// Reads that WAIT's reply: how many replicas acknowledged. The server holds the reply up to
+  /// --wait-timeout, so the read waits that long beyond --timeout.
+  int read_wait(Connection& conn) const;
   /// Retries what run() would retry in `results` (the first attempt at `calls`, made at
   /// `started`), within --retry-timeout of `started`, then says what became of each.
   std::vector<CallResult> settle(const std::vector<Call>& calls, std::vector<CallResult> results,

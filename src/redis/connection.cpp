@@ -155,7 +155,7 @@ void Connection::fill(bool wait) {
   do {
     std::size_t n = 0;
     try {
-      n = transport_->read_some(buf, sizeof buf, wait ? timeout_ms_ : -1);
+      n = transport_->read_some(buf, sizeof buf, wait ? timeout_ms_ + extra_ms_ : -1);
     } catch (const ConnectionError&) {
       // A TLS port closes a plain connection at once, often before its alert can be read.
       if (!received_ && transport_->peer_speaks_tls(timeout_ms_)) throw speaks_tls();
@@ -184,6 +184,15 @@ Reply Connection::read() {
     fill(true);
     if (std::optional<Reply> r = next_buffered()) return std::move(*r);
   }
+}
+
+Reply Connection::read_beyond_timeout(long long extra_ms) {
+  struct Restore {
+    long long& extra;
+    ~Restore() { extra = 0; }
+  } restore{extra_ms_};
+  extra_ms_ = extra_ms;
+  return read();
 }
 
 int Connection::fd() const { return transport_->fd(); }

@@ -57,6 +57,9 @@ class Connection {
   /// Sends what is queued and reads the next reply. Throws ConnectionError when the connection
   /// breaks or times out; error replies are returned, not thrown.
   virtual Reply read();
+  /// read() of a reply the server may hold back for `extra_ms` on purpose (WAIT holds its
+  /// reply up to its timeout): the wait for it lasts up to `extra_ms` beyond the timeout.
+  Reply read_beyond_timeout(long long extra_ms);
   /// append() + read().
   Reply command(const std::vector<std::string>& argv);
 
@@ -101,6 +104,7 @@ class Connection {
   std::string where_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
   long long timeout_ms_;
+  long long extra_ms_ = 0;  ///< read_beyond_timeout's, while it reads
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<redisReader, Free> reader_;
   std::string out_;        ///< RESP appended and not yet written

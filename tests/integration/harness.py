@@ -313,6 +313,38 @@ def wait_for_calls(server, command, at_least, seconds=60):
         time.sleep(0.01)  # polling the server's own counter, bounded by the deadline
 
 
+def wait_for_blocked_client(server, seconds=60):
+    """Polls INFO clients until `server` holds a blocked client (a WAIT waiting for replicas)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        c = server.client()
+        try:
+            info = c("INFO", "clients")
+        finally:
+            c.close()
+        if any(line.startswith("blocked_clients:") and int(line.split(":")[1]) > 0
+               for line in info.splitlines()):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("no client of %d was ever blocked" % server.port)
+        time.sleep(0.01)  # polling the server's own state, bounded by the deadline
+
+
+def replica_stopped_past_timeout(replica, primary, *args):
+    """Runs stockctl with `replica` stopped from before its first write until its WAIT has
+    been blocked on `primary` for 0.6 s, twice a --timeout of 300 ms given in `args`, then
+    resumed: a run whose read of WAIT's reply gave up at --timeout fails. Returns its result."""
+    replica.proc.send_signal(signal.SIGSTOP)
+    try:
+        proc = spawn(*args)
+        wait_for_blocked_client(primary)
+        time.sleep(0.6)  # the fault's length: past the --timeout, well within --wait-timeout
+    finally:
+        replica.proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    return Result(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+
+
 def free_cluster_port():
     """A port whose cluster bus port (port + 10000) is free too."""
     for _ in range(100):

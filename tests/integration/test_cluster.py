@@ -10,7 +10,7 @@ import time
 import unittest
 
 from harness import (TARGET, RedisCluster, ServerTest, calls_on, keyslot, run, spawn,
-                     spawn_to_file)
+                     replica_stopped_past_timeout, spawn_to_file)
 
 
 def node_id(node):
@@ -408,6 +408,18 @@ class LaggingReplica(unittest.TestCase):
         self.assertEqual(res.one["error"], self.NOT_CONFIRMED % 9, res)
         self.assertEqual(calls_on(primary, "fcall") - before, 1, "sent once, not again")
         self.assertEqual(self.r("GET", "stock:{w}"), "9")
+
+    def test_a_wait_longer_than_the_timeout_is_read_to_its_end(self):
+        # WAIT holds its reply up to --wait-timeout on purpose: a node whose next reply is a
+        # WAIT's may be silent that long beyond --timeout (it was failed after 300 ms).
+        self.r("SET", "stock:{w}", "10")
+        port = self.r.node_port("stock:{w}")
+        run("deduct", "w", "1", *self.on)  # loads the library
+        on = [a for a in self.on if a not in ("--wait-timeout", "200")]
+        res = replica_stopped_past_timeout(self.replica_of(port), self.cluster.primaries()[port],
+                                           "deduct", "w", "1", *on, "--timeout", "300",
+                                           "--wait-timeout", "20000")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 8), res)
 
     def test_a_file_reports_each_row_once_and_sends_it_once(self):
         skus = ["lag-%d" % i for i in range(300)]

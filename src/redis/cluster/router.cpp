@@ -394,26 +394,30 @@ bool ClusterClient::pump() {
   for (const std::string& address : owing) progress = read_arrived(address) || progress;
   if (progress) return true;
   // Nothing had arrived: wait for the first node to answer, or for the oldest silence to reach
-  // --timeout (each node's silence counts from its last write or reply).
+  // --timeout (each node's silence counts from its last write or reply; a node whose next
+  // reply is a WAIT's may hold it --wait-timeout more, on purpose).
   std::vector<pollfd> fds;
-  const long long timeout_ms = seed_.timeout_ms;
   auto now = Clock::now();
-  long long wait_ms = timeout_ms;
-  std::vector<std::string> silent;
+  long long wait_ms = seed_.timeout_ms + options().wait_timeout_ms;
+  std::vector<std::pair<std::string, long long>> silent;  // node, its limit
   for (const std::string& address : owing) {
     auto it = nodes_.find(address);
     if (it == nodes_.end()) continue;  // broke while reading
+    const Node& n = it->second;
+    if (n.owed.empty()) continue;
+    const bool waiting = n.owed.front().kind == Owed::Kind::wait;
+    const long long limit_ms = seed_.timeout_ms + (waiting ? options().wait_timeout_ms : 0);
     const long long quiet_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - it->second.heard).count();
-    if (quiet_ms >= timeout_ms) {
-      silent.push_back(address);
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - n.heard).count();
+    if (quiet_ms >= limit_ms) {
+      silent.emplace_back(address, limit_ms);
       continue;
     }
-    wait_ms = std::min(wait_ms, timeout_ms - quiet_ms);
-    fds.push_back(pollfd{it->second.conn->fd(), POLLIN, 0});
+    wait_ms = std::min(wait_ms, limit_ms - quiet_ms);
+    fds.push_back(pollfd{n.conn->fd(), POLLIN, 0});
   }
-  for (const std::string& address : silent) {
-    fail_node(address, timeout_error("talking to", address, timeout_ms).what());
+  for (const auto& [address, limit_ms] : silent) {
+    fail_node(address, timeout_error("talking to", address, limit_ms).what());
   }
   if (fds.empty() || !silent.empty()) return true;
   // EINTR (a signal) only ends this wait early: the next round looks again.
