@@ -36,6 +36,18 @@ bool looks_like_companion(std::string_view prefix, std::string_view key) {
   return false;
 }
 
+// stockctl's own keys (run locks, the WAIT's mark, split buckets, hold and cart records, the
+// first log entries of earlier versions) live under "stockctl:": an item's key there could be
+// one of them, and be overwritten or deleted as one.
+constexpr std::string_view kOwnNamespace = "stockctl:";
+
+std::string in_own_namespace(const std::string& key) {
+  return fmt::format(
+      "key {} is in stockctl's own namespace ('stockctl:'), where its locks, marks, buckets and "
+      "hold records live; choose another --prefix",
+      quote_value(key));
+}
+
 }  // namespace
 
 std::string_view hash_tag(std::string_view key) {
@@ -81,10 +93,12 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
     if (brace) {
       return "item id contains '{' or '}', which would break its hash tag (see --no-hashtag)";
     }
+    if (starts_with(scheme.prefix, kOwnNamespace)) return in_own_namespace(stock_key(scheme, sku));
     return {};
   }
   // Without our own braces the key must not carry a '}' that could split its companions' slot.
   std::string key = stock_key(scheme, sku);
+  if (starts_with(key, kOwnNamespace)) return in_own_namespace(key);
   if (key.find('}') != std::string::npos && !has_hash_tag(key)) {
     return fmt::format(
         "key {} contains '}}' but no complete hash tag, so its companion keys "

@@ -109,6 +109,17 @@ class Delete(ServerTest):
         res = self.sc("get", "x:first", *tagged)
         self.assertIn("would read as a companion key", res.lines[0]["error"])
 
+    def test_an_item_in_stockctls_own_namespace_is_refused(self):
+        # With --prefix stockctl: and --no-hashtag, item wait-mark's key would be the mark that a
+        # bulk run waiting for a replica sets and deletes; no item key may be one of stockctl's.
+        self.r("SET", "stockctl:wait-mark", "5")
+        for args in (("init", "wait-mark", "3", "--force"), ("deduct", "wait-mark", "1"),
+                     ("delete", "wait-mark")):
+            res = self.sc(*args, "--prefix", "stockctl:", "--no-hashtag")
+            self.assertEqual(res.rc, 2, res)
+            self.assertIn("key 'stockctl:wait-mark' is in stockctl's own namespace", res.stderr)
+        self.assertEqual(self.r("GET", "stockctl:wait-mark"), "5")
+
 
 if __name__ == "__main__":
     unittest.main()

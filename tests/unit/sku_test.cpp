@@ -46,6 +46,21 @@ TEST_CASE("without hash tags a '}' needs a complete non-empty tag") {
   CHECK_FALSE(validate_sku("a{}b}", kClassic).empty());  // empty tag, then a stray '}'
 }
 
+TEST_CASE("no item's key is in stockctl's own namespace") {
+  // With --no-hashtag, --prefix stockctl: and item wait-mark, the key would be the WAIT's mark,
+  // which a bulk run sets and deletes.
+  const KeyScheme own_plain{"stockctl:", false};
+  CHECK(validate_sku("wait-mark", own_plain) ==
+        "key 'stockctl:wait-mark' is in stockctl's own namespace ('stockctl:'), where its locks, "
+        "marks, buckets and hold records live; choose another --prefix");
+  CHECK_FALSE(validate_sku("ctl:hold:x", KeyScheme{"stock", false}).empty());
+  CHECK_FALSE(validate_sku("stockctl:cart:x", KeyScheme{"", false}).empty());
+  CHECK_FALSE(validate_sku("42", KeyScheme{"stockctl:", true}).empty());
+  CHECK(validate_sku("42", KeyScheme{"stockctl-", false}).empty());
+  CHECK(validate_sku("stockctl:42", kTagged).empty());  // stock:{stockctl:42}
+  CHECK_FALSE(sku_of_key(KeyScheme{"", false}, "stockctl:wait-mark").has_value());
+}
+
 TEST_CASE("companion keys hash to the same slot as the stock key") {
   for (const std::string& key : {std::string("stock:{42}"), std::string("redis_key:stock:42"),
                                  std::string("p:a{b"), std::string("x{tag}y")}) {
