@@ -332,13 +332,13 @@ def wait_for_blocked_client(server, seconds=60):
 
 def replica_stopped_past_timeout(replica, primary, *args):
     """Runs stockctl with `replica` stopped from before its first write until its WAIT has
-    been blocked on `primary` for 0.6 s, twice a --timeout of 300 ms given in `args`, then
+    been blocked on `primary` for 0.4 s, twice a --timeout of 200 ms given in `args`, then
     resumed: a run whose read of WAIT's reply gave up at --timeout fails. Returns its result."""
     replica.proc.send_signal(signal.SIGSTOP)
     try:
         proc = spawn(*args)
         wait_for_blocked_client(primary)
-        time.sleep(0.6)  # the fault's length: past the --timeout, well within --wait-timeout
+        time.sleep(0.4)  # the fault's length: past the --timeout, well within --wait-timeout
     finally:
         replica.proc.send_signal(signal.SIGCONT)
     out, err = proc.communicate(timeout=60)

@@ -411,13 +411,13 @@ class LaggingReplica(unittest.TestCase):
 
     def test_a_wait_longer_than_the_timeout_is_read_to_its_end(self):
         # WAIT holds its reply up to --wait-timeout on purpose: a node whose next reply is a
-        # WAIT's may be silent that long beyond --timeout (it was failed after 300 ms).
+        # WAIT's may be silent that long beyond --timeout (it was failed after 200 ms).
         self.r("SET", "stock:{w}", "10")
         port = self.r.node_port("stock:{w}")
         run("deduct", "w", "1", *self.on)  # loads the library
         on = [a for a in self.on if a not in ("--wait-timeout", "200")]
         res = replica_stopped_past_timeout(self.replica_of(port), self.cluster.primaries()[port],
-                                           "deduct", "w", "1", *on, "--timeout", "300",
+                                           "deduct", "w", "1", *on, "--timeout", "200",
                                            "--wait-timeout", "20000")
         self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 8), res)
 
