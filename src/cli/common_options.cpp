@@ -81,6 +81,18 @@ CLI::Validator integer_range(long long min, long long max) {
       "");
 }
 
+CLI::Validator key_prefix() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!starts_with(text, "stockctl:")) return {};
+        return fmt::format(
+            "{} starts with stockctl:, the namespace of stockctl's own keys (locks, marks, split "
+            "buckets, hold and cart records); choose another prefix",
+            quote_value(text));
+      },
+      "");
+}
+
 CLI::Validator number_range(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
@@ -132,7 +144,9 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
       ->group(retries);
   const char* keys = "Keys";
   const char* output = "Output";
-  app.add_option("--prefix", o.prefix, "key prefix (default stock:)")->group(keys);
+  app.add_option("--prefix", o.prefix, "key prefix (default stock:)")
+      ->check(key_prefix())
+      ->group(keys);
   app.add_flag("--no-hashtag", o.no_hashtag,
                "keys are <prefix>SKU, without {} (the classic StockService layout)")
       ->group(keys);

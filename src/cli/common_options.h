@@ -13,6 +13,11 @@ CLI::Validator integer_range(long long min, long long max);
 /// The same for a decimal number of seconds (bench --duration).
 CLI::Validator number_range(double min, double max);
 
+/// A check for a key prefix (--prefix, bench --bench-prefix): not in stockctl's own namespace,
+/// "stockctl:", where its locks, marks, buckets and hold records live. Refused once, at the
+/// start, so that a scan (export, doctor --scan) never runs and finds nothing there.
+CLI::Validator key_prefix();
+
 /// Declares the common options on the top-level `app`. Subcommands let options they do not know
 /// fall through to it, so the common options may stand before or after the subcommand.
 /// They are declared once, here: declaring options is a large part of a short run's start-up.

@@ -377,7 +377,8 @@ void setup_bench(CLI::App& app, Program& program) {
   sub->add_option("--duration", o->duration_s, "run for this many seconds instead of a count")
       ->check(number_range(0.0, 86400.0));
   sub->add_option("--bench-prefix", o->prefix,
-                  "prefix of the test keys (default stockctl-bench:); existing keys are refused");
+                  "prefix of the test keys (default stockctl-bench:); existing keys are refused")
+      ->check(key_prefix());
   sub->add_option("--run-id", o->run_id,
                   "name the test keys PREFIX{ID-N} instead of a random id (for repeatable runs)");
   sub->add_option("--mode", o->mode,

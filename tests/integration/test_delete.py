@@ -110,15 +110,23 @@ class Delete(ServerTest):
         self.assertIn("would read as a companion key", res.lines[0]["error"])
 
     def test_an_item_in_stockctls_own_namespace_is_refused(self):
-        # With --prefix stockctl: and --no-hashtag, item wait-mark's key would be the mark that a
-        # bulk run waiting for a replica sets and deletes; no item key may be one of stockctl's.
+        # With --no-hashtag, prefix stockctl and item :wait-mark spell the mark that a bulk run
+        # waiting for a replica sets and deletes; no item key may be one of stockctl's.
         self.r("SET", "stockctl:wait-mark", "5")
-        for args in (("init", "wait-mark", "3", "--force"), ("deduct", "wait-mark", "1"),
-                     ("delete", "wait-mark")):
-            res = self.sc(*args, "--prefix", "stockctl:", "--no-hashtag")
+        for args in (("init", ":wait-mark", "3", "--force"), ("deduct", ":wait-mark", "1"),
+                     ("delete", ":wait-mark")):
+            res = self.sc(*args, "--prefix", "stockctl", "--no-hashtag")
             self.assertEqual(res.rc, 2, res)
             self.assertIn("key 'stockctl:wait-mark' is in stockctl's own namespace", res.stderr)
         self.assertEqual(self.r("GET", "stockctl:wait-mark"), "5")
+        # A prefix there is refused at the start: a scan would find nothing and call it done.
+        self.r("SET", "stockctl:shop:{A}", "7")  # as an earlier version could write it
+        for args in (("export", "--prefix", "stockctl:shop:"), ("doctor", "--scan", "--prefix", "stockctl:shop:"),
+                     ("bench", "--bench-prefix", "stockctl:", "-n", "1")):
+            res = self.sc(*args)
+            self.assertEqual((res.rc, res.stdout), (2, ""), res)
+            self.assertIn("starts with stockctl:, the namespace of stockctl's own keys", res.stderr)
+        self.assertEqual(self.r("GET", "stockctl:shop:{A}"), "7")
 
 
 if __name__ == "__main__":
