@@ -3,11 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <deque>
-#include <fstream>
-#include <iostream>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
@@ -20,6 +16,7 @@
 #include "core/sku.h"
 #include "core/split_layout.h"
 #include "redis/scripts/held.h"
+#include "sources/line_input.h"
 #include "sources/open_source.h"
 #include "sources/rows.h"
 
@@ -116,6 +113,13 @@ class GetPipeline {
     window_.push_back(std::move(item));
     if (window_.size() == kWindow) send();
   }
+  /// Reads and prints every item added so far, and flushes standard output: the input has
+  /// nothing more for now, and whoever writes it may be waiting for these answers.
+  void answer_now() {
+    send();
+    while (!in_flight_.empty()) receive();
+    ctx_.out().flush();
+  }
   ExitCode finish() {
     send();
     while (!in_flight_.empty()) receive();
@@ -211,18 +215,16 @@ ExitCode get_listed(Context& ctx, const GetOptions& o) {
 }
 
 // One SKU per line; a line that is not a valid SKU is reported invalid in its place, and the
-// others are read all the same (a read changes nothing).
+// others are read all the same (a read changes nothing). Whenever the next line has not
+// arrived yet (a pipe or terminal), the lines read so far are answered first.
 ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
-  std::ifstream file;
-  if (o.file != "-") {
-    file.open(o.file, std::ios::binary);
-    if (!file) throw IoError(fmt::format("cannot read {}: {}", o.file, std::strerror(errno)));
-  }
-  std::istream& in = o.file == "-" ? std::cin : file;
+  LineInput in(o.file);
   const std::string name = o.file == "-" ? "<stdin>" : o.file;
   GetPipeline pipeline(ctx, false, o.cluster);
   std::string line;
-  for (std::size_t number = 1; !interrupted() && std::getline(in, line); ++number) {
+  for (std::size_t number = 1; !interrupted(); ++number) {
+    if (in.would_wait()) pipeline.answer_now();
+    if (!in.next(line)) break;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     ItemResult item = get_item(ctx, std::move(line), o.details);
@@ -233,7 +235,6 @@ ExitCode get_from_lines(Context& ctx, const GetOptions& o) {
     }
     pipeline.add(std::move(item));
   }
-  if (in.bad()) throw IoError(fmt::format("cannot read {}", name));
   ExitCode code = pipeline.finish();  // the lines read so far are all answered
   stop_if_interrupted();
   return code;

@@ -1,9 +1,12 @@
 """get --file / get -: many items pipelined in input order; get --details; held; sources."""
 
+import json
 import os
+import select
+import subprocess
 import unittest
 
-from harness import ServerTest
+from harness import ServerTest, spawn
 
 
 class GetMany(ServerTest):
@@ -32,6 +35,28 @@ class GetMany(ServerTest):
                          [("a", "ok"), ("bad{x}", "invalid"), ("b", "missing")])
         self.assertIn("stockctl: error: <stdin>:3: item 'bad{x}': ", res.stderr)
         self.assertEqual(self.sc("get", "--file", "-", input="a\n").one["stock"], 3)
+
+    def test_standard_input_from_a_pipe_is_answered_line_by_line(self):
+        # A program asking one SKU at a time through a pipe (a co-process) gets each answer
+        # before it writes the next line; stdin stays open throughout.
+        self.r("SET", "stock:{a}", "3")
+        self.r("SET", "stock:{b}", "4")
+        proc = spawn("get", "-", *self.target_args(), stdin=subprocess.PIPE)
+        try:
+            for sku, stock in (("a", 3), ("b", 4), ("c", None)):
+                proc.stdin.write(sku + "\n")
+                proc.stdin.flush()
+                ready, _, _ = select.select([proc.stdout], [], [], 30)
+                self.assertTrue(ready, "no answer for %s while standard input stays open" % sku)
+                line = json.loads(proc.stdout.readline())
+                self.assertEqual((line["sku"], line["stock"]), (sku, stock))
+            proc.stdin.close()
+            self.assertEqual(proc.wait(timeout=30), 4)  # c is missing
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
 
     def test_skus_and_file_together_is_a_usage_error(self):
         path = self.write("s.txt", "a\n")
