@@ -11,7 +11,8 @@
 -- KEYS[4]  its change log (a list; lua/include/log_entry.lua); read only with ARGV[5]
 -- ARGV[1]  op: "begin", "drained", "commit", "rebalanced" or "keep_log"
 -- ARGV[2]  what the caller read: for begin "plain" (the stock key holds a number) or the live
---          layout record; for drained and commit the record itself
+--          layout record; for drained and commit the record itself; rebalanced: the request id
+--          of the deduction that moved the units, or "" (rebalance)
 -- ARGV[3]  begin: the new layout's generation ("-": merge into one key); drained: the units
 --          the drained buckets hold together; rebalanced: the units moved
 -- ARGV[4]  begin: the new layout's bucket hash tags, comma separated ("-": merge);
@@ -37,7 +38,8 @@
 --            item's list, by time, once per bucket, the list trimmed to the newest ARGV[5]:
 --            {"ok", <entries kept>} or {"ok", "copied before"}.
 --   rebalanced  logs a "rebalance" entry (qty: the units moved between buckets; before and
---            after: the total) on the key whatever it holds; changes nothing else.
+--            after: the total; request: ARGV[2]) on the key whatever it holds; changes nothing
+--            else.
 --
 -- Replies: {status, value}:
 --   {"ok", <the stock key's new value>}
@@ -158,7 +160,7 @@ if op == 'rebalanced' then
     local log_key, log_first, log_batch, log_item, entry_ms, log_who =
         KEYS[4], false, false, key, false, false
     local entry_change, entry_qty, entry_before, entry_after, entry_request, entry_hold =
-        'rebalance', moved, total, total, '', ''
+        'rebalance', moved, total, total, expected or '', ''
     -- @include log_entry
   end
   return {'ok', raw}

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "base/backoff.h"
+#include "base/diagnostics.h"
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "bulk/split_runner.h"
@@ -92,6 +93,27 @@ void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
 }
 
 bool SplitAdjust::run(ItemResult& item, std::string record) {
+  moved_ = 0;
+  const bool split = run_on_layouts(item, std::move(record));
+  log_moves(item);
+  return split;
+}
+
+void SplitAdjust::log_moves(const ItemResult& item) {
+  if (moved_ == 0) return;
+  const std::optional<Call> entry =
+      rebalance_entry_call(item.key, moved_, std::nullopt, log_, item.request_id);
+  if (!entry) return;
+  const CallResult result = client_.run({*entry})[0];
+  if (result.state == CallResult::State::replied && !result.reply.is_error()) return;
+  print_warning(fmt::format(
+      "item '{}': the entry of the units this {} moved between the buckets, in its change "
+      "log: {}",
+      item.sku, item.op,
+      result.state == CallResult::State::replied ? result.reply.str : result.error));
+}
+
+bool SplitAdjust::run_on_layouts(ItemResult& item, std::string record) {
   Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
   while (true) {
     if (!is_split_record(record)) return false;
@@ -311,6 +333,7 @@ SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& 
     std::string error;
     switch (move_units(client_, bucket_key(item.key, layout, move.from), to, move.units, error)) {
       case TransferResult::moved:
+        moved_ += move.units;
         break;
       case TransferResult::short_at_source:
         return Gathered::moved;  // taken meanwhile: read them all again

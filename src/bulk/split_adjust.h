@@ -37,6 +37,11 @@ class SplitAdjust {
   bool run(ItemResult& item, std::string record);
 
  private:
+  bool run_on_layouts(ItemResult& item, std::string record);
+  /// Logs one "rebalance" entry on the item for the units this deduction moved between its
+  /// buckets (moved_), if any: they changed no total, but each bucket's log shows them leave
+  /// or arrive nowhere else.
+  void log_moves(const ItemResult& item);
   /// scan_again: a bucket that covered QTY at the scan was emptied before the call reached it
   /// (only inside deduct_with_id).
   enum class Outcome { done, layout_changed, scan_again };
@@ -105,7 +110,8 @@ class SplitAdjust {
   OpRunner::Op op_;
   const OpOptions& options_;
   const ChangeLogSettings& log_;
-  CallResult last_;  ///< the result of the last bucket call (for --wait-replicas)
+  CallResult last_;         ///< the result of the last bucket call (for --wait-replicas)
+  std::int64_t moved_ = 0;  ///< units this deduction moved between the buckets
 };
 
 }  // namespace stockctl

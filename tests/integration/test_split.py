@@ -515,10 +515,19 @@ class DeductAndAdd(SplitTest):
     def test_a_deduction_no_single_bucket_covers_takes_from_several(self):
         self.sc("init", "A", "100")
         self.split("A", 4)
-        res = self.sc("deduct", "A", "30")
+        res = self.sc("deduct", "A", "30", "--actor", "alice", "--reason", "order 1")
         self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 70), res)
         res = self.sc("deduct", "A", "30", "--request-id", "r30")
         self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (0, "ok", 40), res)
+        # The units each deduction moved into its bucket first are in the item's log: one
+        # "rebalance" entry each (25 in every bucket: 5 more for the first, 30 - its bucket's
+        # 25 or 0 for the second), with the deduction's actor, reason and request id.
+        moves = [e for e in self.sc("log", "A").lines if e["change"] == "rebalance"]
+        self.assertEqual([(e["qty"], e["before"], e["after"], e["request_id"], e["actor"], e["reason"])
+                          for e in moves[:1]], [(5, None, None, None, "alice", "order 1")], moves)
+        self.assertEqual(len(moves), 2, moves)
+        self.assertIn(moves[1]["qty"], (5, 30))
+        self.assertEqual(moves[1]["request_id"], "r30")
         again = self.sc("deduct", "A", "30", "--request-id", "r30")
         self.assertEqual((again.rc, again.one["status"], again.one.get("replayed")),
                          (0, "ok", True))

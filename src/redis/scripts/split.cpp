@@ -39,12 +39,13 @@ Call split_item_call(const SplitItemRequest& request) {
 
 std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t moved,
                                          std::optional<std::int64_t> total,
-                                         const ChangeLogSettings& log) {
+                                         const ChangeLogSettings& log,
+                                         const std::string& request_id) {
   if (!log.enabled) return std::nullopt;
   std::vector<std::string> keys{key, companion_key(key, kHoldsSuffix),
                                 companion_key(key, kHeldSuffix), log_key(key)};
   std::vector<std::string> args{"rebalanced",
-                                "",
+                                request_id,
                                 std::to_string(moved),
                                 total ? std::to_string(*total) : "",
                                 std::to_string(log.max_entries),

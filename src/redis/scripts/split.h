@@ -28,11 +28,13 @@ struct SplitItemRequest {
 Call split_item_call(const SplitItemRequest& request);
 
 /// The call that logs a "rebalance" entry on the item `key` (nullptr when `log` is off):
-/// `moved` units went between its buckets, its total then `total` (nullopt: not read). Sent
-/// once: a resend after an unknown outcome could log the entry twice.
+/// `moved` units went between its buckets, its total then `total` (nullopt: not read), for the
+/// deduction with `request_id` ("": a rebalance). Sent once: a resend after an unknown outcome
+/// could log the entry twice.
 std::optional<Call> rebalance_entry_call(const std::string& key, std::int64_t moved,
                                          std::optional<std::int64_t> total,
-                                         const ChangeLogSettings& log);
+                                         const ChangeLogSettings& log,
+                                         const std::string& request_id = "");
 
 /// The call that adds `entries` (a bucket's change log, about to be deleted with the bucket)
 /// to the log of the item `key`, merged by time, each once, the list trimmed to `max_entries`:
