@@ -151,8 +151,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
                "keys are <prefix>SKU, without {} (the classic StockService layout)")
       ->group(keys);
   app.add_flag("--trim", o.trim,
-               "remove white space around item ids (arguments, files, --from-cmd, --init-from); "
-               "without it such an id is invalid")
+               "remove white space around item ids and request ids (arguments, files, --from-cmd, "
+               "--init-from); without it such an id is invalid")
       ->group(keys);
   CLI::Option* pretty = app.add_flag("--pretty", o.pretty, "indent the JSON output")->group(output);
   CLI::Option* table =

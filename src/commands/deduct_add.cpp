@@ -60,15 +60,16 @@ ExitCode run_single(Context& ctx, OpRunner::Op op, const std::string& name,
   std::string sku = o.sku;
   const std::string sku_problem = accept_sku(sku, ctx.scheme());
   ItemResult item = adjust_item(name, ctx.scheme(), sku, sku_problem.empty());
-  item.request_id = o.op.request_id;
+  item.request_id =
+      ctx.scheme().trim_skus ? std::string(trim_white_space(o.op.request_id)) : o.op.request_id;
   ParsedNumber qty = parse_qty(o.qty);
   ExitFold fold;
   // Invalid input is reported before Redis is touched.
   if (!sku_problem.empty()) {
     set_error(item, Status::invalid, sku_problem);
-  } else if (o.op.request_id_given && !validate_request_id(o.op.request_id).empty()) {
+  } else if (o.op.request_id_given && !validate_request_id(item.request_id).empty()) {
     // An empty id (an unset $ORDER_ID) is refused: taken as "no id", every retry would apply.
-    set_error(item, Status::invalid, validate_request_id(o.op.request_id));
+    set_error(item, Status::invalid, validate_request_id(item.request_id));
   } else if (!qty.ok()) {
     set_error(item, Status::invalid, fmt::format("QTY {}", qty.error));
   } else {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/text.h"
 #include "core/quantity.h"
 
 namespace stockctl {
@@ -43,6 +44,11 @@ std::string validate_hold_id(std::string_view id) {
   if (std::any_of(id.begin(), id.end(),
                   [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
     return "id contains a control character";
+  }
+  // A retry whose id differs by a space would be another hold or order, applied again.
+  if (id.front() == ' ' || id.back() == ' ') {
+    return fmt::format("id {} has a space at its start or end, which would make it another id",
+                       quote_value(id));
   }
   return {};
 }

@@ -188,6 +188,13 @@ std::string validate_request_id(std::string_view id) {
   if (id.empty()) return "a request id cannot be empty";
   if (id.size() > 256) return fmt::format("request id is {} bytes long; at most 256", id.size());
   if (has_control_character(id)) return "request id contains a control character";
+  // A retry whose id differs by a space would be another request, applied again.
+  if (trim_white_space(id).size() != id.size()) {
+    return fmt::format(
+        "request id {} has white space at its start or end, which would make it another id "
+        "(--trim removes it)",
+        quote_value(id));
+  }
   return {};
 }
 

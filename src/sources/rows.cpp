@@ -170,7 +170,7 @@ std::string interpret_op_row(const Record& record, const SourceColumns& n, const
   if (!id.present) return {};
   if (id.null) return fmt::format("column '{}' is NULL", n.request_id);
   if (id.text.empty()) return fmt::format("column '{}' is empty", n.request_id);
-  row.request_id = id.text;
+  row.request_id = scheme.trim_skus ? std::string(trim_white_space(id.text)) : id.text;
   std::string problem = validate_request_id(row.request_id);
   return problem.empty() ? problem : fmt::format("column '{}': {}", n.request_id, problem);
 }

@@ -415,6 +415,17 @@ class BatchOps(ServerTest):
                          [(8, True), (5, True)])
         self.assertEqual(self.r("GET", "stock:{1}"), "5")
 
+    def test_a_request_id_cell_with_white_space_around_it_is_invalid_unless_trimmed(self):
+        self.r("SET", "stock:{1}", "10")
+        self.sc("deduct", "--file", self.write("a.csv", "sku,qty,request_id\n1,2,order-1\n"))
+        path = self.write("b.csv", "sku,qty,request_id\n1,2, order-1\n")
+        res = self.sc("deduct", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("%s:2: column 'request_id': request id ' order-1' has white space" % path, res.stderr)
+        trimmed = self.sc("deduct", "--file", path, "--trim")
+        self.assertEqual([(l["stock"], l.get("replayed")) for l in trimmed.lines], [(8, True)], trimmed)
+        self.assertEqual(self.r("GET", "stock:{1}"), "8")
+
     def test_request_id_column_can_be_renamed_and_is_then_required(self):
         self.r("SET", "stock:{1}", "10")
         path = self.write("refs.csv", "sku,qty,order_ref\n1,2,order-1\n1,3,order-2\n")

@@ -473,6 +473,8 @@ class BadInput(HoldsTest):
     def test_bad_ids(self):
         self.assert_refused("hold", "", "A=1", text="an id cannot be empty")
         self.assert_refused("hold", "a\x01b", "A=1", text="id contains a control character")
+        # 'o-1 ' would be another id than 'o-1': a retry that adds a space would apply again.
+        self.assert_refused("order", "o-1 ", "A=1", text="id 'o-1 ' has a space at its start or end")
         self.assert_refused("confirm", "", text="an id cannot be empty")
 
     def test_an_id_with_an_equals_sign_is_refused(self):

@@ -215,6 +215,17 @@ class RequestIds(ServerTest):
         res = self.sc("deduct", "a", "1", "--request-id", "bad\tid")
         self.assertEqual((res.rc, res.one["status"]), (2, "invalid"))
 
+    def test_a_request_id_with_white_space_around_it_is_refused_or_trimmed(self):
+        # 'crid ' would be another id than 'crid': a retry that adds a space would apply again.
+        self.r("SET", "stock:{a}", "10")
+        self.assertEqual(self.sc("deduct", "a", "1", "--request-id", "crid").one["stock"], 9)
+        res = self.sc("deduct", "a", "1", "--request-id", "crid ")
+        self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)
+        self.assertIn("request id 'crid ' has white space at its start or end", res.one["error"])
+        again = self.sc("deduct", "a", "1", "--request-id", " crid", "--trim")
+        self.assertEqual((again.rc, again.one["stock"], again.one.get("replayed")), (0, 9, True), again)
+        self.assertEqual(self.r("GET", "stock:{a}"), "9")
+
 
 @standalone_only
 class UnknownOutcome(ServerTest):
