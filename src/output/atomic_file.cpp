@@ -148,6 +148,12 @@ AtomicFile::AtomicFile(std::string path, std::string what)
 }
 
 void AtomicFile::open_temp() {
+  // A file we may not write is not replaced either, though renaming over it would work: a
+  // read-only file (yesterday's good export, kept) stays as `>` leaves it. (Root may write
+  // any file, as with `>`.)
+  if (access(target_.path.c_str(), F_OK) == 0 && access(target_.path.c_str(), W_OK) != 0) {
+    throw IoError(cannot_write(what_, path_, errno));
+  }
   // A name of our own, created exclusively: in a shared directory, a file someone else put
   // under a predictable name is never adopted and renamed into place.
   std::string name = fmt::format("{}.tmp.{}.XXXXXX", target_.path, getpid());

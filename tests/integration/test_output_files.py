@@ -146,6 +146,36 @@ class Refused(OutputFilesTest):
         self.assertTrue(stat.S_ISBLK(os.lstat(disk).st_mode))
         self.assert_only("disk")
 
+    @unittest.skipUnless(AS_ROOT, "runs stockctl as another user")
+    def test_a_read_only_file_is_not_replaced(self):
+        # The directory may be written, so renaming over the file would work; a file its owner
+        # made read-only (yesterday's good report, kept) is refused as `>` refuses it.
+        os.chmod(self.tmp, 0o755)
+        os.chmod(self.dir, 0o777)
+        os.chmod(self.source, 0o644)
+        report = self.path("kept.jsonl")
+        with open(report, "w") as f:
+            f.write("yesterday\n")
+        nobody = 65534
+        os.chown(report, nobody, nobody)
+        os.chmod(report, 0o444)
+
+        def as_nobody():
+            os.setgid(nobody)
+            os.setuid(nobody)
+
+        proc = run_in(self.dir, "init", "--file", self.source, "--report", report,
+                      *self.target_args(), preexec_fn=as_nobody)
+        if "Permission denied" in proc.stderr and "s.csv" in proc.stderr:
+            self.skipTest("the user nobody cannot read this test's files")
+        self.assertEqual(proc.rc, 1, proc)
+        self.assertEqual(proc.stderr.strip().splitlines(),
+                         ["stockctl: error: cannot write report %s: Permission denied" % report])
+        self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+        with open(report) as f:
+            self.assertEqual(f.read(), "yesterday\n")
+        self.assert_only("kept.jsonl")
+
 
 class Symlinks(OutputFilesTest):
     def test_a_symlink_is_kept_and_its_target_replaced(self):
