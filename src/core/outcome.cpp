@@ -156,6 +156,12 @@ std::string_view items_prefix_of(std::string_view key) {
 
 }  // namespace
 
+std::string error_naming_item(const ItemResult& item) {
+  if (item.sku.empty()) return item.error;
+  if (starts_with(item.error, "item " + quote_value(item.sku))) return item.error;
+  return fmt::format("item '{}': {}", escape_control(item.sku), item.error);
+}
+
 void apply_error_reply(ItemResult& item, const std::string& text) {
   std::string code = text.substr(0, text.find(' '));
   std::string rest = text.size() > code.size() ? text.substr(code.size() + 1) : std::string();

@@ -90,6 +90,10 @@ void apply_add_answer(ItemResult& item, std::int64_t answer, std::int64_t stock)
 /// Classifies a stored value for `get`: missing, unlimited, ok, or error when corrupt.
 void apply_stored_value(ItemResult& item, const std::optional<std::string>& raw);
 
+/// The item's error as a cart's message gives it: prefixed with "item 'SKU': " unless it names
+/// the item already (a split item's refusal does), or no SKU is known.
+std::string error_naming_item(const ItemResult& item);
+
 /// Marks an item as failed with a message.
 void set_error(ItemResult& item, Status status, std::string message);
 

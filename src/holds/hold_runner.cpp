@@ -111,6 +111,7 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   }
   ItemResult item;
   item.key = cart.record_key;
+  item.op = kind_ == CartKind::hold ? "hold" : "order";
   std::string reply = text;
   // hold-4002.lua names the line whose stored value is corrupt: "STOCKCTL_CORRUPT <i> <value>".
   if (auto corrupt = corrupt_line(text); corrupt && corrupt->index < cart.keys.size()) {
@@ -119,9 +120,7 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
     reply = std::move(corrupt->reply);
   }
   apply_error_reply(item, reply);
-  const std::string what = item.sku.empty()
-                               ? item.error
-                               : fmt::format("item '{}': {}", escape_control(item.sku), item.error);
+  const std::string what = error_naming_item(item);
   fail(cart, item.status,
        fmt::format("{}; nothing was {}", what, kind_ == CartKind::hold ? "held" : "ordered"));
 }

@@ -59,6 +59,7 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
   if (r.is_error()) {
     ItemResult item;
     item.key = record;
+    item.op = action;
     std::string reply = r.str;
     // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
     if (std::optional<CorruptLine> bad = corrupt_line(r.str); bad && bad->index < lines->size()) {
@@ -67,10 +68,7 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
       reply = bad->reply;
     }
     apply_error_reply(item, reply);
-    return report(item.status, *lines, {}, false,
-                  item.sku.empty()
-                      ? item.error
-                      : fmt::format("item '{}': {}", escape_control(item.sku), item.error));
+    return report(item.status, *lines, {}, false, error_naming_item(item));
   }
   const std::optional<SettleReply> settled = parse_settle_reply(r);
   if (!settled || settled->stocks.size() != lines->size()) {

@@ -1281,8 +1281,13 @@ class FailClosed(SplitTest):
         self.assertEqual([(e["change"], e["qty"]) for e in newest.lines], [("deduct", 3), ("add", 5)])
 
     def test_holds_and_orders(self):
-        self.assert_refused(self.sc("hold", "h1", "A=1"))
-        self.assert_refused(self.sc("order", "o1", "A=1"))
+        for op in ("hold", "order"):
+            res = self.sc(op, op + "1", "A=1")
+            self.assert_refused(res)
+            # The item named once, the command by its name.
+            self.assertIn("item 'A' is split over 4 buckets; %s does not handle split items yet" % op,
+                          res.stderr)
+            self.assertNotIn("item 'A': item 'A'", res.stderr)
 
     def test_deduct_and_add_from_a_file(self):
         # Rows on a split item go to its buckets, as `deduct SKU QTY` sends them, each line in
