@@ -36,9 +36,11 @@ void parse_command_line(CLI::App& app, const stockctl::SplitCommandLine& words) 
   stockctl::add_positional_words(*chosen.front(), words.arguments);
 }
 
-int usage_error(const std::string& message) {
+int usage_error(const CLI::App& app, const stockctl::SplitCommandLine& words,
+                const std::string& message) {
   stockctl::print_error(message);
-  fmt::print(stderr, "Run 'stockctl --help' for usage.\n");
+  const std::string hint = stockctl::usage_hint(app, words.options, message);
+  if (!hint.empty()) fmt::print(stderr, "{}\n", hint);
   return static_cast<int>(stockctl::ExitCode::invalid_input);
 }
 
@@ -165,9 +167,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       // CLI11's own codes start at 100; the contract says usage errors exit 2.
       std::string explained = explain_usage_error(*app, words.options);
-      return usage_error(explained.empty() ? usage_message(e.what()) : explained);
+      return usage_error(*app, words, explained.empty() ? usage_message(e.what()) : explained);
     } catch (const InputError& e) {
-      return usage_error(e.what());
+      return usage_error(*app, words, e.what());
     }
   }
   Program& program = *owned;

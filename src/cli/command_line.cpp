@@ -176,6 +176,14 @@ void add_positional_words(CLI::App& sub, const std::vector<std::string>& words) 
   }
 }
 
+std::string usage_hint(const CLI::App& app, const std::vector<std::string>& words,
+                       const std::string& message) {
+  if (message.find("--help'") != std::string::npos) return {};  // it names the help to read
+  const CLI::App* named = subcommand_after(app, words, 0);
+  return fmt::format("Run 'stockctl {}--help' for usage.",
+                     named != nullptr ? named->get_name() + " " : "");
+}
+
 std::string explain_usage_error(const CLI::App& app, const std::vector<std::string>& words) {
   const CLI::App* chosen = nullptr;
   for (std::size_t i = 0; i < words.size(); ++i) {
@@ -200,7 +208,13 @@ std::string explain_usage_error(const CLI::App& app, const std::vector<std::stri
 
 std::string usage_message(const std::string& message) {
   std::string out = message;
-  if (!out.empty()) out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
+  // "The following argument was not expected" reads on in lower case; "SKU is required" keeps
+  // its capitals.
+  const bool word_in_capitals =
+      out.size() > 1 && std::isupper(static_cast<unsigned char>(out[1])) != 0;
+  if (!out.empty() && !word_in_capitals) {
+    out[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(out[0])));
+  }
   while (!out.empty() && (out.back() == '.' || out.back() == '\n')) out.pop_back();
   return out;
 }

@@ -26,6 +26,12 @@ void add_positional_words(CLI::App& sub, const std::vector<std::string>& words);
 /// `words` are the words CLI11 parsed, without the program name.
 std::string explain_usage_error(const CLI::App& app, const std::vector<std::string>& words);
 
+/// The line after a usage error: "Run 'stockctl SUBCOMMAND --help' for usage." for the
+/// subcommand the command line names (the program's help when it names none), or nothing when
+/// `message` already names the help to read.
+std::string usage_hint(const CLI::App& app, const std::vector<std::string>& words,
+                       const std::string& message);
+
 /// CLI11's own message in our shape: lowercase first letter, no trailing period.
 std::string usage_message(const std::string& cli11_message);
 

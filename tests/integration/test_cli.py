@@ -137,6 +137,16 @@ class Usage(unittest.TestCase):
     def test_unknown_option(self):
         res = run("get", "1", "--frobnicate")
         self.assertEqual(res.rc, 2)
+        # One hint, the one the message gives.
+        self.assertEqual(res.stderr.splitlines(),
+                         ["stockctl: error: unknown option '--frobnicate' for 'get'; see 'stockctl get --help'"])
+
+    def test_a_missing_argument_names_itself_and_the_subcommand_s_help(self):
+        for sub in ("log", "rebalance", "delete"):
+            res = run(sub)
+            self.assertEqual((res.rc, res.stderr.splitlines()),
+                             (2, ["stockctl: error: SKU is required",
+                                  "Run 'stockctl %s --help' for usage." % sub]), res)
 
     def test_unknown_option_suggests_the_closest(self):
         res = run("get", "1", "--prety")

@@ -105,4 +105,14 @@ TEST_CASE("option values and negative numbers are not taken for options or comma
 TEST_CASE("usage_message puts CLI11's text in our shape") {
   CHECK(usage_message("The following argument was not expected: y.") ==
         "the following argument was not expected: y");
+  CHECK(usage_message("SKU is required") == "SKU is required");  // a word in capitals stays
+}
+
+TEST_CASE("usage_hint names the subcommand's help, and nothing when the message names one") {
+  Tree t;
+  CHECK(usage_hint(t.app, {"--url", "redis://x", "init"}, "SKU is required") ==
+        "Run 'stockctl init --help' for usage.");
+  CHECK(usage_hint(t.app, {"--bogus"}, "x") == "Run 'stockctl --help' for usage.");
+  CHECK(
+      usage_hint(t.app, {"init", "--bogus"}, "unknown option; see 'stockctl init --help'").empty());
 }
