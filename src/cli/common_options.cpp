@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "base/diagnostics.h"
@@ -89,6 +93,15 @@ CLI::Validator key_prefix() {
             "{} starts with stockctl:, the namespace of stockctl's own keys (locks, marks, split "
             "buckets, hold and cart records); choose another prefix",
             quote_value(text));
+      },
+      "");
+}
+
+CLI::Validator readable_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text == "-" || access(text.c_str(), R_OK) == 0) return {};
+        return fmt::format("cannot read {}: {}", quote_value(text), std::strerror(errno));
       },
       "");
 }

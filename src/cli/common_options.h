@@ -18,6 +18,11 @@ CLI::Validator number_range(double min, double max);
 /// start, so that a scan (export, doctor --scan) never runs and finds nothing there.
 CLI::Validator key_prefix();
 
+/// A check for a file read only later, perhaps much later (--init-from is opened only when a
+/// key is missing): a name that cannot be read now is a usage error at the start, not a
+/// surprise at the next cache loss. "-" (standard input) passes.
+CLI::Validator readable_file();
+
 /// Declares the common options on the top-level `app`. Subcommands let options they do not know
 /// fall through to it, so the common options may stand before or after the subcommand.
 /// They are declared once, here: declaring options is a large part of a short run's start-up.

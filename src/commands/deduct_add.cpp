@@ -26,6 +26,7 @@ void add_op_options(CLI::App& app, OpOptions& o) {
       ->group(init);
   app.add_option("--init-from", o.init.file,
                  "take a missing key's initial stock from its row in FILE")
+      ->check(readable_file())
       ->group(init);
   app.add_option("--init-cmd", o.init.command,
                  "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "

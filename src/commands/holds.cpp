@@ -58,6 +58,7 @@ void add_hold_command(CLI::App& app, Program& program, CartKind kind, const std:
       ->group(init);
   sub->add_option("--init-from", o->init.file,
                   "take a missing item's initial stock from its row in FILE")
+      ->check(readable_file())
       ->group(init);
   sub->add_option("--init-cmd", o->init.command,
                   "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "

@@ -112,6 +112,18 @@ class Deduct(ServerTest):
         self.assertIn("no row for item 'C'", res.one["error"])
         self.assertIsNone(self.r("GET", "stock:{C}"))
 
+    def test_an_init_from_file_that_cannot_be_read_is_refused_at_once(self):
+        # The file is opened only when a key is missing: a typo in a cron line would otherwise
+        # show at the next cache loss. Refused even though A exists and needs no file.
+        self.r("SET", "stock:{A}", "5")
+        missing = os.path.join(self.tmp, "missing.csv")
+        for args in (("deduct", "A", "1"), ("hold", "h1", "A=1")):
+            res = self.sc(*args, "--init-from", missing)
+            self.assertEqual((res.rc, res.stdout), (2, ""), res)
+            self.assertIn("--init-from: cannot read '%s': No such file or directory" % missing,
+                          res.stderr)
+        self.assertEqual(self.r("GET", "stock:{A}"), "5")
+
     def test_init_cmd_gets_sku_in_environment(self):
         res = self.sc("deduct", "x; touch pwned", "1", "--init-cmd", 'test "$STOCKCTL_SKU" = "x; touch pwned" && echo 7')
         self.assertEqual((res.rc, res.one["stock"]), (0, 6), res)
