@@ -40,7 +40,9 @@ void add_op_options(CLI::App& app, OpOptions& o) {
                  "how long a request id is remembered, in seconds (default 86400)")
       ->check(integer_range(1, 1LL << 32))
       ->group("Retries");
-  app.add_option("--ttl", o.ttl_s, "expiry in seconds of keys this call creates (default none)")
+  app.add_option("--ttl", o.ttl_s,
+                 "expiry in seconds of keys this call creates (default none; 0 is the same as "
+                 "leaving it out)")
       ->check(integer_range(0, 1LL << 40))
       ->group(init);
   app.add_option("--lock-ttl", o.lock.ttl_ms, "init lock lifetime in ms (default 10000)")

@@ -64,7 +64,9 @@ void add_hold_command(CLI::App& app, Program& program, CartKind kind, const std:
                   "run CMD (sh -c, SKU in $STOCKCTL_SKU) under the init lock; its output is the "
                   "initial stock")
       ->group(init);
-  sub->add_option("--ttl", o->ttl_s, "expiry in seconds of keys this call creates (default none)")
+  sub->add_option("--ttl", o->ttl_s,
+                  "expiry in seconds of keys this call creates (default none; 0 is the same as "
+                  "leaving it out)")
       ->check(integer_range(0, 1LL << 40))
       ->group(init);
   sub->add_option("--lock-ttl", o->lock.ttl_ms, "init lock lifetime in ms (default 10000)")

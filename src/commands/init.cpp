@@ -85,7 +85,9 @@ void setup_init(CLI::App& app, Program& program) {
   sub->add_flag("--force", o->force, "overwrite existing keys");
   sub->add_flag("--dry-run", o->dry_run,
                 "write nothing; report what would happen (with --file or --from-cmd)");
-  sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
+  sub->add_option(
+         "--ttl", o->ttl_s,
+         "expiry in seconds of the keys written (default none; 0 is the same as leaving it out)")
       ->check(integer_range(0, 1LL << 40));
   add_source_options(*sub, o->source, true, true);
   add_from_cmd_options(*sub, o->source);

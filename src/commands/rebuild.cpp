@@ -66,7 +66,9 @@ void setup_rebuild(CLI::App& app, Program& program) {
   sub->add_flag("--extra", o->extra,
                 "also report items Redis holds and the source lacks (status extra; changes "
                 "nothing)");
-  sub->add_option("--ttl", o->ttl_s, "expiry in seconds of the keys written (default none)")
+  sub->add_option(
+         "--ttl", o->ttl_s,
+         "expiry in seconds of the keys written (default none; 0 is the same as leaving it out)")
       ->check(integer_range(0, 1LL << 40));
   sub->add_option("--lock-ttl", o->lock.ttl_ms, "lock lifetime in ms (default 10000)")
       ->check(integer_range(1, 86400000LL));
