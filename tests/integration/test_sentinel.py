@@ -311,8 +311,12 @@ class Failover(unittest.TestCase):
             f.writelines("f%d,1,r-%d\n" % (n % self.ITEMS, n) for n in range(rows))
         out = os.path.join(self.tmp, "out.jsonl")
         old = self.set.master
+        # --wait-timeout 15000: the rows the new master takes are confirmed once the old master,
+        # demoted, has synced from it as its replica. The sentinels demote it when they next
+        # read its INFO, every 10 s outside a failover of their own, and a loaded machine (CI
+        # runs two test modules at once) adds to that: more than the default second, twice over.
         proc = spawn_to_file(out, "deduct", "--file", path, "--url", self.set.url(),
-                             "--wait-replicas", "1", "--retry-timeout", "60000")
+                             "--wait-replicas", "1", "--wait-timeout", "15000", "--retry-timeout", "60000")
         wait_until(lambda: calls_on(old, "fcall") > 3000, "the batch to be under way")
         self.assertIsNone(proc.poll(), "the batch is still running when the failover starts")
         cause(old)
