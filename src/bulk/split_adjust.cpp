@@ -9,7 +9,6 @@
 #include <random>
 
 #include "base/backoff.h"
-#include "base/diagnostics.h"
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "bulk/split_runner.h"
@@ -101,16 +100,10 @@ bool SplitAdjust::run(ItemResult& item, std::string record) {
 
 void SplitAdjust::log_moves(const ItemResult& item) {
   if (moved_ == 0) return;
-  const std::optional<Call> entry =
-      rebalance_entry_call(item.key, moved_, std::nullopt, log_, item.request_id);
-  if (!entry) return;
-  const CallResult result = client_.run({*entry})[0];
-  if (result.state == CallResult::State::replied && !result.reply.is_error()) return;
-  print_warning(fmt::format(
-      "item '{}': the entry of the units this {} moved between the buckets, in its change "
-      "log: {}",
-      item.sku, item.op,
-      result.state == CallResult::State::replied ? result.reply.str : result.error));
+  log_rebalance_entry(
+      client_, item, moved_, std::nullopt, log_, item.request_id,
+      fmt::format("the entry of the units this {} moved between the buckets, in its change log",
+                  item.op));
 }
 
 bool SplitAdjust::run_on_layouts(ItemResult& item, std::string record) {

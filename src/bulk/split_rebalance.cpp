@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "base/backoff.h"
-#include "base/diagnostics.h"
 #include "base/text.h"
 #include "bulk/split_runner.h"
 #include "core/quantity.h"
@@ -25,14 +24,9 @@ void SplitRebalance::run(ItemResult& item) {
 }
 
 void SplitRebalance::log_moves(const ItemResult& item) {
-  const std::optional<Call> entry = rebalance_entry_call(
-      item.key, *item.moved, item.status == Status::ok ? item.stock : std::nullopt, log_);
-  if (!entry) return;
-  const CallResult result = client_.run({*entry})[0];
-  if (result.state == CallResult::State::replied && !result.reply.is_error()) return;
-  print_warning(
-      fmt::format("item '{}': the rebalance's entry in its change log: {}", item.sku,
-                  result.state == CallResult::State::replied ? result.reply.str : result.error));
+  log_rebalance_entry(client_, item, *item.moved,
+                      item.status == Status::ok ? item.stock : std::nullopt, log_, "",
+                      "the rebalance's entry in its change log");
 }
 
 void SplitRebalance::even_item(ItemResult& item) {

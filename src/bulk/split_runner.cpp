@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 
+#include "base/diagnostics.h"
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "core/quantity.h"
@@ -390,6 +391,18 @@ void SplitRunner::run(ItemResult& item, int buckets) {
   set_error(item, Status::error,
             "the item's layout kept changing under this split (another split of it running?); "
             "run the command again");
+}
+
+void log_rebalance_entry(Client& client, const ItemResult& item, std::int64_t moved,
+                         std::optional<std::int64_t> total, const ChangeLogSettings& log,
+                         const std::string& request_id, const std::string& what) {
+  const std::optional<Call> entry = rebalance_entry_call(item.key, moved, total, log, request_id);
+  if (!entry) return;
+  const CallResult result = client.run({*entry})[0];
+  if (result.state == CallResult::State::replied && !result.reply.is_error()) return;
+  print_warning(
+      fmt::format("item '{}': {}: {}", item.sku, what,
+                  result.state == CallResult::State::replied ? result.reply.str : result.error));
 }
 
 bool read_stored_value(Client& client, ItemResult& item, std::optional<std::string>& stored) {

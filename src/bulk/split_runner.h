@@ -59,6 +59,14 @@ std::string finish_transfer(Client& client, const std::string& from, const std::
 /// item's error set, when it could not be read.
 bool read_stored_value(Client& client, ItemResult& item, std::optional<std::string>& stored);
 
+/// Logs one "rebalance" entry on `item`'s key (rebalance_entry_call; nothing when `log` is
+/// off): `moved` units went between its buckets, its total then `total`, for the deduction with
+/// `request_id` ("": a rebalance). The units moved whatever the log says, so a failed entry is
+/// a warning, "item 'SKU': <what>: <why>".
+void log_rebalance_entry(Client& client, const ItemResult& item, std::int64_t moved,
+                         std::optional<std::int64_t> total, const ChangeLogSettings& log,
+                         const std::string& request_id, const std::string& what);
+
 /// How a transfer between two buckets ended.
 enum class TransferResult {
   moved,            ///< the units left `from`, arrived at `to`, and the record is gone

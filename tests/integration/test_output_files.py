@@ -33,6 +33,23 @@ class OutputFilesTest(ServerTest):
     def init(self, *args, **kw):
         return self.sc("init", "--file", self.source, *args, **kw)
 
+    NOBODY = 65534
+
+    def init_as_nobody(self, report):
+        """init --report `report` run as the user nobody (the test runs as root); skips when
+        nobody cannot read the test's source file."""
+        os.chmod(self.source, 0o644)
+
+        def as_nobody():
+            os.setgid(self.NOBODY)
+            os.setuid(self.NOBODY)
+
+        proc = run_in(self.dir, "init", "--file", self.source, "--report", report,
+                      *self.target_args(), preexec_fn=as_nobody)
+        if "Permission denied" in proc.stderr and "s.csv" in proc.stderr:
+            self.skipTest("the user nobody cannot read this test's files")
+        return proc
+
     def assert_report(self, text):
         lines = [json.loads(l) for l in text.splitlines()]
         self.assertEqual([(l["sku"], l["status"]) for l in lines], [("a", "ok"), ("b", "ok")])
@@ -152,22 +169,12 @@ class Refused(OutputFilesTest):
         # made read-only (yesterday's good report, kept) is refused as `>` refuses it.
         os.chmod(self.tmp, 0o755)
         os.chmod(self.dir, 0o777)
-        os.chmod(self.source, 0o644)
         report = self.path("kept.jsonl")
         with open(report, "w") as f:
             f.write("yesterday\n")
-        nobody = 65534
-        os.chown(report, nobody, nobody)
+        os.chown(report, self.NOBODY, self.NOBODY)
         os.chmod(report, 0o444)
-
-        def as_nobody():
-            os.setgid(nobody)
-            os.setuid(nobody)
-
-        proc = run_in(self.dir, "init", "--file", self.source, "--report", report,
-                      *self.target_args(), preexec_fn=as_nobody)
-        if "Permission denied" in proc.stderr and "s.csv" in proc.stderr:
-            self.skipTest("the user nobody cannot read this test's files")
+        proc = self.init_as_nobody(report)
         self.assertEqual(proc.rc, 1, proc)
         self.assertEqual(proc.stderr.strip().splitlines(),
                          ["stockctl: error: cannot write report %s: Permission denied" % report])
@@ -235,17 +242,7 @@ class Symlinks(OutputFilesTest):
         os.mkdir(locked, 0o555)
         link = self.path("latest.jsonl")
         os.symlink("locked/new.jsonl", link)
-        os.chmod(self.source, 0o644)
-        nobody = 65534
-
-        def as_nobody():
-            os.setgid(nobody)
-            os.setuid(nobody)
-
-        proc = run_in(self.dir, "init", "--file", self.source, "--report", link,
-                      *self.target_args(), preexec_fn=as_nobody)
-        if "Permission denied" in proc.stderr and "s.csv" in proc.stderr:
-            self.skipTest("the user nobody cannot read this test's files")
+        proc = self.init_as_nobody(link)
         self.assertEqual(proc.rc, 1, proc)
         self.assertEqual(proc.stderr.strip().splitlines(),
                          ["stockctl: error: cannot write report %s: Permission denied" % link])
