@@ -305,6 +305,14 @@ class Failover(unittest.TestCase):
             skus = ["f%d" % i for i in range(300)]
             for s in skus:
                 r("SET", "stock:{%s}" % s, "1000")
+            # Every replica holds the items before a primary dies: otherwise the one promoted
+            # may lack them (CI once saw rows "not initialized", exit 4, after the kill).
+            for node in cluster.primaries().values():
+                c = node.client()
+                try:
+                    self.assertEqual(c("WAIT", "1", "30000"), 1, "the replica of %d synced" % node.port)
+                finally:
+                    c.close()
             per_sku = 40
             rows = [(skus[i % len(skus)], "op-%d" % i) for i in range(len(skus) * per_sku)]
             path = os.path.join(tmp, "batch.csv")
