@@ -23,7 +23,7 @@ namespace {
 Settled settled_answer(Status status, std::vector<RecordLine> lines,
                        std::vector<std::optional<std::int64_t>> stocks, bool replayed,
                        std::string error) {
-  return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
+  return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error), {}};
 }
 
 // The answer of a settle cut off by a step without an answer (or a reply it cannot read):
@@ -80,8 +80,10 @@ Settled settle_decided(CartStore& store, const std::string& action, const std::s
   Finish finish = finish_groups(store, id, rec, *lines, kDefaultKeepS, hooks);
   read_missing_stocks(store.client, *lines, finish.stocks);
   const Status status = settle_status(rec.status);
-  return settled_answer(status, *lines, finish.stocks, rec.replayed,
-                        settle_conflict(action, rec.status));
+  Settled answer = settled_answer(status, *lines, finish.stocks, rec.replayed,
+                                  settle_conflict(action, rec.status));
+  answer.nowhere = std::move(finish.nowhere);
+  return answer;
 }
 
 /// Due records reap finishes together: each step of the protocol is sent for all of them in one

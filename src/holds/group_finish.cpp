@@ -62,7 +62,8 @@ std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& i
 // A settle script's answer for a group: its lines' stocks after it, and the units it gave
 // back now (`back`: the settle returns units; applied by this call, not a replay).
 void read_settle(const GroupStep& step, bool back, const Reply& r,
-                 std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back) {
+                 std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back,
+                 std::vector<std::size_t>* nowhere) {
   // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
   if (std::optional<CorruptLine> bad = r.is_error() ? corrupt_line(r.str) : std::nullopt;
       bad && bad->index < step.group_lines.size()) {
@@ -85,6 +86,7 @@ void read_settle(const GroupStep& step, bool back, const Reply& r,
     const std::int64_t stock = settled->stocks[k];
     if (stock >= 0 && step.lines[k] < stocks.size()) stocks[step.lines[k]] = stock;
     if (applied && back) units_back += step.group_lines[k].qty;
+    if (applied && nowhere && stock == kStockMissing) nowhere->push_back(step.lines[k]);
   }
 }
 
@@ -114,7 +116,9 @@ Finish finish_groups(CartStore& store, const std::string& id, const CartRecord& 
     }
     Reply r = durable_call(store.client, record_settle_call(store.log, step.record, step.index,
                                                             action, step.gid, step.group_lines));
-    read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back);
+    // Release and cancel give units back to stock (cancel the units an order or a confirm sold).
+    read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back,
+                todo.action == GroupAction::confirm ? nullptr : &finish.nowhere);
     store.client.call(keep_call(step.record, keep_s));
     hooks.after(fmt::format("finish:{}", g + 1));
   }

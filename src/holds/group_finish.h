@@ -19,6 +19,9 @@ inline constexpr long long kDefaultKeepS = 86400;
 struct Finish {
   std::vector<std::optional<std::int64_t>> stocks;  ///< per line, after its group's settle
   std::int64_t units_back = 0;                      ///< units this call gave back to stock
+  /// The lines whose units this call gave back while their stock key was missing: they went
+  /// back nowhere (the key was deleted or evicted under the hold).
+  std::vector<std::size_t> nowhere;
 };
 
 /// One slot group of a record, as finishing it needs.
@@ -43,10 +46,13 @@ Call group_tombstone_call(const std::string& record, long long keep_s);
 bool never_held_reply(const std::string& record, const Reply& r);
 
 /// Reads a settle script's answer for a group: its lines' stocks after it (into `stocks`), and
-/// the units it gave back now (into `units_back`, when `back`). Throws StockctlError naming the
-/// item when a stored value is corrupt, and for a reply that is not the script's.
+/// the units it gave back now (into `units_back`, when `back`), and, when given `nowhere` (the
+/// settle gives units back to stock), the lines it settled now whose stock key was missing. Throws
+/// StockctlError naming the item when a stored value is corrupt, and for a reply that is not the
+/// script's.
 void read_settle(const GroupStep& step, bool back, const Reply& r,
-                 std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back);
+                 std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back,
+                 std::vector<std::size_t>* nowhere = nullptr);
 
 /// The EXPIRE that keeps a finished group's record `keep_s` seconds (for replays).
 Call keep_call(const std::string& record, long long keep_s);

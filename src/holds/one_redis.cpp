@@ -23,7 +23,7 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
   auto report = [](Status status, std::vector<RecordLine> lines,
                    std::vector<std::optional<std::int64_t>> stocks, bool replayed,
                    std::string error) {
-    return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error)};
+    return Settled{status, std::move(lines), std::move(stocks), replayed, std::move(error), {}};
   };
   if (std::string problem = validate_hold_id(id); !problem.empty()) {
     return report(Status::invalid, {}, {}, false, problem);
@@ -86,7 +86,13 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
     error = unacknowledged(results[0], store.client.options());
   }
   if (status == Status::missing) lines->clear();
-  return report(status, *lines, stocks, settled->replayed, error);
+  Settled answer = report(status, *lines, stocks, settled->replayed, error);
+  if (action != "confirm" && status == Status::ok && !settled->replayed) {
+    for (std::size_t i = 0; i < settled->stocks.size(); ++i) {
+      if (settled->stocks[i] == kStockMissing) answer.nowhere.push_back(i);
+    }
+  }
+  return answer;
 }
 
 ReapTotal reap_on_one_redis(CartStore& store) {

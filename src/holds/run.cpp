@@ -199,7 +199,7 @@ ExitCode run_settles(Program& program, const std::string& action,
       try {
         settled = settle_on_cluster(store, action, id, hooks);
       } catch (const NotDurableError& e) {
-        settled = Settled{Status::error, {}, {}, false, e.what()};
+        settled = Settled{Status::error, {}, {}, false, e.what(), {}};
       }
     } else {
       settled = settle_on_one_redis(store, action, id);

@@ -57,6 +57,15 @@ void print_settle(Context& ctx, const std::string& action, const std::string& id
   if (needs_error_line(status)) {
     print_error(fmt::format("{} {}: {}", action, escape_control(id), settled.error));
   }
+  for (std::size_t i : settled.nowhere) {
+    if (i >= settled.lines.size()) continue;
+    const RecordLine& line = settled.lines[i];
+    print_warning(
+        fmt::format("{} {}: item '{}' has no stock key ({}), so the {} {} given back went nowhere; "
+                    "'stockctl rebuild' creates the key again from the source of truth",
+                    action, escape_control(id), escape_control(line.sku), escape_control(line.key),
+                    line.qty, line.qty == 1 ? "unit" : "units"));
+  }
   ctx.out().write(settle_json(action, id, status, settled.lines, settled.stocks, settled.replayed,
                               settled.error));
   ctx.count(status);

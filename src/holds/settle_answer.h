@@ -42,11 +42,15 @@ struct Settled {
   std::vector<std::optional<std::int64_t>> stocks;  ///< per line, after the settle
   bool replayed = false;
   std::string error;
+  /// The lines (indexes into `lines`) whose units this call gave back while their stock key was
+  /// missing: they went back nowhere, and the answer warns about them.
+  std::vector<std::size_t> nowhere;
 };
 
 /// Prints the answer line of confirm, release or cancel of `id` (and, when the status calls for
-/// one, its error line on stderr) and adds the status to `fold`: `expired` from release counts
-/// as 0 (the units are back, which is what release asked for).
+/// one, its error line on stderr; a warning for each line whose units went back nowhere) and adds
+/// the status to `fold`: `expired` from release counts as 0 (the units are back, which is what
+/// release asked for).
 void print_settle(Context& ctx, const std::string& action, const std::string& id,
                   const Settled& settled, ExitFold& fold);
 

@@ -246,6 +246,26 @@ class Settle(HoldsTest):
         self.assertEqual((self.stock("A"), self.stock("B")), (10, 10))
         self.assertEqual(self.sc("confirm", "o").one["status"], "conflict")
 
+    def test_units_given_back_to_a_deleted_stock_key_are_warned_about(self):
+        # The key deleted under a hold (by hand, evicted): release and cancel cannot put the units
+        # anywhere, and say so; the other line and a repeat say nothing.
+        self.sc("hold", "c", "A=2", "B=3")
+        self.sc("order", "o", "A=1")
+        self.r("DEL", "stock:{A}")
+        res = self.sc("release", "c")
+        self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+        self.assertEqual([line["stock"] for line in res.one["lines"]], [None, 10])
+        self.assertEqual(res.stderr.count("warning"), 1, res.stderr)
+        self.assertIn("release c: item 'A' has no stock key (stock:{A}), so the 2 units given back "
+                      "went nowhere", res.stderr)
+        self.assertIsNone(self.r("GET", "stock:{A}"), "nothing created")
+        again = self.sc("release", "c")
+        self.assertEqual((again.rc, again.one.get("replayed"), again.stderr), (0, True, ""), again)
+        cancel = self.sc("cancel", "o")
+        self.assertEqual((cancel.rc, cancel.one["status"]), (0, "ok"), cancel)
+        self.assertIn("cancel o: item 'A' has no stock key (stock:{A}), so the 1 unit given back",
+                      cancel.stderr)
+
     def test_cancel_of_a_held_hold_releases_it(self):
         self.sc("hold", "h", "A=2")
         self.assertEqual(self.sc("cancel", "h").one["status"], "ok")

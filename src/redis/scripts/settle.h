@@ -26,6 +26,9 @@ struct SettleRequest {
 Call settle_call(const SettleRequest& request);
 
 /// The settle script's answer.
+/// A line's stock in the settle script's answer when its stock key is missing.
+inline constexpr std::int64_t kStockMissing = -3;
+
 struct SettleReply {
   std::string status;  ///< "ok", "expired", "released", "conflict" or "missing"
   bool replayed = false;
