@@ -76,19 +76,32 @@ std::optional<std::string> split_record_of(Client& client, const ItemResult& ite
 
 void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
                          const OpOptions& options, const ChangeLogSettings& log, ItemResult& item) {
-  if (item.status != Status::error || !refused_as_split(item.error, item.sku)) return;
-  std::optional<std::string> record = split_record_of(client, item);
-  if (!record) return;
-  ItemResult split = item;
-  split.error.clear();
-  SplitAdjust adjust(client, op, options, log);
-  if (!adjust.run(split, std::move(*record))) {
+  // The stock script found a layout record; by the next read the item may be plain again (a
+  // merge finished) and, on the plain path, split again: each turn takes the path the item has
+  // then, within --retry-timeout, as a deduction waits for a split in progress.
+  Backoff wait(client.options().retry_timeout_ms, 10, 200, true);
+  for (bool first = true; item.status == Status::error && refused_as_split(item.error, item.sku);
+       first = false) {
+    if (!first && !wait.pause()) {
+      set_not_applied(item, fmt::format("the item was split and merged again and again under "
+                                        "this {}; run it again",
+                                        item.op));
+      return;
+    }
+    ItemResult again = item;
+    again.error.clear();
+    if (std::optional<std::string> record = split_record_of(client, item)) {
+      SplitAdjust adjust(client, op, options, log);
+      if (adjust.run(again, std::move(*record))) {
+        item = again;
+        return;
+      }
+    }
     // Merged meanwhile: a plain item again.
-    std::vector<ItemResult> items{split};
+    std::vector<ItemResult> items{again};
     runner.run(items);
-    split = items[0];
+    item = items[0];
   }
-  item = split;
 }
 
 bool SplitAdjust::run(ItemResult& item, std::string record) {

@@ -856,6 +856,38 @@ class Race(SplitTest):
         self.assertEqual([self.r("GET", k) for k in self.bucket_keys("A")], ["0"] * 8)
 
 
+class SplitRace(SplitTest):
+    def test_deductions_racing_splits_and_merges_all_apply(self):
+        # The stock script may find a layout record that a merge replaces before the next read,
+        # and the plain path a record again: each deduction takes the path the item has then,
+        # and none is refused as "split items not handled".
+        self.sc("init", "A", "100000")
+        done = threading.Event()
+        answers = []
+        lock = threading.Lock()
+
+        def operator():
+            for _ in range(12):
+                self.assertEqual(self.split("A", 4).rc, 0)
+                self.assertEqual(self.split("A", 1).rc, 0)
+            done.set()
+
+        def buyer():
+            while not done.is_set():
+                res = self.sc("deduct", "A", "1")
+                with lock:
+                    answers.append((res.rc, res.one.get("status"), res.one.get("error")))
+
+        threads = [threading.Thread(target=operator)] + [threading.Thread(target=buyer) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertGreater(len(answers), 40)
+        self.assertEqual([a for a in answers if a[:2] != (0, "ok")], [])
+        self.assertEqual(self.units("A"), 100000 - len(answers))
+
+
 class SkewedRace(SplitTest):
     def test_skewed_buyers_with_mixed_quantities_never_get_a_false_sold_out(self):
         # 16 processes, QTY 1 to 5, three buyers in four with request ids whose home is bucket 0
