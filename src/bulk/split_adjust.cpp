@@ -132,6 +132,13 @@ bool SplitAdjust::run_on_layouts(ItemResult& item, std::string record) {
     }
     const bool live = layout->state == SplitState::live;
     if (live && attempt(item, layout->target) == Outcome::done) return true;
+    // The attempt found a bucket of this live layout gone or not a stock value. When the
+    // layout record still says the same (a layout never comes back once replaced), no split or
+    // merge replaced it: the bucket was deleted or written by hand, and waiting cannot help.
+    if (live) {
+      std::optional<std::string> now = split_record_of(client_, item);
+      if (now && *now == record && bad_bucket(item, layout->target)) return true;
+    }
     // A split or merge under way, or a bucket of the live layout gone or drained (its layout
     // is being replaced): read the layout again after a pause, up to --retry-timeout.
     if (!wait.pause()) {
@@ -148,6 +155,12 @@ bool SplitAdjust::run_on_layouts(ItemResult& item, std::string record) {
     if (!again) return false;
     record = std::move(*again);
   }
+}
+
+bool SplitAdjust::bad_bucket(ItemResult& item, const BucketLayout& layout) {
+  std::optional<std::string> problem = bad_bucket_problem(client_, item.key, layout, item.sku);
+  if (problem) set_error(item, Status::error, *problem);
+  return problem.has_value();
 }
 
 SplitAdjust::Outcome SplitAdjust::attempt(ItemResult& item, const BucketLayout& layout) {
@@ -208,14 +221,32 @@ void SplitAdjust::finish_ok(ItemResult& item, const BucketLayout& layout, int in
   item.replayed = answer.replayed;
   item.status = Status::ok;
   item.error.clear();
-  // The item's stock: this bucket's answer and the others as read now.
+  // The item's stock: this bucket's answer and the others as read now. A repeat of a request
+  // id: every bucket as read now, the item's total at the repeat (the ledger keeps the first
+  // answer's bucket stock, not the total it was reported with).
   const std::vector<std::optional<std::int64_t>> stocks =
       read_bucket_stocks(client_, item.key, layout);
-  std::int64_t total = answer.stock;
+  std::int64_t total = 0;
+  std::optional<int> unreadable;
   for (int i = 0; i < layout.buckets(); ++i) {
-    if (i != index) total += stocks[static_cast<std::size_t>(i)].value_or(0);
+    const std::optional<std::int64_t>& stock = stocks[static_cast<std::size_t>(i)];
+    if (i == index && !answer.replayed) {
+      total += answer.stock;
+    } else if (stock) {
+      total += *stock;
+    } else if (!unreadable) {
+      unreadable = i;
+    }
   }
   item.stock = total;
+  if (unreadable) {
+    // Done, but the total cannot be told: never a sum that leaves a bucket out.
+    item.stock.reset();
+    item.note = fmt::format(
+        "the item's total is unknown: bucket {} could not be read as a stock value (stockctl "
+        "get {} --details shows every bucket)",
+        bucket_key(item.key, layout, *unreadable), quote_value(item.sku));
+  }
   if (!item.replayed) check_durability(item, last_, client_.options());
 }
 
@@ -228,8 +259,12 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
   for (int attempt = 0;; ++attempt) {
     const auto marked = std::chrono::steady_clock::now();
     const Marked registered = mark_add(item, layout, "adding", nonce);
-    if (registered == Marked::layout_changed) return Outcome::layout_changed;
-    if (registered == Marked::failed) return Outcome::done;
+    if (registered != Marked::ok) {
+      // Registered on some buckets only: unregistered there at once, so that a failed add
+      // does not keep hints away for its running time.
+      mark_add(item, layout, "added", nonce);
+      return registered == Marked::layout_changed ? Outcome::layout_changed : Outcome::done;
+    }
     if (std::chrono::steady_clock::now() - marked < kRegisterFreshFor) break;
     if (attempt == 2) {
       set_not_applied(item,

@@ -38,6 +38,9 @@ class SplitAdjust {
 
  private:
   bool run_on_layouts(ItemResult& item, std::string record);
+  /// Whether a bucket of the live `layout` is missing or holds what is not a stock value (nor
+  /// a drained bucket's record): then `item` is an error naming it.
+  bool bad_bucket(ItemResult& item, const BucketLayout& layout);
   /// Logs one "rebalance" entry on the item for the units this deduction moved between its
   /// buckets (moved_), if any: they changed no total, but each bucket's log shows them leave
   /// or arrive nowhere else.

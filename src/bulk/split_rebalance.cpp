@@ -31,7 +31,8 @@ void SplitRebalance::log_moves(const ItemResult& item) {
 
 void SplitRebalance::even_item(ItemResult& item) {
   Backoff wait(client_.options().retry_timeout_ms, 10, 200, true);
-  item.moved = 0;  // counted across the attempts a layout change starts again
+  item.moved = 0;     // counted across the attempts a layout change starts again
+  std::string tried;  // the live layout record the last attempt found a bucket gone under
   while (true) {
     std::optional<std::string> stored;
     if (!read_stored_value(client_, item, stored)) return;
@@ -43,7 +44,16 @@ void SplitRebalance::even_item(ItemResult& item) {
                                    quote_value(*stored), item.key));
     }
     const bool live = layout->state == SplitState::live;
+    // The same live layout again (a layout never comes back once replaced): the bucket was
+    // deleted or written by hand, and waiting cannot help.
+    if (live && *stored == tried) {
+      if (std::optional<std::string> problem =
+              bad_bucket_problem(client_, item.key, layout->target, item.sku)) {
+        return set_error(item, Status::error, *problem);
+      }
+    }
     if (live && even(item, *stored, layout->target) == Outcome::done) return;
+    if (live) tried = *stored;
     // A split or merge under way, or a bucket gone or drained (the layout is being replaced):
     // read the layout again after a pause, up to --retry-timeout.
     if (!wait.pause()) {

@@ -135,6 +135,33 @@ std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
   return stocks;
 }
 
+std::optional<std::string> bad_bucket_problem(Client& client, const std::string& stock_key,
+                                              const BucketLayout& layout, const std::string& sku) {
+  const std::vector<std::string> keys = bucket_keys(stock_key, layout);
+  std::vector<Call> calls;
+  calls.reserve(keys.size());
+  for (const std::string& key : keys) calls.push_back(Call::read({"GET", key}));
+  const std::vector<CallResult> results = client.run(calls);
+  for (std::size_t b = 0; b < results.size(); ++b) {
+    const CallResult& r = results[b];
+    if (r.state != CallResult::State::replied || r.reply.is_error()) return std::nullopt;
+    const std::optional<std::string> value = r.reply.string_or_nil();
+    std::string what;
+    if (!value) {
+      what = "is missing (deleted by hand?)";
+    } else if (!stock_in_bucket(r) && !parse_drained_bucket(*value)) {
+      what = fmt::format("holds {}, not a stock value", quote_value(*value));
+    } else {
+      continue;
+    }
+    return fmt::format(
+        "bucket {} {}; nothing changed (repair the bucket by hand; stockctl get {} --details "
+        "shows every bucket)",
+        keys[b], what, quote_value(sku));
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // One split_bucket call of a transfer: its answer, or nullopt with `error` saying what failed

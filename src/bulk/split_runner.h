@@ -31,6 +31,13 @@ std::string new_generation();
 /// The stock value a GET answered (nullopt: none, an error, or not a stock value of 0 or more).
 std::optional<std::int64_t> stock_in_bucket(const CallResult& result);
 
+/// Why a bucket of the live `layout` of item `sku` (stock key `stock_key`) cannot be used: the
+/// first one missing or holding what is not a stock value (nor a drained bucket's record), as
+/// an error message; nullopt when every bucket reads well (or a read got no answer). Callers ask
+/// only once the layout record was read again unchanged, when no split or merge can explain it.
+std::optional<std::string> bad_bucket_problem(Client& client, const std::string& stock_key,
+                                              const BucketLayout& layout, const std::string& sku);
+
 /// The stock of each bucket of `layout` (null where a bucket is missing, holds something else
 /// or could not be read), read pipelined. Each read is its own moment. With `unread`: set to
 /// why a bucket could not be read at all (no reply, an error reply), which is not a layout

@@ -357,13 +357,28 @@ class BadInput(SplitTest):
         self.assertEqual([self.r("GET", k) for k in self.bucket_keys("A")], [other, "oops"])
         # A deduction that meets it says so, naming the bucket, and changes nothing (four: the
         # other bucket's five units never run out, so no deduction needs the corrupt one's).
+        # One the other bucket served is ok, its total unknown: never a sum without the bucket.
         for _ in range(4):
             res = self.sc("deduct", "A", "1")
             if res.rc != 0:
                 self.assertEqual(res.one["status"], "error")
                 self.assertIn("stored value 'oops' of %s is not a stock value" % bucket,
                               res.one["error"])
+            else:
+                self.assertEqual((res.one["status"], res.one["stock"]), ("ok", None), res)
+                self.assertIn("the item's total is unknown: bucket %s" % bucket, res.one["note"])
         self.assertEqual(self.r("GET", bucket), "oops")
+        # What reads every bucket stops at once, naming it (not after --retry-timeout, as for a
+        # layout being replaced), and registers no add on the others.
+        problem = "bucket %s holds 'oops', not a stock value; nothing changed" % bucket
+        for args in (("deduct", "A", "1", "--request-id", "r1"), ("add", "A", "1"), ("rebalance", "A")):
+            res = self.sc(*args)
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn(problem, res.one["error"])
+        self.assertEqual([self.r("ZCARD", k + ":adds") for k in self.bucket_keys("A")], [0, 0])
+        self.r("DEL", bucket)
+        res = self.sc("add", "A", "1")
+        self.assertIn("bucket %s is missing" % bucket, res.one["error"])
 
 
 class Crashes(SplitTest):
@@ -552,6 +567,11 @@ class DeductAndAdd(SplitTest):
         self.sc("add", "A", "3", "--request-id", "a1")
         self.assertTrue(self.sc("add", "A", "3", "--request-id", "a1").one["replayed"])
         self.assertEqual(self.units("A"), 39)
+        # A repeat's stock is the item's total at the repeat (the ledger keeps a bucket's stock).
+        for _ in range(3):
+            self.sc("deduct", "A", "2")
+        again = self.sc("deduct", "A", "4", "--request-id", "r1")
+        self.assertEqual((again.one["replayed"], again.one["stock"]), (True, 33), again)
 
     def test_request_ids_are_remembered_across_a_split_a_resplit_and_a_merge(self):
         # A client retrying with its id after the operator split the item must get its first
