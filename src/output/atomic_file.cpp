@@ -91,6 +91,26 @@ int connect_unix_socket(const std::string& path) {
   return -1;
 }
 
+// The descriptor of this process that `path` names (/dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N, /proc/<our pid>/fd/N), or -1. Such a path is a symlink whose target is what
+// the descriptor has open (a file a shell opened for `>>`, "pipe:[N]"): followed, the file
+// would be replaced by a new one, or a pipe not found at all.
+int own_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (const std::string& dir :
+       {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+        std::string("/proc/thread-self/fd/"), fmt::format("/proc/{}/fd/", getpid())}) {
+    if (path.compare(0, dir.size(), dir) != 0 || path.size() == dir.size()) continue;
+    const std::string digits = path.substr(dir.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
+      return -1;
+    }
+    return std::atoi(digits.c_str());
+  }
+  return -1;
+}
+
 // Follows `path` to what is finally written, into `out`; returns 0 or the errno that makes it
 // impossible (a directory, a symlink loop, an unreadable link).
 int resolve(const std::string& path, OutputTarget& out) {
@@ -100,6 +120,11 @@ int resolve(const std::string& path, OutputTarget& out) {
   }
   std::string current = path;
   for (int links = 0; links <= kMaxLinks; ++links) {
+    if (const int fd = own_descriptor(current); fd >= 0) {
+      if (fcntl(fd, F_GETFD) < 0) return EBADF;  // not open in this process
+      out = {current, OutputMode::descriptor, fd};
+      return 0;
+    }
     struct stat st {};
     // Whatever cannot be looked at (a missing directory, no permission) is created like a new
     // file, whose open then gives the reason.
@@ -143,6 +168,11 @@ AtomicFile::AtomicFile(std::string path, std::string what)
       break;
     case OutputMode::stdout_:
       fd_ = STDOUT_FILENO;
+      break;
+    case OutputMode::descriptor:
+      // A copy of our own: closing it leaves the descriptor the shell set up as it was.
+      fd_ = fcntl(target_.fd, F_DUPFD_CLOEXEC, 3);
+      if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));
       break;
   }
 }
@@ -205,8 +235,11 @@ void AtomicFile::fail(int err) {
 
 void AtomicFile::flush_buffer() {
   if (buffer_.empty()) return;
-  // Lines written to standard output through stdio go first.
-  if (target_.mode == OutputMode::stdout_) std::fflush(stdout);
+  // Lines written to standard output through stdio go first (also to a descriptor that may be
+  // standard output's file or pipe).
+  if (target_.mode == OutputMode::stdout_ || target_.mode == OutputMode::descriptor) {
+    std::fflush(stdout);
+  }
   if (int err = write_all(fd_, buffer_.data(), buffer_.size()); err != 0) fail(err);
   buffer_.clear();
 }

@@ -11,6 +11,10 @@ enum class OutputMode {
   replace,   ///< a regular file, or nothing yet: a temporary file beside it, renamed into place
   in_place,  ///< anything else that exists (a device, a FIFO, a socket): opened and written
   stdout_,   ///< `-`: standard output
+  /// A descriptor this process already holds (/dev/stdout, /dev/stderr, /dev/fd/N,
+  /// /proc/self/fd/N): written through it, as a shell redirection set it up (appending to a
+  /// `>>` log, into a pipe), never reopened or replaced.
+  descriptor,
 };
 
 /// What an output path resolves to: the name that is finally written (a symlink followed to its
@@ -18,6 +22,7 @@ enum class OutputMode {
 struct OutputTarget {
   std::string path;
   OutputMode mode = OutputMode::replace;
+  int fd = -1;  ///< OutputMode::descriptor: the descriptor
 };
 
 /// Follows `path` through its symlinks and classifies what it names; a dangling symlink names

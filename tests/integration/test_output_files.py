@@ -288,5 +288,48 @@ class StandardOutput(OutputFilesTest):
         self.assert_only()
 
 
+class OwnDescriptors(OutputFilesTest):
+    """/dev/stdout, /dev/stderr, /dev/fd/N name a descriptor the shell set up: written through
+    it, never reopened (a `>>` log would be replaced by the report) or looked up by its link's
+    target (a pipe's "pipe:[N]" is no file)."""
+
+    def shell(self, command):
+        env = dict(clean_env(), SC=STOCKCTL, SRC=self.source, TARGET=" ".join(self.target_args()))
+        return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env,
+                              cwd=self.dir, timeout=60)
+
+    def test_report_to_dev_stdout_appends_to_a_redirected_log(self):
+        log = self.write(os.path.join(self.dir, "cron.log"), "line1\n")
+        inode = os.stat(log).st_ino
+        res = self.shell('"$SC" init --file "$SRC" --report /dev/stdout $TARGET >> cron.log')
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(os.stat(log).st_ino, inode, "the log is the same file, not replaced")
+        with open(log) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "line1")
+        self.assert_report("\n".join(lines[1:3]))
+        self.assertEqual(json.loads(lines[-1])["op"], "init")
+        self.assert_only("cron.log")
+
+    def test_export_to_dev_stdout_and_dev_fd_into_pipes(self):
+        self.init()
+        res = self.shell('"$SC" export --format csv --output /dev/stdout $TARGET | cat')
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(sorted(res.stdout.splitlines()[1:3]), ["a,1,0,", "b,2,0,"])
+        res = self.shell('"$SC" export --format csv --output /dev/fd/7 $TARGET 7>&1 >/dev/null | cat')
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(sorted(res.stdout.splitlines()[1:]), ["a,1,0,", "b,2,0,"])
+        self.assert_only()
+
+    def test_metrics_to_dev_stderr_and_a_closed_descriptor(self):
+        res = self.shell('"$SC" init --file "$SRC" --metrics-file /dev/stderr $TARGET 2>m.txt')
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(self.path("m.txt")) as f:
+            self.assertIn('stockctl_items{op="init",status="ok"} 2', f.read())
+        res = self.shell('"$SC" export --output /dev/fd/9 $TARGET')
+        self.assertEqual(res.returncode, 1)
+        self.assertIn("cannot write /dev/fd/9: Bad file descriptor", res.stderr)
+        self.assert_only("m.txt")
+
 if __name__ == "__main__":
     unittest.main()
