@@ -141,7 +141,7 @@ class Doctor {
 
   void finish(bool cluster) {
     for (const Finding& f : check_clocks(clocks_)) report(f);
-    if (cluster) check_split_items();
+    check_split_items(cluster);
   }
 
   /// sentinel: asks each sentinel of the URL which master it names and whether its quorum can be
@@ -331,26 +331,42 @@ class Doctor {
                    corrupt ? "see the values findings above" : ""});
   }
 
-  // split (--scan on a cluster): each split item's buckets as spread over the primaries now.
-  void check_split_items() {
+  // split (--scan): each split item's buckets read (one missing or not a stock value fails, as a
+  // corrupt value does), and on a cluster how they are spread over the primaries now.
+  void check_split_items(bool cluster) {
     if (split_items_.empty()) return;
-    const std::vector<SlotRange> ranges = read_slot_ranges(ctx_.redis(), true);
+    const std::vector<SlotRange> ranges =
+        cluster ? read_slot_ranges(ctx_.redis(), true) : std::vector<SlotRange>{};
     std::size_t spread = 0;
+    std::size_t broken = 0;
     for (const auto& [key, value] : split_items_) {
       const std::optional<SplitRecord> record = parse_split_record(value);
       const std::optional<std::string> sku = sku_of_stock_key(scheme_, key);
       if (!record || !sku || record->state != SplitState::live) continue;
-      if (std::optional<Finding> f = check_split_spread(key, *sku, *record, ranges)) {
+      if (std::optional<std::string> problem =
+              bad_bucket_problem(ctx_.redis(), key, record->target, *sku)) {
+        ++broken;
+        report(Finding{"split", key, CheckStatus::fail, *problem,
+                       "set the bucket to its units by hand (redis-cli SET), then stockctl get "
+                       "SKU --details"});
+      } else if (!cluster) {
+        ++spread;
+      } else if (std::optional<Finding> f = check_split_spread(key, *sku, *record, ranges)) {
         report(*f);
       } else {
         ++spread;
       }
     }
-    report(Finding{"split", "cluster", CheckStatus::ok,
-                   fmt::format("{} of {} split items spread over the primaries as the slot map is "
-                               "now",
-                               spread, split_items_.size()),
-                   ""});
+    const std::string detail =
+        cluster ? fmt::format(
+                      "{} of {} split items spread over the primaries as the slot map "
+                      "is now, {} with a broken bucket",
+                      spread, split_items_.size(), broken)
+                : fmt::format("{} split items' buckets read, {} with a broken bucket",
+                              split_items_.size(), broken);
+    report(Finding{"split", cluster ? "cluster" : "buckets",
+                   broken ? CheckStatus::fail : CheckStatus::ok, detail,
+                   broken ? "see the split findings above" : ""});
   }
 
   void report(const Finding& f) {

@@ -1363,21 +1363,39 @@ class FailClosed(SplitTest):
 
     def test_doctor_scan(self):
         res = self.sc("doctor", "--scan")
-        self.assertIn("stock:{A} is split over 4 buckets", res.stdout)
+        self.assertEqual(res.rc, 0, res)
+        self.assertNotIn("stock:{A}", res.stdout, "a healthy split item is no finding")
+        self.assertEqual({f["status"] for f in res.lines if f.get("check") == "values"}, {"ok"})
         self.assertEqual(self.snapshot(), self.before)
         split = [line for line in res.lines if line.get("check") == "split"]
         if not self.cluster:
-            self.assertEqual(split, [], "one Redis: nothing to spread")
+            self.assertEqual([(f["status"], f["detail"]) for f in split],
+                             [("ok", "1 split items' buckets read, 0 with a broken bucket")])
+        else:
+            self.assertEqual([(f["status"], f["detail"]) for f in split],
+                             [("ok", "1 of 1 split items spread over the primaries as the slot "
+                                     "map is now, 0 with a broken bucket")])
+        # A bucket set by hand to what is not a stock value fails, as a corrupt value does.
+        bucket = self.bucket_keys("A")[2]
+        kept = self.r("GET", bucket)
+        self.r("SET", bucket, "junk")
+        res = self.sc("doctor", "--scan")
+        self.assertEqual(res.rc, 1, res)
+        split = [line for line in res.lines if line.get("check") == "split"]
+        self.assertEqual([f["status"] for f in split], ["fail", "fail"], split)
+        self.assertEqual(split[0]["node"], "stock:{A}")
+        self.assertIn("bucket %s holds 'junk', not a stock value" % bucket, split[0]["detail"])
+        self.r("SET", bucket, kept)
+        if not self.cluster:
             return
-        self.assertEqual([(f["status"], f["detail"]) for f in split],
-                         [("ok", "1 of 1 split items spread over the primaries as the slot map "
-                                 "is now")])
         # A layout whose buckets all hash to one primary, as a resharding can leave one: each
         # tag is the smallest number whose slot is on the first primary.
         first = self.r.primaries()[0]
         tags = [t for t in range(100000) if self.r.node_port(str(t)) == first][:3]
         self.r("SET", "stock:{B}", "stockctl:split:1 live 0badcafe %s - - -"
                % ",".join(map(str, tags)))
+        for i, tag in enumerate(tags):
+            self.r("SET", "stockctl:bucket:{%d}:stock:{B}:0badcafe:%d" % (tag, i), "1")
         res = self.sc("doctor", "--scan")
         split = [line for line in res.lines if line.get("check") == "split"]
         self.assertEqual([f["status"] for f in split], ["warn", "ok"], split)
