@@ -17,12 +17,23 @@
 namespace stockctl {
 namespace {
 
-RowReader<StockRow> stock_reader(const SourceColumns& columns, const KeyScheme& scheme) {
+// `expires`: the run gives the keys it writes an expiry (--ttl), which a split item cannot have
+// (its buckets never expire): a row that would split its item is invalid, found when the whole
+// source is checked, before anything is written.
+RowReader<StockRow> stock_reader(const SourceColumns& columns, const KeyScheme& scheme,
+                                 bool expires) {
   return RowReader<StockRow>{
       stock_columns(columns, true),
       [&columns](const std::vector<bool>& present) { return check_stock_header(present, columns); },
-      [&columns, &scheme](const Record& record, StockRow& row) {
-        return interpret_stock_row(record, columns, scheme, row);
+      [&columns, &scheme, expires](const Record& record, StockRow& row) {
+        std::string problem = interpret_stock_row(record, columns, scheme, row);
+        if (problem.empty() && expires && row.buckets > 1) {
+          problem = fmt::format(
+              "column 'buckets': {} buckets with --ttl: a split item cannot expire (leave out "
+              "--ttl, or the buckets)",
+              row.buckets);
+        }
+        return problem;
       },
       [](const StockRow& row) -> const std::string& { return row.sku; }};
 }
@@ -190,7 +201,7 @@ StockFileRun::StockFileRun(Context& ctx, StockFileOptions options)
       options_(std::move(options)),
       started_(std::chrono::steady_clock::now()),
       source_(open_source(options_.source)),
-      reader_(stock_reader(options_.source.columns, ctx.scheme())) {}
+      reader_(stock_reader(options_.source.columns, ctx.scheme(), options_.ttl_s > 0)) {}
 
 StockFileRun::~StockFileRun() = default;
 

@@ -1249,6 +1249,16 @@ class InitAndRebuild(SplitTest):
         self.assertIn("a split item's stock cannot expire; nothing written", res.stderr)
         self.assertEqual(self.snapshot(), before)
 
+    def test_a_file_row_to_split_with_an_expiry_is_invalid_and_nothing_is_written(self):
+        # Found when the whole file is checked: no key written with its expiry and left unsplit.
+        path = self.write("ttl.ndjson", '{"sku":"T1","stock":10,"buckets":4}\n{"sku":"T2","stock":5}\n')
+        for command in ("init", "rebuild"):
+            res = self.sc(command, "--file", path, "--ttl", "100")
+            self.assertEqual(res.rc, 2, res)
+            self.assertIn("ttl.ndjson:1: column 'buckets': 4 buckets with --ttl: a split item "
+                          "cannot expire", res.stderr)
+            self.assertEqual((self.r("EXISTS", "stock:{T1}"), self.r("EXISTS", "stock:{T2}")), (0, 0))
+
 
 class FailClosed(SplitTest):
     """Every command not taught split items yet refuses one, saying so, and changes nothing."""
