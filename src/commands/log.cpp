@@ -233,7 +233,9 @@ ExitCode run_log(Program& program, LogOptions& o) {
     buckets = bucket_keys(key, record->target);
   }
   ItemLog log;
-  for (const std::string& logged : with_buckets(key, buckets)) {
+  const std::vector<std::string> logs = with_buckets(key, buckets);
+  for (std::size_t b = 0; b < logs.size(); ++b) {
+    const std::string& logged = logs[b];
     ItemLog one;
     if (o.limit > 0 && o.limit <= kPage) {
       read_newest(ctx, logged, since, o.limit, one);
@@ -242,6 +244,11 @@ ExitCode run_log(Program& program, LogOptions& o) {
       read_packed(ctx, logged, since, one);
     }
     log.first_entry = log.first_entry || one.first_entry;
+    // Each bucket numbers its own entries: an entry of bucket i says so in its id, which stays
+    // unique for the item ("<ms>-<n>.b<i>").
+    if (b > 0) {
+      for (LogEntry& e : one.entries) e.id += fmt::format(".b{}", b - 1);
+    }
     log.entries.insert(log.entries.end(), std::make_move_iterator(one.entries.begin()),
                        std::make_move_iterator(one.entries.end()));
   }

@@ -1340,6 +1340,12 @@ class FailClosed(SplitTest):
         times = [e["time_ms"] for e in res.lines]
         self.assertEqual(times, sorted(times))
         self.assertEqual({e["key"] for e in res.lines}, {"stock:{A}"})
+        # Each bucket numbers its own entries: their ids name the bucket, unique for the item.
+        ids = [e["entry"] for e in res.lines]
+        self.assertEqual(len(set(ids)), len(ids), ids)
+        for e in res.lines:
+            pattern = r"^\d+-\d+\.b[0-3]$" if e["change"] in ("deduct", "add") else r"^\d+-\d+$"
+            self.assertRegex(e["entry"], pattern)
         newest = self.sc("log", "A", "--limit", "2")
         self.assertEqual([(e["change"], e["qty"]) for e in newest.lines], [("deduct", 3), ("add", 5)])
 
