@@ -57,6 +57,16 @@ class InitFileIndex {
     }
   }
 
+  /// What a failed lookup of `sku` is: `invalid` when its row is (or its SKU has two rows),
+  /// invalid input named by file and line; `error` otherwise (no row, an unreadable source).
+  Status failure_status(const std::string& sku) {
+    if (!fatal_.empty()) return Status::error;
+    const StockIndex::Found::Kind kind = index_.find(sku).kind;
+    return kind == StockIndex::Found::Kind::invalid || kind == StockIndex::Found::Kind::duplicate
+               ? Status::invalid
+               : Status::error;
+  }
+
   /// The item's initial stock, or why there is none.
   ParsedNumber stock_of(const std::string& sku) {
     if (!fatal_.empty()) return {0, fatal_};
@@ -164,6 +174,10 @@ ParsedNumber InitialStock::of(const std::string& sku,
     return index_->stock_of(sku);
   }
   return run_init_cmd(init_.command, sku, deadline);
+}
+
+Status InitialStock::failure_status(const std::string& sku) const {
+  return index_ ? index_->failure_status(sku) : Status::error;
 }
 
 OpRunner::OpRunner(Client& client, Op op, const OpOptions& options, const KeyScheme& scheme)
@@ -286,7 +300,8 @@ void OpRunner::initialize_locked(ItemResult& item,
   ParsedNumber init = initial_stock(item.sku, lock_expiry - kLockMargin);
   if (!init.ok()) {
     if (interrupted()) return set_not_applied(item, init.error);
-    set_error(item, Status::error, fmt::format("{}; nothing was created", init.error));
+    set_error(item, init_index_ ? init_index_->failure_status(item.sku) : Status::error,
+              fmt::format("{}; nothing was created", init.error));
     return;
   }
   // The script creates the key only if it is still missing, then applies the operation.

@@ -53,6 +53,9 @@ class InitialStock {
   InitialStock& operator=(const InitialStock&) = delete;
   /// The stock to create `sku` with, or why there is none (--init-cmd must end by `deadline`).
   ParsedNumber of(const std::string& sku, std::chrono::steady_clock::time_point deadline);
+  /// What a failed of(sku) is: `invalid` for an --init-from row that is invalid input (named by
+  /// file and line), `error` for the rest (no row, a failed --init-cmd).
+  Status failure_status(const std::string& sku) const;
 
  private:
   const InitSource& init_;

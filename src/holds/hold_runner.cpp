@@ -156,7 +156,7 @@ void HoldRunner::initialize(Cart& cart) {
     ParsedNumber init =
         initial_.of(cart.lines[i].sku, lock_expiry - std::chrono::milliseconds(200));
     if (!init.ok()) {
-      return fail(cart, Status::error,
+      return fail(cart, initial_.failure_status(cart.lines[i].sku),
                   fmt::format("item '{}': {}; nothing was created", cart.lines[i].sku, init.error));
     }
     inits[i] = std::to_string(init.value);

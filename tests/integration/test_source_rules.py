@@ -260,7 +260,12 @@ class InitFrom(ServerTest):
         self.assertIn("--init-from %s:5: duplicate SKU 'a' (first on line 2)" % init, by_sku["a"]["error"])
         self.assertIn("--init-from %s:3: column 'stock': 'x'" % init, by_sku["b"]["error"])
         self.assertIn("--init-from %s: no row for item 'z'" % init, by_sku["z"]["error"])
+        # A row that is invalid input is `invalid` (exit 2, named by file and line); no row is an
+        # error (exit 1, which wins).
+        self.assertEqual([by_sku[s]["status"] for s in "abz"], ["invalid", "invalid", "error"])
         self.assertEqual([self.r("GET", "stock:{%s}" % s) for s in "abcz"], [None, None, "2", None])
+        res = self.sc("deduct", "b", "1", "--init-from", init)
+        self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)
 
     def test_a_broken_source_fails_every_item(self):
         init = self.write("init.csv", "sku,stock\na,1\nb,\"2\n")
@@ -317,7 +322,7 @@ class PaddedSkus(ServerTest):
     def test_init_from_names_the_padded_row(self):
         path = self.write("init.csv", "sku,stock\nA ,5\n")
         res = self.sc("deduct", "A", "1", "--init-from", path)
-        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)  # as any bad init row
+        self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)  # as any bad init row
         self.assertIn("--init-from %s:2: column 'sku': item id 'A ' %s" % (path, self.HINT), res.stderr)
         self.assertIsNone(self.r("GET", "stock:{A}"))
         res = self.sc("deduct", "A", "1", "--init-from", path, "--trim")
