@@ -18,6 +18,7 @@
 #include "cli/common_options.h"
 #include "cli/error_exit.h"
 #include "commands/program.h"
+#include "output/atomic_file.h"
 #include "output/metrics.h"
 #include "version.h"
 
@@ -179,6 +180,17 @@ int main(int argc, char** argv) {
   for (const CLI::App* sub : app->get_subcommands()) program.op = sub->get_name();
   const auto started = std::chrono::steady_clock::now();
   install_interrupt_handlers();
+  // The metrics file is written when the run ends; one that cannot be is said before the run
+  // changes anything, as a --report that cannot be written is.
+  if (const std::string& metrics = program.common.metrics_file;
+      !metrics.empty() && metrics != "-") {
+    try {
+      check_output_writable(metrics, "metrics file ");
+    } catch (const StockctlError& e) {
+      print_error(e.what());
+      return static_cast<int>(exit_code_for(e));
+    }
+  }
   ExitCode code = run_guarded(program);
   if (interrupted()) code = exit_code_for_signal(interrupt_signal());
   if (!program.common.metrics_file.empty()) {

@@ -155,6 +155,18 @@ OutputTarget resolve_output(const std::string& path) {
   return target;
 }
 
+void check_output_writable(const std::string& path, const std::string& what) {
+  OutputTarget target;
+  if (int err = resolve(path, target); err != 0) throw IoError(cannot_write(what, path, err));
+  if (target.mode != OutputMode::replace) return;
+  if (access(target.path.c_str(), F_OK) == 0 && access(target.path.c_str(), W_OK) != 0) {
+    throw IoError(cannot_write(what, path, errno));
+  }
+  const std::size_t slash = target.path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : target.path.substr(0, slash + 1);
+  if (access(dir.c_str(), W_OK | X_OK) != 0) throw IoError(cannot_write(what, path, errno));
+}
+
 AtomicFile::AtomicFile(std::string path, std::string what)
     : path_(std::move(path)), what_(std::move(what)) {
   if (int err = resolve(path_, target_); err != 0) throw IoError(cannot_write(what_, path_, err));

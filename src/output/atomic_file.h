@@ -30,6 +30,12 @@ struct OutputTarget {
 /// loop or a directory.
 OutputTarget resolve_output(const std::string& path);
 
+/// Throws IoError (as AtomicFile would: "cannot write WHAT PATH: reason") when `path` can be
+/// seen now not to be writable: a directory, a missing directory or one we may not write in for
+/// a file that is replaced, or such a file we may not write. Opens nothing, so that a FIFO's
+/// reader is not given an end of file; for an output written only when the run ends.
+void check_output_writable(const std::string& path, const std::string& what);
+
 /// An output file. A regular file (or a new one) is written to a temporary name beside it and
 /// renamed into place by commit(), so that a reader never sees half of it: a run that fails (a
 /// node down, a full disk) leaves the old file, or none, and no temporary file behind. Anything

@@ -288,6 +288,17 @@ class StandardOutput(OutputFilesTest):
         self.assert_only()
 
 
+class WrittenAtTheEnd(OutputFilesTest):
+    def test_a_metrics_file_that_cannot_be_written_stops_the_run_before_any_write(self):
+        res = self.init("--metrics-file", self.path("missing/m.prom"))
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("cannot write metrics file %s: No such file or directory"
+                      % self.path("missing/m.prom"), res.stderr)
+        self.assertEqual(res.stdout, "", "the run did not start")
+        self.assertEqual(self.sc("get", "a").one["status"], "missing", "nothing written")
+        self.assert_only()
+
+
 class OwnDescriptors(OutputFilesTest):
     """/dev/stdout, /dev/stderr, /dev/fd/N name a descriptor the shell set up: written through
     it, never reopened (a `>>` log would be replaced by the report) or looked up by its link's
