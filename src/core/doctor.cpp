@@ -551,10 +551,18 @@ int doctor_exit_status(const std::vector<Finding>& findings, bool strict) {
 std::string doctor_failure_message(const std::vector<Finding>& findings, bool strict) {
   // At most this many failures are named; the rest are counted (the JSON lines list them all).
   constexpr std::size_t kNamed = 5;
+  // One entry per check and node, its last finding: a check that failed for several values of
+  // a node (and then summed them up) is one check that failed, told by its summary.
   std::vector<const Finding*> failed;
   for (const Finding& f : findings) {
-    if (f.status == CheckStatus::fail || (strict && f.status == CheckStatus::warn)) {
+    if (f.status != CheckStatus::fail && !(strict && f.status == CheckStatus::warn)) continue;
+    auto same = std::find_if(failed.begin(), failed.end(), [&f](const Finding* seen) {
+      return seen->check == f.check && seen->node == f.node;
+    });
+    if (same == failed.end()) {
       failed.push_back(&f);
+    } else {
+      *same = &f;
     }
   }
   if (failed.empty()) return "";

@@ -165,8 +165,24 @@ TEST_CASE("failure message: one line naming what failed, empty when doctor exits
         "doctor: check connect failed on b:2: connection refused");
   for (int i = 0; i < 6; ++i) findings.push_back({"locks", "c:3", CheckStatus::fail, "", ""});
   CHECK(doctor_failure_message(findings, false) ==
-        "doctor: 7 checks failed: connect on b:2, locks on c:3, locks on c:3, locks on c:3, "
-        "locks on c:3 and 2 more");
+        "doctor: 2 checks failed: connect on b:2, locks on c:3");
+  for (int i = 0; i < 6; ++i) {
+    findings.push_back({"values", "n" + std::to_string(i), CheckStatus::fail, "", ""});
+  }
+  CHECK(doctor_failure_message(findings, false) ==
+        "doctor: 8 checks failed: connect on b:2, locks on c:3, values on n0, values on n1, "
+        "values on n2 and 3 more");
+}
+
+TEST_CASE(
+    "failure message: a check that failed for several values of a node is one, told by "
+    "its summary") {
+  std::vector<Finding> findings{
+      {"values", "a:1", CheckStatus::fail, "stock:{x} holds 'q'", "h"},
+      {"values", "a:1", CheckStatus::fail, "stock:{y} holds 'r'", "h"},
+      {"values", "a:1", CheckStatus::fail, "9 items read, 2 corrupt", ""}};
+  CHECK(doctor_failure_message(findings, false) ==
+        "doctor: check values failed on a:1: 9 items read, 2 corrupt");
 }
 
 TEST_CASE("metrics: one gauge per check, node and status; the worst status is 1") {
