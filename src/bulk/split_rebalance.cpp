@@ -126,13 +126,13 @@ void SplitRebalance::report_plain(ItemResult& item, const std::optional<std::str
   }
   const std::optional<std::int64_t> value = parse_stored_value(*stored);
   if (!value) {
-    return set_error(
-        item, Status::error,
-        fmt::format("stored value {} is not a stock value; left unchanged", quote_value(*stored)));
+    return set_error(item, Status::error,
+                     fmt::format("stored value {} of {} is not a stock value; left unchanged",
+                                 quote_value(*stored), item.key));
   }
   // Not split: one key has nothing to even out.
   item.status = *value == kUnlimited ? Status::unlimited : Status::ok;
-  item.stock = value;
+  if (*value != kUnlimited) item.stock = value;  // null when unlimited, as every command says it
   item.moved = 0;
 }
 

@@ -651,9 +651,9 @@ class Rebalance(SplitTest):
         res = self.sc("rebalance", "P", "U", "M", "C")
         self.assertEqual(res.rc, 1, res)  # the worst: an error
         self.assertEqual([(o["status"], o["stock"], o.get("moved")) for o in res.lines],
-                         [("ok", 7, 0), ("unlimited", -1, 0), ("missing", None, None),
+                         [("ok", 7, 0), ("unlimited", None, 0), ("missing", None, None),
                           ("error", None, None)])
-        self.assertIn("stored value 'ten' is not a stock value", res.lines[3]["error"])
+        self.assertIn("stored value 'ten' of stock:{C} is not a stock value", res.lines[3]["error"])
         self.assertEqual([self.r("GET", k) for k in ("stock:{P}", "stock:{U}", "stock:{C}")],
                          ["7", "-1", "ten"])
         self.assertEqual(self.sc("rebalance", "M").rc, 4)
