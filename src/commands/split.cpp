@@ -86,7 +86,9 @@ std::vector<SplitRow> rows_from_file(const Context& ctx, const SplitOptions& o) 
                                   : record.error;
         SplitRow row{split_item_result(ctx, sku), 0};
         const Field& buckets = record.fields.size() > 1 ? record.fields[1] : Field{};
-        if (problem.empty()) problem = parse_bucket_count(buckets.text, row.buckets);
+        if (problem.empty()) {
+          problem = parse_bucket_count(buckets.text, row.buckets, "column 'buckets'");
+        }
         if (problem.empty() && !seen.insert(sku).second) {
           problem = fmt::format("duplicate SKU {}", quote_value(sku));
         }

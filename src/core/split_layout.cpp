@@ -217,15 +217,15 @@ std::vector<std::int64_t> bucket_shares(std::int64_t total, int buckets) {
   return shares;
 }
 
-std::string parse_bucket_count(std::string_view text, int& buckets) {
+std::string parse_bucket_count(std::string_view text, int& buckets, std::string_view what) {
   const std::string_view digits = text;
   const bool numeric =
       !digits.empty() && digits.size() <= 9 &&
       std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
   const long value = numeric ? std::stol(std::string(digits)) : -1;
   if (value < 1 || value > kMaxBuckets) {
-    return "--buckets must be a whole number from 2 to 64 (1 merges the buckets back into one "
-           "key), not " +
+    return std::string(what) +
+           " must be a whole number from 2 to 64 (1 merges the buckets back into one key), not " +
            quote_value(text);
   }
   buckets = static_cast<int>(value);

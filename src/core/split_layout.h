@@ -102,8 +102,10 @@ std::vector<std::string> bucket_keys(std::string_view stock_key, const BucketLay
 /// first total % buckets.
 std::vector<std::int64_t> bucket_shares(std::int64_t total, int buckets);
 
-/// Reads --buckets: 1 (merge) to kMaxBuckets. Returns why it cannot be used, or "".
-std::string parse_bucket_count(std::string_view text, int& buckets);
+/// Reads --buckets (or, named by `what`, a file's buckets column): 1 (merge) to kMaxBuckets.
+/// Returns why it cannot be used, or "".
+std::string parse_bucket_count(std::string_view text, int& buckets,
+                               std::string_view what = "--buckets");
 
 /// A range of hash slots and the primary that serves it ("host:port").
 struct SlotRange {

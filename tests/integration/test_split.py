@@ -336,7 +336,7 @@ class BadInput(SplitTest):
         self.sc("init", "B", "10")
         path = self.write("split.csv", "sku,buckets\nA,2\nB,99\n")
         res = self.sc("split", "--file", path)
-        self.assert_refused(res, 2, "split.csv:3: --buckets must be a whole number")
+        self.assert_refused(res, 2, "split.csv:3: column 'buckets' must be a whole number")
         self.assertEqual(self.r("GET", "stock:{A}"), "10")
 
     def test_a_bucket_written_by_hand_with_a_corrupt_value(self):
