@@ -127,7 +127,9 @@ Finding check_eviction(const NodeFacts& f) {
     if (expiring > 0) {
       return finding("eviction", f.node, CheckStatus::warn,
                      fmt::format("maxmemory-policy {}: {} keys have an expiry and can be "
-                                 "evicted (stock keys written with --ttl among them)",
+                                 "evicted under memory pressure: stockctl's request ledgers, "
+                                 "hold records and locks (an evicted ledger lets a retry of its "
+                                 "request ids apply again), and any stock key written with --ttl",
                                  policy, expiring),
                      hint);
     }
