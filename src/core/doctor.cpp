@@ -304,6 +304,12 @@ SentinelAnswer agreed_master(const std::vector<SentinelView>& views) {
 
 Finding sentinel_finding(const std::string& name, const SentinelAnswer& agreed,
                          const SentinelView& v) {
+  if (v.unreachable && v.unreachable->find("authentication failed") != std::string::npos) {
+    return finding("sentinel", v.node, CheckStatus::warn,
+                   fmt::format("refused our credentials: {}", *v.unreachable),
+                   "give the sentinels' own password (--sentinel-password-file or "
+                   "STOCKCTL_SENTINEL_PASSWORD; --sentinel-user for an ACL user)");
+  }
   if (v.unreachable) {
     return finding("sentinel", v.node, CheckStatus::warn,
                    fmt::format("not reachable: {}", *v.unreachable),

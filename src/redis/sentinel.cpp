@@ -63,9 +63,12 @@ std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& m
 }
 
 /// Every sentinel's answer, in the URL's order; what the others said goes to `said`.
+/// `refused` counts the sentinels that refused for good (our credentials, TLS): asking them again
+/// cannot help.
 std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, const ConnectionFactory& open,
-                                    std::vector<std::string>& said) {
+                                    std::vector<std::string>& said, std::size_t& refused) {
   std::vector<SentinelAnswer> answers;
+  refused = 0;
   for (const SentinelAddress& sentinel : options.url.sentinels) {
     try {
       std::unique_ptr<Connection> conn = open(sentinel_options(options, sentinel));
@@ -76,6 +79,9 @@ std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, const Connect
       } else {
         said.push_back(why);
       }
+    } catch (const FatalConnectionError& e) {
+      said.emplace_back(e.what());
+      ++refused;
     } catch (const ConnectionError& e) {
       said.emplace_back(e.what());
     }
@@ -118,7 +124,16 @@ std::string named_by(const std::vector<SentinelAnswer>& answers, const std::stri
 std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options,
                                               const ConnectionFactory& open) {
   std::vector<std::string> said;
-  const std::vector<SentinelAnswer> answers = ask_all(options, open, said);
+  std::size_t refused = 0;
+  const std::vector<SentinelAnswer> answers = ask_all(options, open, said, refused);
+  if (refused > 0 && refused == options.url.sentinels.size()) {
+    // Every sentinel refused our credentials (or TLS): said once, not retried for
+    // --retry-timeout as a sentinel that is down would be.
+    std::string all;
+    for (const std::string& s : said) all += (all.empty() ? "" : "; ") + s;
+    throw FatalConnectionError(
+        fmt::format("no sentinel led to a master '{}': {}", options.url.master, all));
+  }
   for (const std::string& address : sentinels_masters_to_try(answers)) {
     try {
       std::unique_ptr<Connection> conn = open(data_options(options, address));

@@ -255,6 +255,13 @@ class SentinelPassword(unittest.TestCase):
                     env=clean_env(STOCKCTL_SENTINEL_PASSWORD="not-it"))
         self.assertEqual(wrong.rc, 1, wrong)
         self.assertNotIn("not-it", wrong.stderr)
+        # Every sentinel refusing the credentials is said at once, never retried as a sentinel
+        # that is down would be (the default --retry-timeout is 10 s).
+        for env in ({}, {"STOCKCTL_SENTINEL_PASSWORD": "not-it"}):
+            res = run("get", "a", "--url", self.set.url(), env=clean_env(**env))
+            self.assertEqual(res.rc, 1, res)
+            self.assertIn("no sentinel led to a master", res.stderr)
+            self.assertNotIn("tries over", res.stderr, "not retried")
 
 
 class SentinelOverTls(unittest.TestCase):

@@ -308,6 +308,18 @@ TEST_CASE("sentinel: unreachable warns; disagreeing, not monitoring or no quorum
   CHECK(found[5].status == CheckStatus::fail);
   CHECK(found[5].detail.find("NOQUORUM") != std::string::npos);
   for (const Finding& f : found) CHECK(f.check == "sentinel");
+  CHECK(found[1].hint.find("start the sentinel") != std::string::npos);
+}
+
+TEST_CASE("sentinel: one that refuses our credentials is told apart from one that is down") {
+  std::vector<SentinelView> views{
+      {"10.0.0.9:26379", std::string("authentication failed at 10.0.0.9:26379: WRONGPASS"), "", "",
+       false}};
+  auto found = check_sentinels("stock", views);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].status == CheckStatus::warn);
+  CHECK(found[0].detail.find("refused our credentials") == 0);
+  CHECK(found[0].hint.find("STOCKCTL_SENTINEL_PASSWORD") != std::string::npos);
 }
 
 TEST_CASE("sentinel: the master named with the highest config epoch is the agreed one") {
