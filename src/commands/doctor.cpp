@@ -151,7 +151,14 @@ class Doctor {
     for (const SentinelAddress& address : seed.url.sentinels) {
       views.push_back(ask_sentinel(seed, address));
     }
-    for (const Finding& f : check_sentinels(seed.url.master, views)) report(f);
+    // The master the client reaches through them, as every command does.
+    std::optional<std::string> connected;
+    try {
+      connected = NodeConnection(seed).where();
+    } catch (const ConnectionError&) {
+      // None reached: the rule alone says which one the sentinels agree on.
+    }
+    for (const Finding& f : check_sentinels(seed.url.master, views, connected)) report(f);
   }
 
   const std::vector<Finding>& findings() const { return findings_; }

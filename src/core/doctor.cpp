@@ -290,11 +290,19 @@ Finding check_replica_persistence(const std::string& primary, const ReplicaFacts
 
 namespace {
 
-// The master stockctl connects to, by the client's own rule; "" when no sentinel names one.
-SentinelAnswer agreed_master(const std::vector<SentinelView>& views) {
+// The master stockctl connects to: the one it did connect to when a sentinel names it (the
+// client tries the named masters in turn, and one that is down or not a master is passed over),
+// else by the client's own rule; "" when no sentinel names one.
+SentinelAnswer agreed_master(const std::vector<SentinelView>& views,
+                             const std::optional<std::string>& connected) {
   std::vector<SentinelAnswer> answers;
   for (const SentinelView& v : views) {
     if (!v.unreachable && !v.master.empty()) answers.push_back({v.master, v.config_epoch, v.node});
+  }
+  if (connected) {
+    for (const SentinelAnswer& a : answers) {
+      if (a.address == *connected) return a;
+    }
   }
   const std::optional<std::string> best = sentinels_master(answers);
   if (!best) return {};
@@ -348,8 +356,9 @@ Finding sentinel_finding(const std::string& name, const SentinelAnswer& agreed,
 }  // namespace
 
 std::vector<Finding> check_sentinels(const std::string& master_name,
-                                     const std::vector<SentinelView>& views) {
-  const SentinelAnswer agreed = agreed_master(views);
+                                     const std::vector<SentinelView>& views,
+                                     const std::optional<std::string>& connected) {
+  const SentinelAnswer agreed = agreed_master(views, connected);
   std::vector<Finding> out;
   out.reserve(views.size());
   for (const SentinelView& v : views) out.push_back(sentinel_finding(master_name, agreed, v));

@@ -84,8 +84,12 @@ struct SentinelView {
 /// the client's own rule (sentinels_master in core/replication.h): the one named with the
 /// highest config epoch, which only a failover a majority authorized can raise, not by a count
 /// of votes, in which sentinels that have not heard of a failover yet would outvote it.
+/// `connected`: the master stockctl reached through the sentinels ("host:port", ROLE master),
+/// which is the agreed one when a sentinel names it (two sentinels of one config epoch may name
+/// different masters, one of them down).
 std::vector<Finding> check_sentinels(const std::string& master_name,
-                                     const std::vector<SentinelView>& views);
+                                     const std::vector<SentinelView>& views,
+                                     const std::optional<std::string>& connected = std::nullopt);
 /// cluster: a state other than ok, uncovered slots, or slots this node has left migrating or
 /// importing fail, with the redis-cli --cluster fix hint. Not a cluster: ok.
 Finding check_cluster(const NodeFacts& facts);

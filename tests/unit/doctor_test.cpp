@@ -311,6 +311,18 @@ TEST_CASE("sentinel: unreachable warns; disagreeing, not monitoring or no quorum
   CHECK(found[1].hint.find("start the sentinel") != std::string::npos);
 }
 
+TEST_CASE("sentinel: of one config epoch, the master stockctl reached is the agreed one") {
+  const std::string ok = "OK 2 usable Sentinels. Quorum and failover authorization can be reached";
+  std::vector<SentinelView> views{{"s2:26379", std::nullopt, "10.0.0.3:6379", ok, true, 0},
+                                  {"s1:26379", std::nullopt, "10.0.0.1:6379", ok, true, 0}};
+  auto by_rule = check_sentinels("stock", views);
+  CHECK(by_rule[0].status == CheckStatus::ok);  // the first named, when nothing was reached
+  auto reached = check_sentinels("stock", views, std::string("10.0.0.1:6379"));
+  CHECK(reached[0].status == CheckStatus::fail);
+  CHECK(reached[0].detail.find("where sentinel s1:26379 names 10.0.0.1:6379") != std::string::npos);
+  CHECK(reached[1].status == CheckStatus::ok);
+}
+
 TEST_CASE("sentinel: one that refuses our credentials is told apart from one that is down") {
   std::vector<SentinelView> views{
       {"10.0.0.9:26379", std::string("authentication failed at 10.0.0.9:26379: WRONGPASS"), "", "",
