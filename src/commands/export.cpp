@@ -169,18 +169,8 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   const std::string output = o.output == "-" ? "" : o.output;
   ExportSink sink(output);
   ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0};
-  append_export_head(run.buffer, run.format);
-  scan_items(ctx, o.match, o.count, [&run](std::vector<ScannedItem>& batch) {
-    stop_if_interrupted();
-    export_batch(run, batch);
-  });
-  append_export_tail(run.buffer, run.format, run.items == 0);
-  sink.write(run.buffer);
-  // An export that left items out is not the snapshot it claims to be: it does not replace the
-  // last good file (a cron job's restore source) unless asked.
-  const bool written = run.corrupt == 0 || o.keep_partial || !sink.replaces();
-  if (written) sink.commit();
-  if (!output.empty()) {
+  auto summarize = [&](bool written, const std::string& error) {
+    if (output.empty()) return;
     nlohmann::ordered_json summary;
     summary["op"] = "export";
     summary["items"] = run.items;
@@ -190,8 +180,28 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
     summary["elapsed_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::steady_clock::now() - started)
                                 .count();
+    if (!error.empty()) summary["error"] = error;
     ctx.out().write_summary(summary);
+  };
+  append_export_head(run.buffer, run.format);
+  try {
+    scan_items(ctx, o.match, o.count, [&run](std::vector<ScannedItem>& batch) {
+      stop_if_interrupted();
+      export_batch(run, batch);
+    });
+  } catch (const StockctlError& e) {
+    // Interrupted, or the server went away: the file is left as it was, and the summary says
+    // so, as every command's run ends with its summary.
+    summarize(false, e.what());
+    throw;
   }
+  append_export_tail(run.buffer, run.format, run.items == 0);
+  sink.write(run.buffer);
+  // An export that left items out is not the snapshot it claims to be: it does not replace the
+  // last good file (a cron job's restore source) unless asked.
+  const bool written = run.corrupt == 0 || o.keep_partial || !sink.replaces();
+  if (written) sink.commit();
+  summarize(written, "");
   if (run.corrupt == 0) return ExitCode::ok;
   print_error(skipped_message(run.corrupt, output, written));
   return ExitCode::failure;

@@ -205,10 +205,34 @@ class ExportFaults(unittest.TestCase):
                          "--url", server.url, "--retry-timeout", "200")
             wait_for_calls(server, "scan", 20)
             server.kill(signal.SIGKILL)
-            _, err = proc.communicate(timeout=60)
+            stdout, err = proc.communicate(timeout=60)
             self.assertEqual(proc.returncode, 1, err)
             self.assertFalse(os.path.exists(out))
             self.assertFalse([n for n in os.listdir(server.dir) if ".tmp." in n])
+            summary = json.loads(stdout.splitlines()[-1])
+            self.assertEqual((summary["op"], summary["written"]), ("export", False), summary)
+            self.assertIn("error", summary)
+        finally:
+            server.stop()
+
+    def test_an_interrupted_export_ends_with_its_summary_and_no_file(self):
+        server = RedisServer()
+        try:
+            c = server.client()
+            for start in range(0, 20000, 1000):
+                c("MSET", *[x for i in range(start, start + 1000) for x in ("stock:{k%d}" % i, "1")])
+            c.close()
+            out = os.path.join(server.dir, "snap.csv")
+            proc = spawn("export", "--format", "csv", "--output", out, "--scan-count", "10",
+                         "--url", server.url)
+            wait_for_calls(server, "scan", 20)
+            proc.send_signal(signal.SIGTERM)
+            stdout, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 143, err)
+            self.assertFalse(os.path.exists(out))
+            summary = json.loads(stdout.splitlines()[-1])
+            self.assertEqual((summary["op"], summary["written"]), ("export", False), summary)
+            self.assertIn("interrupted", summary["error"])
         finally:
             server.stop()
 
