@@ -37,7 +37,10 @@ _stockctl() {
   case $type in
     FILE) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     DIR) compopt -o filenames 2>/dev/null; mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
-    FORMAT) mapfile -t COMPREPLY < <(compgen -W "csv tsv json ndjson jsonl" -- "$cur"); return ;;
+    FORMAT)
+      local formats="csv tsv json ndjson jsonl"
+      [[ $sub == get ]] && formats+=" lines"  # get --file: one SKU per line
+      mapfile -t COMPREPLY < <(compgen -W "$formats" -- "$cur"); return ;;
     ?*) COMPREPLY=(); return ;;
   esac
 

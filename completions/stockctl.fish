@@ -38,3 +38,4 @@ complete -c stockctl -n 'string match -q -- "-*" (commandline -ct); and not __st
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = FILE' -F
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = DIR' -a '(__fish_complete_directories)'
 complete -c stockctl -n 'test "$(__stockctl_value_type)" = FORMAT' -a 'csv tsv json ndjson jsonl'
+complete -c stockctl -n 'test "$(__stockctl_value_type)" = FORMAT; and test "$(__stockctl_subcommand)" = get' -a 'lines'

@@ -295,6 +295,7 @@ void name_option_values(CLI::App& app) {
       {"--id-column", "NAME"},
       {"--request-id-column", "NAME"},
       {"--report", "FILE"},
+      {"--output", "FILE"},
       {"--init-value", "N"},
       {"--init-from", "FILE"},
       {"--init-cmd", "CMD"},

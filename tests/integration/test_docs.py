@@ -75,6 +75,14 @@ class BashCompletion(unittest.TestCase):
 
     def test_offers_formats(self):
         self.assertEqual(self.complete("stockctl", "init", "--format", "nd"), ["ndjson"])
+        self.assertEqual(self.complete("stockctl", "get", "--format", "li"), ["lines"])
+        self.assertEqual(self.complete("stockctl", "init", "--format", "li"), [])
+
+    def test_offers_files_for_export_output(self):
+        with tempfile.TemporaryDirectory() as d:
+            open(os.path.join(d, "snapshot.ndjson"), "w").close()
+            self.assertEqual(self.complete("stockctl", "export", "--output", os.path.join(d, "snap")),
+                             [os.path.join(d, "snapshot.ndjson")])
 
     def test_offers_no_option_after_double_dash(self):
         self.assertIn("--pretty", self.complete("stockctl", "get", "1", "--p"))
@@ -110,6 +118,7 @@ class FishCompletion(unittest.TestCase):
 
     def test_offers_formats(self):
         self.assertEqual(self.complete("stockctl init --format nd"), ["ndjson"])
+        self.assertEqual(self.complete("stockctl get --format li"), ["lines"])
 
     def test_offers_no_option_after_double_dash(self):
         self.assertIn("--pretty", self.complete("stockctl get 1 --p"))
