@@ -188,7 +188,7 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_flag("--no-log", o.no_log, "write no entry in the items' change logs for this run")
       ->group(log);
   app.add_option("--log-max", o.log_max, "keep about N entries per item's log (default 1000)")
-      ->check(CLI::Range(1LL, 1LL << 40).description(""))
+      ->check(integer_range(1, 1LL << 40))
       ->group(log);
   app.add_option("--actor", o.actor,
                  "who makes the changes, for the log (default $STOCKCTL_ACTOR, else user@host)")
@@ -266,7 +266,7 @@ void add_from_cmd_options(CLI::App& app, SourceOptions& o) {
   app.add_option("--from-cmd-timeout", o.from_cmd_timeout_ms,
                  "stop --from-cmd and write nothing when it runs longer, in ms (default 600000)")
       ->type_name("MS")
-      ->check(CLI::Range(1LL, 86400000LL).description(""))
+      ->check(integer_range(1, 86400000))
       ->group("Source");
 }
 

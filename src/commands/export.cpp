@@ -224,7 +224,7 @@ void setup_export(CLI::App& app, Program& program) {
                 "with --output: put the file in place even when corrupt items were left out "
                 "(by default it is left as it was)");
   sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
-      ->check(CLI::Range(1LL, 1000000LL).description(""));
+      ->check(integer_range(1, 1000000));
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_export(program, *o); }; });
 }

@@ -6,6 +6,7 @@
 #include "app/context.h"
 #include "base/diagnostics.h"
 #include "base/errors.h"
+#include "base/text.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "redis/call.h"
@@ -69,7 +70,13 @@ ExitCode run_library(Program& program, const LibraryOptions& o) {
   out["op"] = "library";
   if (!o.script.empty()) {
     const Script* script = script_named(o.script);
-    if (script == nullptr) throw InputError(fmt::format("library: no script named '{}'", o.script));
+    if (script == nullptr) {
+      std::string names;
+      for (const Script* s : all_scripts())
+        names += (names.empty() ? "" : ", ") + std::string(s->name);
+      throw InputError(fmt::format("library: no script named {}; the scripts: {}",
+                                   quote_value(o.script), names));
+    }
     out["script"] = std::string(script->name);
     out["keys"] = script->numkeys;
     out["sha1"] = std::string(script->sha1);

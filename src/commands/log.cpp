@@ -282,7 +282,7 @@ void setup_log(CLI::App& app, Program& program) {
       "log", "show an item's change log: who changed it, when, how and why (oldest first)");
   sub->add_option("SKU", o->sku, "item id")->required();
   sub->add_option("--limit", o->limit, "only the newest N entries")
-      ->check(CLI::Range(1LL, 1LL << 40).description(""));
+      ->check(integer_range(1, 1LL << 40));
   sub->add_option("--since", o->since,
                   "only entries from TIME on: ISO 8601 (2026-11-30T21:00:00Z) or epoch ms");
   add_common_footer(*sub);

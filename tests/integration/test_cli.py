@@ -174,6 +174,11 @@ class Usage(unittest.TestCase):
         res = run("init", "x", "5", "--ttl", "abc")
         self.assertEqual(res.rc, 2)
         self.assertIn("stockctl: error: --ttl: 'abc' is not an integer from 0 to", res.stderr)
+        for args in (("get", "a", "--log-max", "abc"), ("log", "a", "--limit", "x"),
+                     ("export", "--scan-count", "abc")):
+            res = run(*args)
+            self.assertEqual(res.rc, 2, res)
+            self.assertIn("'%s' is not an integer from 1 to" % args[-1], res.stderr)
         res = run("init", "--file", "x.csv", "--format", "xml")
         self.assertIn("stockctl: error: --format: 'xml' is not a format; use one of csv, tsv, json, "
                       "ndjson, jsonl", res.stderr)

@@ -1071,6 +1071,10 @@ class Library(SplitTest):
         # --script gives the text whose SHA1 is the one listed, for EVALSHA.
         body = self.sc("library", "--script", "stock").one["body"]
         self.assertEqual(hashlib.sha1(body.encode()).hexdigest(), by_script["stock"]["sha1"])
+        # A name it lacks is a usage error that lists the names it has.
+        res = self.sc("library", "--script", "nope")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("no script named 'nope'; the scripts: stock, put,", res.stderr)
 
     def test_an_application_and_stockctl_drain_one_split_item_exactly(self):
         _, by_script = self.functions()
