@@ -256,7 +256,7 @@ void StockFileRun::print_refusal(const std::string& why) {
   refused.rows = validation_.rows;
   refused.status = "invalid";
   refused.error = why;
-  ctx_.out().write(summary_json(refused));
+  ctx_.out().write_summary(summary_json(refused));
 }
 
 ExitCode StockFileRun::write(const std::function<void()>& before_window) {

@@ -306,6 +306,16 @@ class TableOutput(ServerTest):
         self.assertRegex(res.stdout, r"\nrows +2\n")
         self.assert_no_trailing_spaces(res.stdout)
 
+    def test_a_refused_file_s_summary_is_one_field_per_line_too(self):
+        path = self.write("bad.csv", "sku,stock\nA,x\n")
+        res = self.sc("init", "--file", path, "--table")
+        self.assertEqual(res.rc, 2, res)
+        fields = dict(line.split(None, 1) for line in res.stdout.splitlines())
+        self.assertEqual((fields["op"], fields["status"], fields["counts.invalid"].strip()),
+                         ("init", "invalid", "1"))
+        self.assertIn("1 of 1 rows are invalid", fields["error"])
+        self.assert_no_trailing_spaces(res.stdout)
+
     def test_export_summary(self):
         self.r("SET", "stock:{A}", "5")
         out = self.write("e.csv", "")
