@@ -19,6 +19,7 @@
 #include "core/hold_lines.h"
 #include "core/replication.h"
 #include "core/sku.h"
+#include "redis/errors.h"
 #include "redis/pipelined_connections.h"
 
 namespace stockctl {
@@ -356,10 +357,13 @@ class Doctor {
         report(Finding{"split", key, CheckStatus::fail, *problem,
                        "set the bucket to its units by hand (redis-cli SET), then stockctl get "
                        "SKU --details"});
-      } else if (!cluster) {
-        ++spread;
-      } else if (std::optional<Finding> f = check_split_spread(key, *sku, *record, ranges)) {
-        report(*f);
+        continue;
+      }
+      // On one Redis there is nothing to spread over: every item with sound buckets counts.
+      std::optional<Finding> uneven =
+          cluster ? check_split_spread(key, *sku, *record, ranges) : std::nullopt;
+      if (uneven) {
+        report(*uneven);
       } else {
         ++spread;
       }
