@@ -193,46 +193,44 @@ class Export(ServerTest):
 
 @standalone_only
 class ExportFaults(unittest.TestCase):
+    def export_under_way(self, server):
+        """20,000 items, and an export of them to a file, 10 keys a SCAN, under way: its
+        process and output path."""
+        c = server.client()
+        for start in range(0, 20000, 1000):
+            c("MSET", *[x for i in range(start, start + 1000) for x in ("stock:{k%d}" % i, "1")])
+        c.close()
+        out = os.path.join(server.dir, "snap.csv")
+        proc = spawn("export", "--format", "csv", "--output", out, "--scan-count", "10",
+                     "--url", server.url, "--retry-timeout", "200")
+        wait_for_calls(server, "scan", 20)
+        return proc, out
+
+    def assert_cut_off(self, proc, out, rc, error):
+        """The run ended with `rc`, no file, and its summary saying so."""
+        stdout, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, rc, err)
+        self.assertFalse(os.path.exists(out))
+        self.assertFalse([n for n in os.listdir(os.path.dirname(out)) if ".tmp." in n])
+        summary = json.loads(stdout.splitlines()[-1])
+        self.assertEqual((summary["op"], summary["written"]), ("export", False), summary)
+        self.assertIn(error, summary["error"])
+
     def test_server_going_down_mid_export_leaves_no_file(self):
         server = RedisServer()
         try:
-            c = server.client()
-            for start in range(0, 20000, 1000):
-                c("MSET", *[x for i in range(start, start + 1000) for x in ("stock:{k%d}" % i, "1")])
-            c.close()
-            out = os.path.join(server.dir, "snap.csv")
-            proc = spawn("export", "--format", "csv", "--output", out, "--scan-count", "10",
-                         "--url", server.url, "--retry-timeout", "200")
-            wait_for_calls(server, "scan", 20)
+            proc, out = self.export_under_way(server)
             server.kill(signal.SIGKILL)
-            stdout, err = proc.communicate(timeout=60)
-            self.assertEqual(proc.returncode, 1, err)
-            self.assertFalse(os.path.exists(out))
-            self.assertFalse([n for n in os.listdir(server.dir) if ".tmp." in n])
-            summary = json.loads(stdout.splitlines()[-1])
-            self.assertEqual((summary["op"], summary["written"]), ("export", False), summary)
-            self.assertIn("error", summary)
+            self.assert_cut_off(proc, out, 1, "127.0.0.1")
         finally:
             server.stop()
 
     def test_an_interrupted_export_ends_with_its_summary_and_no_file(self):
         server = RedisServer()
         try:
-            c = server.client()
-            for start in range(0, 20000, 1000):
-                c("MSET", *[x for i in range(start, start + 1000) for x in ("stock:{k%d}" % i, "1")])
-            c.close()
-            out = os.path.join(server.dir, "snap.csv")
-            proc = spawn("export", "--format", "csv", "--output", out, "--scan-count", "10",
-                         "--url", server.url)
-            wait_for_calls(server, "scan", 20)
+            proc, out = self.export_under_way(server)
             proc.send_signal(signal.SIGTERM)
-            stdout, err = proc.communicate(timeout=60)
-            self.assertEqual(proc.returncode, 143, err)
-            self.assertFalse(os.path.exists(out))
-            summary = json.loads(stdout.splitlines()[-1])
-            self.assertEqual((summary["op"], summary["written"]), ("export", False), summary)
-            self.assertIn("interrupted", summary["error"])
+            self.assert_cut_off(proc, out, 143, "interrupted")
         finally:
             server.stop()
 
