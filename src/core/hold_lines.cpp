@@ -47,8 +47,10 @@ std::string validate_hold_id(std::string_view id) {
   }
   // A retry whose id differs by a space would be another hold or order, applied again.
   if (id.front() == ' ' || id.back() == ' ') {
-    return fmt::format("id {} has a space at its start or end, which would make it another id",
-                       quote_value(id));
+    return fmt::format(
+        "id {} has a space at its start or end, which would make it another id (--trim "
+        "removes it)",
+        quote_value(id));
   }
   return {};
 }

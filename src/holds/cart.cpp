@@ -57,6 +57,8 @@ void fail(Cart& cart, Status status, std::string why) {
 }
 
 void prepare_cart(Cart& cart, const KeyScheme& scheme) {
+  // --trim takes the white space around an id away, as around a SKU or a request id.
+  if (scheme.trim_skus) cart.id = std::string(trim_white_space(cart.id));
   if (std::string problem = validate_hold_id(cart.id); !problem.empty()) {
     return fail(cart, Status::invalid, problem);
   }

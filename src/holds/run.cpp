@@ -14,6 +14,7 @@
 #include "base/interrupt.h"
 #include "base/text.h"
 #include "core/exit_fold.h"
+#include "core/sku.h"
 #include "holds/cart_protocol.h"
 #include "holds/cluster_settle.h"
 #include "holds/hold_runner.h"
@@ -179,9 +180,14 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
 }
 
 ExitCode run_settles(Program& program, const std::string& action,
-                     const std::vector<std::string>& ids) {
+                     const std::vector<std::string>& given) {
   Context ctx(program);
-  if (ids.empty()) throw InputError(fmt::format("{} needs ID...", action));
+  if (given.empty()) throw InputError(fmt::format("{} needs ID...", action));
+  // --trim takes the white space around an id away, as around a SKU or a request id.
+  std::vector<std::string> ids = given;
+  if (ctx.scheme().trim_skus) {
+    for (std::string& id : ids) id = std::string(trim_white_space(id));
+  }
   ExitFold fold;
   if (report_invalid_ids(ctx, action, ids, fold)) return fold.code();
   ctx.on_unconnected([&ctx, &action, &ids](const std::string& reason) {

@@ -496,6 +496,13 @@ class BadInput(HoldsTest):
         # 'o-1 ' would be another id than 'o-1': a retry that adds a space would apply again.
         self.assert_refused("order", "o-1 ", "A=1", text="id 'o-1 ' has a space at its start or end")
         self.assert_refused("confirm", "", text="an id cannot be empty")
+        # --trim takes the space away, as around a SKU or a request id: the same id each time.
+        res = self.sc("order", " o-1 ", "A=1", "--trim")
+        self.assertEqual((res.rc, res.one["id"], res.one["status"]), (0, "o-1", "ok"), res)
+        again = self.sc("order", "o-1", "A=1")
+        self.assertEqual(again.one.get("replayed"), True, again)
+        res = self.sc("cancel", "o-1 ", "--trim")
+        self.assertEqual((res.rc, res.one["id"], res.one["status"]), (0, "o-1", "ok"), res)
 
     def test_an_id_with_an_equals_sign_is_refused(self):
         # `hold A=1 B=1` forgot the ID: it must not hold B under the id "A=1".
