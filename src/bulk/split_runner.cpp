@@ -112,15 +112,24 @@ std::optional<std::int64_t> stock_in_bucket(const CallResult& result) {
   return stock;
 }
 
+namespace {
+
+// One GET of each of `keys`, pipelined.
+std::vector<CallResult> get_each(Client& client, const std::vector<std::string>& keys) {
+  std::vector<Call> calls;
+  calls.reserve(keys.size());
+  for (const std::string& key : keys) calls.push_back(Call::read({"GET", key}));
+  return client.run(calls);
+}
+
+}  // namespace
+
 std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
                                                             const std::string& stock_key,
                                                             const BucketLayout& layout,
                                                             std::string* unread) {
   const std::vector<std::string> keys = bucket_keys(stock_key, layout);
-  std::vector<Call> calls;
-  calls.reserve(keys.size());
-  for (const std::string& key : keys) calls.push_back(Call::read({"GET", key}));
-  const std::vector<CallResult> results = client.run(calls);
+  const std::vector<CallResult> results = get_each(client, keys);
   std::vector<std::optional<std::int64_t>> stocks;
   stocks.reserve(results.size());
   for (std::size_t b = 0; b < results.size(); ++b) {
@@ -138,10 +147,7 @@ std::vector<std::optional<std::int64_t>> read_bucket_stocks(Client& client,
 std::optional<std::string> bad_bucket_problem(Client& client, const std::string& stock_key,
                                               const BucketLayout& layout, const std::string& sku) {
   const std::vector<std::string> keys = bucket_keys(stock_key, layout);
-  std::vector<Call> calls;
-  calls.reserve(keys.size());
-  for (const std::string& key : keys) calls.push_back(Call::read({"GET", key}));
-  const std::vector<CallResult> results = client.run(calls);
+  const std::vector<CallResult> results = get_each(client, keys);
   for (std::size_t b = 0; b < results.size(); ++b) {
     const CallResult& r = results[b];
     if (r.state != CallResult::State::replied || r.reply.is_error()) return std::nullopt;

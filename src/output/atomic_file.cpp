@@ -147,6 +147,15 @@ int resolve(const std::string& path, OutputTarget& out) {
   return ELOOP;
 }
 
+// A file we may not write is not replaced either, though renaming over it would work: a
+// read-only file (yesterday's good export, kept) stays as `>` leaves it. (Root may write any
+// file, as with `>`.) Throws IoError naming `path`.
+void refuse_read_only(const std::string& target, const std::string& what, const std::string& path) {
+  if (access(target.c_str(), F_OK) == 0 && access(target.c_str(), W_OK) != 0) {
+    throw IoError(cannot_write(what, path, errno));
+  }
+}
+
 }  // namespace
 
 OutputTarget resolve_output(const std::string& path) {
@@ -159,9 +168,7 @@ void check_output_writable(const std::string& path, const std::string& what) {
   OutputTarget target;
   if (int err = resolve(path, target); err != 0) throw IoError(cannot_write(what, path, err));
   if (target.mode != OutputMode::replace) return;
-  if (access(target.path.c_str(), F_OK) == 0 && access(target.path.c_str(), W_OK) != 0) {
-    throw IoError(cannot_write(what, path, errno));
-  }
+  refuse_read_only(target.path, what, path);
   const std::size_t slash = target.path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : target.path.substr(0, slash + 1);
   if (access(dir.c_str(), W_OK | X_OK) != 0) throw IoError(cannot_write(what, path, errno));
@@ -190,12 +197,7 @@ AtomicFile::AtomicFile(std::string path, std::string what)
 }
 
 void AtomicFile::open_temp() {
-  // A file we may not write is not replaced either, though renaming over it would work: a
-  // read-only file (yesterday's good export, kept) stays as `>` leaves it. (Root may write
-  // any file, as with `>`.)
-  if (access(target_.path.c_str(), F_OK) == 0 && access(target_.path.c_str(), W_OK) != 0) {
-    throw IoError(cannot_write(what_, path_, errno));
-  }
+  refuse_read_only(target_.path, what_, path_);
   // A name of our own, created exclusively: in a shared directory, a file someone else put
   // under a predictable name is never adopted and renamed into place.
   std::string name = fmt::format("{}.tmp.{}.XXXXXX", target_.path, getpid());
