@@ -10,10 +10,11 @@
 -- index, as companion keys are (same hash slot). They are not declared: this script serves a
 -- standalone server, where one index names every item with holds.
 --
--- Returns {holds, units, more, ids}: the holds (ids) expired and the units given back by this
--- call, 1 when items with expired holds may remain (call again), else 0, and the ids of those
+-- Returns {holds, units, more, ids, nowhere}: the holds (ids) expired and the units given back
+-- by this call, 1 when items with expired holds may remain (call again), else 0, the ids of those
 -- holds, each once (a hold of several lines expires on each of its items; the caller counts
--- the ids of every call once).
+-- the ids of every call once), and {stock key, units, ...} for each item whose stock key was
+-- missing (deleted or evicted under its holds): their units, counted in `units`, went nowhere.
 
 local log_max = ARGV[2]
 local logging = log_max ~= nil and log_max ~= ''
@@ -49,11 +50,15 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[1])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
-local units, seen, expired = 0, {}, {}
+local units, seen, expired, nowhere = 0, {}, {}, {}
 for _, stock_key in ipairs(due) do
   local holds_key = companion(stock_key, ':holds')
-  units = units + expire_holds(stock_key, holds_key, companion(stock_key, ':held'), now, seen,
-                               expired)
+  local back = expire_holds(stock_key, holds_key, companion(stock_key, ':held'), now, seen, expired)
+  units = units + back
+  if back > 0 and redis.call('EXISTS', stock_key) == 0 then
+    nowhere[#nowhere + 1] = stock_key
+    nowhere[#nowhere + 1] = back
+  end
   -- The item's next expiry becomes its score; an item without holds leaves the index. A
   -- corrupt item keeps its expired holds and waits a minute before it is looked at again.
   local next_one = redis.call('ZRANGE', holds_key, 0, 0, 'WITHSCORES')
@@ -65,4 +70,4 @@ for _, stock_key in ipairs(due) do
     redis.call('ZADD', KEYS[1], next_one[2], stock_key)
   end
 end
-return {#expired, units, #due == limit and 1 or 0, expired}
+return {#expired, units, #due == limit and 1 or 0, expired, nowhere}

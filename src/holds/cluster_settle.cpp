@@ -98,6 +98,7 @@ struct Reaping {
   std::vector<GroupStep> groups;
   std::vector<bool> settle;  ///< per group: has something to settle (not a tombstone)
   std::int64_t units_back = 0;
+  std::vector<RecordLine> nowhere;  ///< lines given back while their stock key was missing
 };
 
 // Step 1: the record decides (a preparing attempt past its deadline aborts, a held hold past
@@ -113,7 +114,7 @@ std::vector<Reaping> decide_due(CartStore& store, const std::vector<std::string>
     std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
     const GroupFinish todo = group_finish(rec.state);
     if (!lines || rec.finished || todo.action == GroupAction::none) continue;
-    Reaping r{ids[i], rec, todo, group_steps(store.scheme, ids[i], rec.attempt, *lines), {}, 0};
+    Reaping r{ids[i], rec, todo, group_steps(store.scheme, ids[i], rec.attempt, *lines), {}, 0, {}};
     r.settle.assign(r.groups.size(), true);
     work.push_back(std::move(r));
   }
@@ -158,7 +159,14 @@ void settle_groups(CartStore& store, std::vector<Reaping>& work) {
     Reaping& r = work[of[i].first];
     const GroupStep& step = r.groups[of[i].second];
     std::vector<std::optional<std::int64_t>> stocks;
-    read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back);
+    std::vector<std::size_t> nowhere;
+    read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back,
+                r.todo.gives_back ? &nowhere : nullptr);
+    for (std::size_t line : nowhere) {
+      for (std::size_t k = 0; k < step.lines.size(); ++k) {
+        if (step.lines[k] == line) r.nowhere.push_back(step.group_lines[k]);
+      }
+    }
     keep.push_back(keep_call(step.record, kDefaultKeepS));
   }
   store.client.run(keep);
@@ -176,7 +184,7 @@ void mark_done(CartStore& store, const std::vector<Reaping>& work) {
   durable_run(store.client, calls);
 }
 
-void reap_window(CartStore& store, const std::vector<std::string>& ids, ReapCount& count) {
+void reap_window(CartStore& store, const std::vector<std::string>& ids, Reaped& count) {
   std::vector<Reaping> work = decide_due(store, ids);
   tombstone_groups(store, work);
   settle_groups(store, work);
@@ -185,6 +193,10 @@ void reap_window(CartStore& store, const std::vector<std::string>& ids, ReapCoun
     if (r.units_back == 0) continue;
     ++count.holds;
     count.units += r.units_back;
+    for (const RecordLine& line : r.nowhere) {
+      count.units -= line.qty;
+      count.nowhere.push_back(line);
+    }
   }
 }
 
@@ -214,8 +226,8 @@ std::vector<std::string> list_due(CartStore& store, bool& more) {
 
 }  // namespace
 
-ReapCount reap_on_cluster(CartStore& store) {
-  ReapCount count;
+Reaped reap_on_cluster(CartStore& store) {
+  Reaped count;
   for (bool more = true; more;) {
     const std::vector<std::string> ids = list_due(store, more);
     for (std::size_t start = 0; start < ids.size(); start += kReapWindow) {

@@ -13,14 +13,8 @@ namespace stockctl {
 Settled settle_on_cluster(CartStore& store, const std::string& action, const std::string& id,
                           const ProtocolHooks& hooks);
 
-/// What reap did on a cluster.
-struct ReapCount {
-  std::int64_t holds = 0;  ///< holds and orders whose units went back (expired or aborted)
-  std::int64_t units = 0;
-};
-
 /// reap on a cluster: every record whose time has come (a hold past its expiry, an attempt past
 /// its deadline, a decision not yet carried to every group) is decided and finished.
-ReapCount reap_on_cluster(CartStore& store);
+Reaped reap_on_cluster(CartStore& store);
 
 }  // namespace stockctl

@@ -11,6 +11,7 @@
 #include "bulk/replica_ack.h"
 #include "core/error_reply.h"
 #include "core/hold_lines.h"
+#include "core/sku.h"
 #include "holds/hold_runner.h"
 #include "holds/settle_answer.h"
 #include "redis/errors.h"
@@ -95,9 +96,9 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
   return answer;
 }
 
-ReapTotal reap_on_one_redis(CartStore& store) {
+Reaped reap_on_one_redis(CartStore& store) {
   const ChangeLogSettings& log = store.log;
-  std::int64_t units = 0;
+  Reaped total;
   // A hold of several lines expires on each of its items, perhaps in different calls: each
   // call names the ids it gave back, and every id counts once.
   std::unordered_set<std::string> expired;
@@ -107,11 +108,16 @@ ReapTotal reap_on_one_redis(CartStore& store) {
     if (!reaped) {
       throw StockctlError(fmt::format("reap: unexpected reply: {}", describe_reply(r)));
     }
-    units += reaped->units;
+    total.units += reaped->units;
     more = reaped->more;
     expired.insert(reaped->ids.begin(), reaped->ids.end());
+    for (const auto& [key, units] : reaped->nowhere) {
+      total.units -= units;
+      total.nowhere.push_back(RecordLine{sku_of_key(store.scheme, key).value_or(key), key, units});
+    }
   }
-  return ReapTotal{static_cast<std::int64_t>(expired.size()), units};
+  total.holds = static_cast<std::int64_t>(expired.size());
+  return total;
 }
 
 }  // namespace stockctl

@@ -12,13 +12,7 @@ namespace stockctl {
 /// left without an answer is `error`, "not applied" or "outcome unknown" (a re-run finishes it).
 Settled settle_on_one_redis(CartStore& store, const std::string& action, const std::string& id);
 
-/// What reap did on one Redis.
-struct ReapTotal {
-  std::int64_t holds = 0;  ///< holds whose units went back
-  std::int64_t units = 0;
-};
-
 /// reap on one Redis: every expired hold's units back, a batch of items a call.
-ReapTotal reap_on_one_redis(CartStore& store);
+Reaped reap_on_one_redis(CartStore& store);
 
 }  // namespace stockctl

@@ -216,24 +216,9 @@ ExitCode run_settles(Program& program, const std::string& action,
 }
 ExitCode run_reap(Program& program) {
   Context ctx(program);
-  std::int64_t holds = 0;
-  std::int64_t units = 0;
   CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
-  if (program.common.cluster) {
-    // Items on a cluster hold units only in the protocol's groups, which the records drive.
-    ReapCount count = reap_on_cluster(store);
-    holds = count.holds;
-    units = count.units;
-  } else {
-    ReapTotal total = reap_on_one_redis(store);
-    holds = total.holds;
-    units = total.units;
-  }
-  nlohmann::ordered_json j;
-  j["op"] = "reap";
-  j["holds"] = holds;
-  j["units"] = units;
-  ctx.out().write_summary(j);
+  // Items on a cluster hold units only in the protocol's groups, which the records drive.
+  print_reap(ctx, program.common.cluster ? reap_on_cluster(store) : reap_on_one_redis(store));
   return ExitCode::ok;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "base/diagnostics.h"
 #include "base/text.h"
@@ -51,6 +52,42 @@ std::optional<std::vector<RecordLine>> hold_record_lines(std::string_view text) 
   return lines;
 }
 
+namespace {
+
+// The warning for units given back to an item whose stock key is gone: `what` says whose.
+std::string nowhere_warning(const std::string& what, const RecordLine& line) {
+  return fmt::format(
+      "{}: item '{}' has no stock key ({}), so the {} {} given back went nowhere; "
+      "'stockctl rebuild' creates the key again from the source of truth",
+      what, escape_control(line.sku), escape_control(line.key), line.qty,
+      line.qty == 1 ? "unit" : "units");
+}
+
+}  // namespace
+
+void print_reap(Context& ctx, const Reaped& reaped) {
+  // One warning per item: its lines may come from several holds (and calls).
+  std::vector<RecordLine> items;
+  std::unordered_map<std::string, std::size_t> item_of_key;
+  std::int64_t nowhere_units = 0;
+  for (const RecordLine& line : reaped.nowhere) {
+    const auto [at, first] = item_of_key.emplace(line.key, items.size());
+    if (first) {
+      items.push_back(line);
+    } else {
+      items[at->second].qty += line.qty;
+    }
+    nowhere_units += line.qty;
+  }
+  for (const RecordLine& item : items) print_warning(nowhere_warning("reap", item));
+  nlohmann::ordered_json j;
+  j["op"] = "reap";
+  j["holds"] = reaped.holds;
+  j["units"] = reaped.units;
+  j["units_nowhere"] = nowhere_units;
+  ctx.out().write_summary(j);
+}
+
 void print_settle(Context& ctx, const std::string& action, const std::string& id,
                   const Settled& settled, ExitFold& fold) {
   const Status status = settled.status;
@@ -59,12 +96,8 @@ void print_settle(Context& ctx, const std::string& action, const std::string& id
   }
   for (std::size_t i : settled.nowhere) {
     if (i >= settled.lines.size()) continue;
-    const RecordLine& line = settled.lines[i];
     print_warning(
-        fmt::format("{} {}: item '{}' has no stock key ({}), so the {} {} given back went nowhere; "
-                    "'stockctl rebuild' creates the key again from the source of truth",
-                    action, escape_control(id), escape_control(line.sku), escape_control(line.key),
-                    line.qty, line.qty == 1 ? "unit" : "units"));
+        nowhere_warning(fmt::format("{} {}", action, escape_control(id)), settled.lines[i]));
   }
   ctx.out().write(settle_json(action, id, status, settled.lines, settled.stocks, settled.replayed,
                               settled.error));

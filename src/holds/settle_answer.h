@@ -54,6 +54,18 @@ struct Settled {
 void print_settle(Context& ctx, const std::string& action, const std::string& id,
                   const Settled& settled, ExitFold& fold);
 
+/// What reap did, on one Redis or a cluster.
+struct Reaped {
+  std::int64_t holds = 0;  ///< holds and orders whose units went back (expired or aborted)
+  std::int64_t units = 0;  ///< the units given back into their items' stock keys
+  /// Per item, the units given back while its stock key was missing (deleted or evicted under
+  /// the holds): they went nowhere, are not in `units`, and the summary warns about each.
+  std::vector<RecordLine> nowhere;
+};
+
+/// Prints reap's warnings (one per item of `reaped.nowhere`) and its summary.
+void print_reap(Context& ctx, const Reaped& reaped);
+
 /// "ok", "expired", ... as a settle script answers them ("released": a conflict, the confirm of
 /// a released hold).
 Status settle_status(const std::string& word);

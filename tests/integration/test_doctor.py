@@ -270,7 +270,7 @@ class Cluster(DoctorTest):
                 "1 cluster holds or orders are past due and not reaped yet"), warned)
             self.assertIn("stockctl reap --cluster from cron every minute", warned["hint"])
             self.assertEqual([f["status"] for f in by_node.values()], ["ok", "ok"])
-            self.assertEqual(run("reap", *on).one, {"op": "reap", "holds": 1, "units": 2})
+            self.assertEqual(run("reap", *on).one, {"op": "reap", "holds": 1, "units": 2, "units_nowhere": 0})
             self.assertEqual(statuses(run("doctor", *on), "holds"), ["ok"] * 3)
         finally:
             router.close()

@@ -43,11 +43,11 @@ class ReapMany(ServerTest):
         self.assertEqual((pending, out), (HOLDS, units))
         res = self.sc("reap", timeout=600)
         self.assertEqual(res.rc, 0, res)
-        self.assertEqual(res.one, {"op": "reap", "holds": HOLDS, "units": units})
+        self.assertEqual(res.one, {"op": "reap", "holds": HOLDS, "units": units, "units_nowhere": 0})
         stock = sum(int(self.r("GET", "stock:{i%d}" % i)) for i in range(ITEMS))
         self.assertEqual(stock, ITEMS * 1000)
         self.assertEqual(self.r("EXISTS", "stockctl:holds-index:stock:"), 0)
-        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0})
+        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0, "units_nowhere": 0})
 
 
 if __name__ == "__main__":

@@ -62,9 +62,9 @@ class ReapManyOnCluster(unittest.TestCase):
         res = run("reap", *self.on, timeout=1800)
         print("\nreap of %d expired cluster holds: %.1f s" % (HOLDS, time.monotonic() - started))
         self.assertEqual(res.rc, 0, res)
-        self.assertEqual(res.one, {"op": "reap", "holds": HOLDS, "units": units})
+        self.assertEqual(res.one, {"op": "reap", "holds": HOLDS, "units": units, "units_nowhere": 0})
         self.assertEqual(self.stock_and_held(), (ITEMS * INITIAL, 0))
-        self.assertEqual(run("reap", *self.on).one, {"op": "reap", "holds": 0, "units": 0})
+        self.assertEqual(run("reap", *self.on).one, {"op": "reap", "holds": 0, "units": 0, "units_nowhere": 0})
 
 
 if __name__ == "__main__":

@@ -15,14 +15,19 @@ Call reap_call(const std::string& index, int batch, const ChangeLogSettings& log
 }
 
 std::optional<ReapReply> parse_reap_reply(const Reply& r) {
-  if (r.type != Reply::Type::array || r.elements.size() != 4 ||
-      r.elements[3].type != Reply::Type::array) {
+  if (r.type != Reply::Type::array || r.elements.size() != 5 ||
+      r.elements[3].type != Reply::Type::array || r.elements[4].type != Reply::Type::array ||
+      r.elements[4].elements.size() % 2 != 0) {
     return std::nullopt;
   }
   ReapReply reply;
   reply.units = r.elements[1].integer;
   reply.more = r.elements[2].integer == 1;
   for (const Reply& id : r.elements[3].elements) reply.ids.push_back(id.str);
+  const std::vector<Reply>& nowhere = r.elements[4].elements;
+  for (std::size_t i = 0; i + 1 < nowhere.size(); i += 2) {
+    reply.nowhere.emplace_back(nowhere[i].str, nowhere[i + 1].integer);
+  }
   return reply;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/change_log.h"
@@ -19,6 +20,9 @@ struct ReapReply {
   std::int64_t units = 0;        ///< units given back by this call
   bool more = false;             ///< items with expired holds may remain: call again
   std::vector<std::string> ids;  ///< the holds expired by this call, each once
+  /// Per item whose stock key was missing, its key and the units given back (in `units`),
+  /// which went nowhere.
+  std::vector<std::pair<std::string, std::int64_t>> nowhere;
 };
 
 /// Reads the reap script's reply; nullopt for anything else (an error reply included).
