@@ -190,8 +190,17 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--log-max", o.log_max, "keep about N entries per item's log (default 1000)")
       ->check(integer_range(1, 1LL << 40))
       ->group(log);
+  // An empty --actor is refused rather than taken as the default: `--actor "$JOB"` with JOB unset
+  // would otherwise sign a cron job's changes as whoever ran it, without a word.
   app.add_option("--actor", o.actor,
                  "who makes the changes, for the log (default $STOCKCTL_ACTOR, else user@host)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (!text.empty()) return {};
+            return "'' is empty; leave --actor out for the default ($STOCKCTL_ACTOR, else "
+                   "user@host)";
+          },
+          ""))
       ->group(log);
   app.add_option("--reason", o.reason, "why, for the log")->group(log);
   app.add_option("--metrics-file", o.metrics_file,

@@ -179,6 +179,11 @@ class Usage(unittest.TestCase):
             res = run(*args)
             self.assertEqual(res.rc, 2, res)
             self.assertIn("'%s' is not an integer from 1 to" % args[-1], res.stderr)
+        # An empty actor (`--actor "$JOB"`, JOB unset) is refused, not signed as user@host.
+        res = run("deduct", "a", "1", "--actor", "")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: --actor: '' is empty; leave --actor out for the default",
+                      res.stderr)
         res = run("init", "--file", "x.csv", "--format", "xml")
         self.assertIn("stockctl: error: --format: 'xml' is not a format; use one of csv, tsv, json, "
                       "ndjson, jsonl", res.stderr)
