@@ -142,8 +142,13 @@ std::string password_sources(const CommonOptions& o, const ConnectOptions& c) {
   return fmt::format("the password from {} (sources in order: {})", used, order);
 }
 
-ClientOptions client_options(const CommonOptions& o) {
-  return ClientOptions{o.retry_timeout_ms, o.wait_replicas, o.wait_timeout_ms, o.timeout_ms};
+ClientOptions client_options(const CommonOptions& o, bool writes) {
+  const int wait_replicas = !writes && o.wait_replicas == kWaitReplicasAuto ? 0 : o.wait_replicas;
+  return ClientOptions{o.retry_timeout_ms, wait_replicas, o.wait_timeout_ms, o.timeout_ms};
+}
+
+bool writes_stock(std::string_view op) {
+  return !(op == "get" || op == "export" || op == "log" || op == "doctor");
 }
 
 }  // namespace stockctl

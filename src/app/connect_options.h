@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "options/options.h"
 #include "redis/client.h"
@@ -18,7 +19,13 @@ ConnectOptions connect_options(const CommonOptions& options);
 /// --password-file, the URL, STOCKCTL_PASSWORD, REDISCLI_AUTH)", or that none was found.
 std::string password_sources(const CommonOptions& options, const ConnectOptions& connect);
 
-/// How the client retries and waits for replicas.
-ClientOptions client_options(const CommonOptions& options);
+/// How the client retries and waits for replicas. A command that writes no stock (`writes`
+/// false) leaves the default --wait-replicas at 0: it asks no primary for its replicas and
+/// warns of no write going unreplicated, since it makes none.
+ClientOptions client_options(const CommonOptions& options, bool writes);
+
+/// Whether subcommand `op` can write stock or its companions (everything but get, export, log
+/// and doctor).
+bool writes_stock(std::string_view op);
 
 }  // namespace stockctl

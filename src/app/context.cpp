@@ -24,6 +24,7 @@ OutputStyle output_style(const CommonOptions& options) {
 
 Context::Context(Program& program)
     : options_(program.common),
+      writes_(writes_stock(program.op)),
       stats_(program.stats),
       scheme_(key_scheme(program.common)),
       change_log_(change_log_settings(program.common)),
@@ -38,7 +39,8 @@ Topology topology_of(const CommonOptions& options) {
 }  // namespace
 
 std::unique_ptr<Client> Context::new_client() const {
-  return open_client(topology_of(options_), connect_options(options_), client_options(options_));
+  return open_client(topology_of(options_), connect_options(options_),
+                     client_options(options_, writes_));
 }
 
 std::unique_ptr<PipelinedConnections> Context::open_pipelined(std::size_t count,
@@ -71,7 +73,7 @@ Client& Context::redis() {
   if (!client_) {
     ConnectOptions options = connect_options(options_);
     try {
-      client_ = open_client(topology_of(options_), options, client_options(options_));
+      client_ = open_client(topology_of(options_), options, client_options(options_, writes_));
     } catch (const AuthenticationError& e) {
       AuthenticationError refused(
           fmt::format("{}; {}", e.what(), password_sources(options_, options)));

@@ -62,6 +62,7 @@ class Context {
   void print_unconnected(const std::string& reason);
 
   const CommonOptions& options_;
+  bool writes_;  ///< the subcommand can write stock (writes_stock)
   RunStats& stats_;
   KeyScheme scheme_;
   ChangeLogSettings change_log_;

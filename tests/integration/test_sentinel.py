@@ -454,6 +454,10 @@ class MasterSwitch(unittest.TestCase):
         self.assertIn("has no replica attached", res.stderr)
         self.assertIn("a failover would lose them", res.stderr)
         self.assertEqual(calls_on(self.set.master, "wait"), 0)
+        # A command that writes nothing does not warn about writes it does not make.
+        for args in (("get", "a"), ("export",), ("log", "a")):
+            res = run(*args, "--url", self.set.url())
+            self.assertEqual((res.rc, res.stderr), (0, ""), res)
         r.close()
 
 

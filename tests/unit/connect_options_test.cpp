@@ -129,3 +129,16 @@ TEST_CASE("--user wins over the URL's user") {
   o.user = "flag-user";
   CHECK(connect_options(o).user == std::optional<std::string>("flag-user"));
 }
+
+TEST_CASE("a command that writes no stock does not wait for replicas unless asked to") {
+  CommonOptions o;
+  CHECK(client_options(o, true).wait_replicas == kWaitReplicasAuto);
+  CHECK(client_options(o, false).wait_replicas == 0);
+  o.wait_replicas = 2;
+  CHECK(client_options(o, false).wait_replicas == 2);
+  for (const char* op : {"get", "export", "log", "doctor"}) CHECK_FALSE(writes_stock(op));
+  for (const char* op : {"deduct", "add", "init", "rebuild", "delete", "hold", "reap", "split",
+                         "rebalance", "bench", "library"}) {
+    CHECK(writes_stock(op));
+  }
+}
