@@ -279,6 +279,20 @@ void AtomicFile::commit() {
   if (target_.mode == OutputMode::replace && std::rename(temp_.c_str(), target_.path.c_str()) != 0)
     fail(errno);
   temp_.clear();
+  if (target_.mode == OutputMode::replace) sync_directory();
+}
+
+void AtomicFile::sync_directory() const {
+  // The rename is in the directory's data: until that reaches the disk, a crash can bring back
+  // the old file (or none) after the run said the new one was written.
+  const std::size_t slash = target_.path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : target_.path.substr(0, slash + 1);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // the file is in place; a directory we cannot open is not ours to sync
+  const int err = fsync(fd) == 0 ? 0 : errno;
+  close(fd);
+  // Some file systems cannot sync a directory (EINVAL); the file itself was synced.
+  if (err != 0 && err != EINVAL) throw IoError(cannot_write(what_, path_, err));
 }
 
 }  // namespace stockctl

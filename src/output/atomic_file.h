@@ -52,7 +52,8 @@ class AtomicFile {
 
   /// Appends `text`; throws IoError as soon as the system reports a failed write.
   void write(std::string_view text);
-  /// Writes what is buffered; a replaced file is synced and renamed into place. Throws IoError.
+  /// Writes what is buffered; a replaced file is synced, renamed into place, and its directory
+  /// synced. Throws IoError.
   void commit();
   const std::string& path() const { return path_; }
   OutputMode mode() const { return target_.mode; }
@@ -61,6 +62,7 @@ class AtomicFile {
   void open_temp();
   void open_in_place();
   void flush_buffer();
+  void sync_directory() const;
   [[noreturn]] void fail(int err);
 
   std::string path_;
