@@ -98,6 +98,14 @@ void Connection::authenticate(const ConnectOptions& options) {
   Reply r = setup_command(argv);
   if (!r.is_error()) return;
   if (options.password) {
+    // A password for a server that has none is refused rather than dropped (redis-cli warns and
+    // goes on): a URL or environment that carries one was meant for a server that asks for it.
+    if (r.str.find("without any password configured") != std::string::npos) {
+      throw AuthenticationError(fmt::format(
+          "authentication failed at {}: the server asks for no password, but one was given "
+          "(is this the server you meant?)",
+          where_));
+    }
     std::string why = r.str;
     if (!why.empty() && why.back() == '.') why.pop_back();  // the message goes on after it
     throw AuthenticationError(fmt::format("authentication failed at {}: {}", where_, why));

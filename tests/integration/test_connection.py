@@ -136,6 +136,17 @@ class UnixSocket(ServerTest):
 
 
 class Database(ServerTest):
+    def test_a_password_for_a_server_without_one_is_refused_saying_so(self):
+        # An environment that carries a password was meant for a server that asks for one.
+        self.assertEqual(self.sc("init", "d", "4").rc, 0)
+        res = run("deduct", "d", "1", "--url", self.server.url,
+                  env=clean_env(STOCKCTL_PASSWORD="s3cret-pw"))
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("the server asks for no password, but one was given (is this the server you "
+                      "meant?); the password from STOCKCTL_PASSWORD", res.stderr)
+        self.assertNotIn("s3cret-pw", res.stderr + res.stdout)
+        self.assertEqual(self.r("GET", "stock:{d}"), "4")
+
     def test_db_in_the_url(self):
         self.assertEqual(self.sc("init", "d", "4").rc, 0)  # db 0
         res = run("init", "d", "5", "--url", self.server.url + "/2")
