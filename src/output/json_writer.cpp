@@ -272,9 +272,11 @@ void JsonWriter::write(const ItemResult& item) {
 
 void JsonWriter::write(const nlohmann::ordered_json& value) {
   if (table()) {
-    const std::string block = table_.add(table_row(value));
-    out_ << block;
-    table_printed_ = table_printed_ || !block.empty();
+    for (TableRow& row : table_rows(value)) {
+      const std::string block = table_.add(std::move(row));
+      out_ << block;
+      table_printed_ = table_printed_ || !block.empty();
+    }
     return;
   }
   // Invalid UTF-8 in a SKU is replaced rather than aborting the whole run.

@@ -61,6 +61,26 @@ TableRow table_row(const nlohmann::ordered_json& value) {
   return row;
 }
 
+std::vector<TableRow> table_rows(const nlohmann::ordered_json& value) {
+  if (value.is_object()) {
+    for (const auto& [key, field] : value.items()) {
+      const bool objects =
+          field.is_array() && !field.empty() &&
+          std::all_of(field.begin(), field.end(), [](const auto& e) { return e.is_object(); });
+      if (!objects) continue;
+      std::vector<TableRow> rows;
+      rows.reserve(field.size());
+      nlohmann::ordered_json one = value;
+      for (const nlohmann::ordered_json& element : field) {
+        one[key] = element;
+        rows.push_back(table_row(one));
+      }
+      return rows;
+    }
+  }
+  return {table_row(value)};
+}
+
 std::size_t display_width(const std::string& text) {
   return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
     return (static_cast<unsigned char>(c) & 0xC0) != 0x80;

@@ -25,6 +25,11 @@ inline constexpr const char* kTableNull = "-";
 /// a row stays on one line. A value that is not an object is one column named "value".
 TableRow table_row(const nlohmann::ordered_json& value);
 
+/// A JSON object as the rows a person reads: table_row's one row, or, when a field holds an
+/// array of objects (a hold's or order's lines), a row per element, whose fields are
+/// "field.child" columns in the array's place, the object's other fields repeated on each.
+std::vector<TableRow> table_rows(const nlohmann::ordered_json& value);
+
 /// The width a terminal gives `text`: its code points (UTF-8 continuation bytes take none).
 std::size_t display_width(const std::string& text);
 

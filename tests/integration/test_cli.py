@@ -296,6 +296,16 @@ class TableOutput(ServerTest):
                          "deduct  A    stock:{A}    2  ok                3\n"
                          "deduct  A    stock:{A}    9  insufficient      3\n")
 
+    def test_a_hold_is_a_row_per_line(self):
+        self.r("SET", "stock:{A}", "5")
+        self.r("SET", "stock:{B}", "7")
+        res = self.sc("release", self.sc("hold", "h1", "A=1", "B=2").one["id"], "--table")
+        self.assertEqual(res.rc, 0, res)
+        self.assertEqual(res.stdout,
+                         "op       id  status  lines.sku  lines.key  lines.qty  lines.stock\n"
+                         "release  h1  ok      A          stock:{A}          1            5\n"
+                         "release  h1  ok      B          stock:{B}          2            7\n")
+
     def test_a_summary_is_one_field_per_line(self):
         path = self.write("init.csv", "sku,stock\nA,5\nB,7\n")
         self.r("SET", "stock:{B}", "1")

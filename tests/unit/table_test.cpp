@@ -92,6 +92,27 @@ TEST_CASE("nested objects become dotted columns, arrays compact JSON, control ch
   CHECK(row[3].second.text == "a\\tb\\nc");
 }
 
+TEST_CASE("an array of objects (a hold's lines) is a row per element, the other fields repeated") {
+  const json hold{{"op", "hold"},
+                  {"id", "h1"},
+                  {"lines", json::array({json{{"sku", "A"}, {"qty", 1}}, json{{"sku", "B"}}})},
+                  {"status", "ok"}};
+  const std::vector<TableRow> rows = table_rows(hold);
+  REQUIRE(rows.size() == 2);
+  std::vector<std::string> names;
+  for (const auto& [name, cell] : rows[0]) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"op", "id", "lines.sku", "lines.qty", "status"});
+  CHECK(rows[0][2].second.text == "A");
+  CHECK(rows[1][1].second.text == "h1");
+  CHECK(rows[1][2].second.text == "B");
+  CHECK(rows[1].size() == 4);  // B has no qty: an absent cell, shown as '-'
+  // No lines, or an array of numbers: one row, the array as its compact JSON.
+  CHECK(table_rows(json{{"op", "hold"}, {"lines", json::array()}}).size() == 1);
+  const std::vector<TableRow> numbers = table_rows(json{{"lines", json::array({1, 2})}});
+  REQUIRE(numbers.size() == 1);
+  CHECK(numbers[0][0].second.text == "[1,2]");
+}
+
 TEST_CASE("widths count characters, not bytes") {
   CHECK(display_width("caf\xC3\xA9") == 4);
   std::string out = render_all({{{"sku", "caf\xC3\xA9"}, {"n", 1}}, {{"sku", "abcd"}, {"n", 2}}});
