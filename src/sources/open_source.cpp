@@ -101,6 +101,12 @@ void read_records(std::istream& in, Format format, const WantedColumns& wanted,
 
 Source::Source(std::string path, std::optional<Format> format, char delimiter)
     : path_(std::move(path)), name_(path_ == "-" ? "<stdin>" : path_), delimiter_(delimiter) {
+  struct stat st {};
+  const bool found = path_ != "-" && stat(path_.c_str(), &st) == 0;
+  // Said before the format, which a directory's name cannot tell either.
+  if (found && S_ISDIR(st.st_mode)) {
+    throw IoError(fmt::format("cannot read {}: it is a directory", name_));
+  }
   if (!format) format = format_from_extension(path_);
   if (!format) {
     throw InputError(
@@ -111,11 +117,6 @@ Source::Source(std::string path, std::optional<Format> format, char delimiter)
   format_ = *format;
   check_delimiter();
   if (path_ != "-") {
-    struct stat st {};
-    const bool found = stat(path_.c_str(), &st) == 0;
-    if (found && S_ISDIR(st.st_mode)) {
-      throw IoError(fmt::format("cannot read {}: it is a directory", name_));
-    }
     // A FIFO is opened once, by the first read: a probe would wait for its writer, and a
     // second open would find what the first read consumed gone.
     once_ = found && !S_ISREG(st.st_mode);

@@ -166,6 +166,12 @@ class InitFile(ServerTest):
         self.assertEqual(res.rc, 1)
         self.assertIn("cannot open", res.stderr)
 
+    def test_a_directory_is_said_to_be_one_before_its_format(self):
+        for args in ((), ("--format", "csv")):
+            res = self.sc("init", "--file", self.tmp, *args)
+            self.assertEqual(res.rc, 1, res)
+            self.assertIn("cannot read %s: it is a directory" % self.tmp, res.stderr)
+
     def test_column_renames(self):
         path = self.write("r.csv", "item,left\nA,4\n")
         res = self.sc("init", "--file", path, "--sku-column", "item", "--stock-column", "left")
