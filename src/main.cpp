@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <iostream>
 #include <memory>
@@ -192,7 +195,16 @@ int main(int argc, char** argv) {
     }
   }
   ExitCode code = run_guarded(program);
-  if (interrupted()) code = exit_code_for_signal(interrupt_signal());
+  // What is still buffered for standard output is written now, where a failure can be told:
+  // at exit it would be lost without a word (a full disk, a reader that went away).
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::cout.fail()) stop_for_lost_output(errno);
+  if (interrupt_signal() != 0) {
+    code = exit_code_for_signal(interrupt_signal());
+  } else if (const int lost = lost_output_error(); lost != 0) {
+    print_error(fmt::format("cannot write standard output: {}", std::strerror(lost)));
+    code = most_serious(code, ExitCode::failure);
+  }
   if (!program.common.metrics_file.empty()) {
     RunMetrics metrics{
         program.op,

@@ -1,6 +1,10 @@
 #include "base/interrupt.h"
 
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <ctime>
 
 #include "base/errors.h"
@@ -9,7 +13,8 @@ namespace stockctl {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
-timespec g_first{};  // when the first signal came; written only by the handler
+int g_lost_output = 0;  // errno of the first failed write to standard output
+timespec g_first{};     // when the first signal came; written only by the handler
 
 // A repeat this soon is the same request delivered twice (timeout(1) signals the process and
 // then its whole group), not a user insisting.
@@ -36,6 +41,11 @@ extern "C" void record_signal(int sig) {
   std::raise(sig);
 }
 
+// SIGPIPE is caught, not ignored: a write to a pipe whose reader left then fails with EPIPE,
+// which the writer reports, and a child process (--init-cmd, --from-cmd) still starts with the
+// default, since exec resets a caught signal (an ignored one would be inherited).
+extern "C" void ignore_signal(int /*sig*/) {}
+
 }  // namespace
 
 void install_interrupt_handlers() {
@@ -49,7 +59,18 @@ void install_interrupt_handlers() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  struct sigaction pipe {};
+  pipe.sa_handler = ignore_signal;
+  sigemptyset(&pipe.sa_mask);
+  pipe.sa_flags = SA_RESTART;
+  sigaction(SIGPIPE, &pipe, nullptr);
 }
+
+void stop_for_lost_output(int err) {
+  if (g_lost_output == 0) g_lost_output = err != 0 ? err : EIO;
+}
+
+int lost_output_error() { return g_lost_output; }
 
 int interrupt_signal() { return g_signal; }
 
@@ -58,6 +79,10 @@ void stop_if_interrupted() {
 }
 
 std::string interrupt_reason() {
+  if (g_signal == 0 && g_lost_output != 0) {
+    return fmt::format("stopped: standard output could not be written ({})",
+                       std::strerror(g_lost_output));
+  }
   return g_signal == SIGTERM ? "interrupted by SIGTERM" : "interrupted by SIGINT";
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "base/interrupt.h"
 #include "core/quantity.h"
 
 namespace stockctl {
@@ -268,6 +269,12 @@ void JsonWriter::write(const ItemResult& item) {
   line_.clear();
   append_item_line(line_, item);
   out_.write(line_.data(), static_cast<std::streamsize>(line_.size()));
+  check_written();
+}
+
+void JsonWriter::check_written() {
+  // A reader that went away (EPIPE), a full disk: the run stops as an interrupted one does.
+  if (out_.fail()) stop_for_lost_output(errno);
 }
 
 void JsonWriter::write(const nlohmann::ordered_json& value) {
@@ -277,12 +284,14 @@ void JsonWriter::write(const nlohmann::ordered_json& value) {
       out_ << block;
       table_printed_ = table_printed_ || !block.empty();
     }
+    check_written();
     return;
   }
   // Invalid UTF-8 in a SKU is replaced rather than aborting the whole run.
   out_ << value.dump(style_ == OutputStyle::pretty ? 2 : -1, ' ', false,
                      nlohmann::ordered_json::error_handler_t::replace)
        << '\n';
+  check_written();
 }
 
 void JsonWriter::write_summary(const nlohmann::ordered_json& summary) {
@@ -291,6 +300,7 @@ void JsonWriter::write_summary(const nlohmann::ordered_json& summary) {
   if (table_printed_) out_ << '\n';
   out_ << render_fields(table_row(summary));
   table_printed_ = true;
+  check_written();
 }
 
 void JsonWriter::finish() {
@@ -299,6 +309,7 @@ void JsonWriter::finish() {
   if (block.empty()) return;
   out_ << block;
   table_printed_ = true;
+  check_written();
 }
 
 void ReportFile::write(const ItemResult& item) {

@@ -70,6 +70,8 @@ class JsonWriter {
   void finish();
 
  private:
+  void check_written();
+
   std::ostream& out_;
   OutputStyle style_;
   std::string line_;  ///< reused for each item

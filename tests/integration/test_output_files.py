@@ -4,6 +4,7 @@ atomically, a symlink's target is replaced and the link kept, anything else (a d
 
 import json
 import os
+import re
 import stat
 import subprocess
 import threading
@@ -98,6 +99,51 @@ class Devices(OutputFilesTest):
         self.assertEqual(os.readlink(link), "null")
         st = os.lstat(self.null)
         self.assertTrue(stat.S_ISCHR(st.st_mode))
+
+
+class LostStandardOutput(OutputFilesTest):
+    """Standard output that cannot be written is an I/O error (exit 1), said on stderr; a batch
+    whose reader went away stops as an interrupted one does, never half-way without a word."""
+
+    @unittest.skipUnless(AS_ROOT, "mknod needs root")
+    def test_a_full_device_is_an_error_after_the_change_it_could_not_report(self):
+        full = self.path("full")
+        os.mknod(full, 0o666 | stat.S_IFCHR, os.makedev(1, 7))  # as /dev/full
+        self.init()
+        for args in (("get", "a"), ("deduct", "a", "1"), ("delete", "b")):
+            with open(full, "w") as out:
+                proc = subprocess.run([STOCKCTL, *args, *self.target_args()], stdout=out,
+                                      stderr=subprocess.PIPE, text=True, env=clean_env(),
+                                      timeout=60)
+            self.assertEqual(proc.returncode, 1, (args, proc.stderr))
+            self.assertEqual(proc.stderr, "stockctl: error: cannot write standard output: "
+                                          "No space left on device\n", args)
+        self.assertEqual((self.r("GET", "stock:{a}"), self.r("GET", "stock:{b}")), ("0", None),
+                         "the changes were made; only their answers were lost")
+
+    def test_a_batch_whose_reader_went_away_stops_and_says_how_many_rows_were_not_sent(self):
+        rows = 3000  # several windows
+        loaded = self.write("i.csv", "sku,stock\n" + "".join("k%d,5\n" % i for i in range(rows)))
+        self.assertEqual(self.sc("init", "--file", loaded).rc, 0)
+        batch = self.write("d.csv", "sku,qty\n" + "".join("k%d,1\n" % i for i in range(rows)))
+        proc = subprocess.Popen([STOCKCTL, "deduct", "--file", batch,
+                                 *self.target_args()], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=clean_env())
+        first = proc.stdout.readline()
+        proc.stdout.close()  # the reader goes away, as `| head -1` does
+        stderr = proc.stderr.read().decode()
+        self.assertEqual(proc.wait(timeout=60), 1, stderr)
+        self.assertEqual(json.loads(first)["status"], "ok")
+        stopped = re.search(r"stopped: standard output could not be written \(Broken pipe\): "
+                            r"(\d+) rows were not sent", stderr)
+        self.assertTrue(stopped, stderr)
+        self.assertTrue(stderr.endswith("stockctl: error: cannot write standard output: "
+                                        "Broken pipe\n"), stderr)
+        stocks = [self.r("GET", "stock:{k%d}" % i) for i in range(rows)]
+        applied, untouched = stocks.count("4"), stocks.count("5")
+        self.assertGreater(int(stopped.group(1)), 0, "it stopped before the end")
+        self.assertEqual((applied + untouched, untouched), (rows, int(stopped.group(1))),
+                         "every row applied once or not sent")
 
 
 class Fifos(OutputFilesTest):
