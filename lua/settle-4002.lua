@@ -13,12 +13,15 @@
 --
 -- Returns {status, replayed, stock_1, stock_2, ...}: status "ok", "expired" (the hold expired:
 -- it cannot be confirmed, and its units are back), "released" (a confirm of a hold that was
--- released: a conflict that names the release), "conflict" (the action does not apply to what
+-- released: a conflict that names the release), "removed" (a confirm of a held hold one of
+-- whose lines no longer held its units, deleted out of band: the hold was released instead;
+-- `replayed` is then that line's number, from 1), "conflict" (the action does not apply to what
 -- the id is now), or "missing" (no record: unknown id, or forgotten after --request-ttl; the
 -- reply is then {"missing", 0}, without stocks); the stocks are each line's current stock
 -- after the call (-1 unlimited, -3 missing).
 -- What each action does to each state:
---   held:      confirm -> confirmed; release, cancel -> released
+--   held:      confirm -> confirmed (a line whose units are gone: released, "removed");
+--              release, cancel -> released
 --   expired (a held hold past its expiry, or one already returned): every action -> expired
 --   confirmed: confirm -> ok replayed; release -> conflict; cancel -> cancelled
 --   released:  confirm -> released; release, cancel -> ok replayed
@@ -106,7 +109,16 @@ end
 -- confirms, releases or cancels it. Its entry leaves each item's holds; `give_back` returns its
 -- units to stock. A line whose entry is gone (the item's expired holds were returned already)
 -- is skipped.
-local change, give_back, new_state
+--
+-- A confirm that finds a line's entry gone while the hold is still held (not unlimited: such a
+-- line holds nothing) must not sell it: its units were taken away out of band (delete --force
+-- removed the item's holds, or the held key was deleted or evicted), and a sale recorded here
+-- would be given back by a later cancel, making units. The hold is released instead (the
+-- lines still held give their units back) and the answer is "removed", naming that line: on a
+-- cluster, where the record decided the confirm already, this group thus still reaches a final
+-- state, and a later cancel finds it released and gives nothing back.
+local change, give_back, new_state, removed
+local qtys = {}
 if state == 'held' then
   local time = call('TIME')
   local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -114,6 +126,13 @@ if state == 'held' then
     change, give_back, new_state = 'expire', true, 'expired'
   elseif action == 'confirm' then
     change, give_back, new_state = 'confirm', false, 'confirmed'
+    for i = 1, n do
+      qtys[i] = call('HGET', KEYS[2 + G * (i - 1) + 3], id)
+      if not qtys[i] and lines[3 * i] ~= '-1' and not removed then
+        removed = i
+        change, give_back, new_state = 'release', true, 'released'
+      end
+    end
   elseif action == 'release' or action == 'cancel' then
     change, give_back, new_state = 'release', true, 'released'
   end
@@ -121,7 +140,8 @@ end
 if change then
   for i = 1, n do
     local k = 2 + G * (i - 1)
-    local qty = call('HGET', KEYS[k + 3], id)
+    local qty = qtys[i]
+    if qty == nil then qty = call('HGET', KEYS[k + 3], id) end
     if qty then
       call('ZREM', KEYS[k + 2], id)
       call('HDEL', KEYS[k + 3], id)
@@ -140,6 +160,10 @@ if change then
     end
   end
   call('SET', KEYS[1], new_state .. rest, 'KEEPTTL')
+  if removed then
+    out[1], out[2] = 'removed', removed
+    return out
+  end
   if change ~= 'expire' then
     out[1] = 'ok'
     return out

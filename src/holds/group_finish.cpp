@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "base/diagnostics.h"
 #include "base/text.h"
 #include "core/quantity.h"
 #include "holds/hold_runner.h"
@@ -80,6 +81,11 @@ void read_settle(const GroupStep& step, bool back, const Reply& r,
   if (!settled) {
     throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,
                                     describe_reply(r)));
+  }
+  if (settled->status == "removed" && settled->removed_line < step.group_lines.size()) {
+    // The record decided the confirm already: this group could not follow it, and says why.
+    print_warning(fmt::format("{}: {}", step.record,
+                              removed_line_error(step.group_lines[settled->removed_line])));
   }
   const bool applied = settled->status == "ok" && !settled->replayed;
   for (std::size_t k = 0; k < step.lines.size() && k < settled->stocks.size(); ++k) {

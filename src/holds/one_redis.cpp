@@ -82,6 +82,9 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
   }
   Status status = settle_status(settled->status);
   std::string error = settle_conflict(action, settled->status);
+  if (settled->status == "removed" && settled->removed_line < lines->size()) {
+    error = removed_line_error((*lines)[settled->removed_line]);
+  }
   if (status == Status::ok && !acknowledged(results[0], store.client.options())) {
     status = Status::error;
     error = unacknowledged(results[0], store.client.options());

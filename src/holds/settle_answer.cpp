@@ -131,7 +131,7 @@ nlohmann::ordered_json settle_json(const std::string& action, const std::string&
 Status settle_status(const std::string& word) {
   if (word == "ok") return Status::ok;
   if (word == "expired") return Status::expired;
-  if (word == "conflict" || word == "released") return Status::conflict;
+  if (word == "conflict" || word == "released" || word == "removed") return Status::conflict;
   if (word == "missing") return Status::missing;
   return Status::error;
 }
@@ -145,6 +145,15 @@ std::string settle_conflict(const std::string& action, const std::string& word) 
   if (action == "confirm") return "only a held hold can be confirmed";
   if (action == "release") return "only a held hold can be released (cancel gives back a sale)";
   return "nothing to cancel";
+}
+
+std::string removed_line_error(const RecordLine& line) {
+  return fmt::format(
+      "item '{}' ({}) no longer held this hold's {} {} (its holds were deleted, by delete "
+      "--force or by hand), so the hold cannot be confirmed: it was released instead, and the "
+      "units its other lines held went back to stock",
+      escape_control(line.sku), escape_control(line.key), line.qty,
+      line.qty == 1 ? "unit" : "units");
 }
 
 }  // namespace stockctl

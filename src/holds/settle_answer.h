@@ -74,4 +74,8 @@ Status settle_status(const std::string& word);
 /// `word`: "conflict", or "released" for a confirm of a released hold); "" for other answers.
 std::string settle_conflict(const std::string& action, const std::string& word);
 
+/// Why a confirm was answered "removed": `line` no longer held the hold's units, so the hold
+/// (on a cluster, its slot group) was released instead of confirmed.
+std::string removed_line_error(const RecordLine& line);
+
 }  // namespace stockctl

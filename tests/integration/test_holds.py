@@ -266,6 +266,29 @@ class Settle(HoldsTest):
         self.assertIn("cancel o: item 'A' has no stock key (stock:{A}), so the 1 unit given back",
                       cancel.stderr)
 
+    def test_a_hold_whose_units_delete_force_removed_is_never_sold(self):
+        # delete --force takes the item's holds with it; the hold's record remains. A confirm
+        # must not sell the removed units, or a later cancel gives them back: units made.
+        self.sc("hold", "d", "A=3", "B=2")
+        self.assertEqual(self.sc("delete", "A", "--force").one["held"], 3)
+        self.sc("init", "A", "10")
+        res = self.sc("confirm", "d")
+        removed = ("item 'A' (stock:{A}) no longer held this hold's 3 units (its holds were "
+                   "deleted, by delete --force or by hand), so the hold cannot be confirmed")
+        self.assertIn(removed, res.stderr)
+        if self.cluster:
+            # The record decided the confirm; A's slot group was released instead, and says so
+            # (A and B are in different slots).
+            self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
+            self.assertEqual((self.stock("A"), self.stock("B")), (10, 8))
+        else:
+            self.assertEqual((res.rc, res.one["status"]), (2, "conflict"), res)
+            self.assertEqual((self.stock("A"), self.stock("B")), (10, 10), "B's units went back")
+        cancel = self.sc("cancel", "d")
+        self.assertEqual(cancel.rc, 0, cancel)
+        self.assertEqual((self.stock("A"), self.stock("B"), self.held("A"), self.held("B")),
+                         (10, 10, 0, 0), "no unit made, none lost")
+
     def test_cancel_of_a_held_hold_releases_it(self):
         self.sc("hold", "h", "A=2")
         self.assertEqual(self.sc("cancel", "h").one["status"], "ok")

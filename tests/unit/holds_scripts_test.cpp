@@ -106,6 +106,12 @@ TEST_CASE("a settle call sends the record's lines' keys in its order, then the a
   REQUIRE(missing);
   CHECK(missing->stocks.empty());
   CHECK_FALSE(parse_settle_reply(integer(1)));
+  // "removed": the second element is the line (from 1) that no longer held its units.
+  const auto removed =
+      parse_settle_reply(array({bulk("removed"), integer(2), integer(10), integer(10)}));
+  REQUIRE(removed);
+  CHECK((removed->removed_line == 1 && !removed->replayed && removed->stocks.size() == 2));
+  CHECK_FALSE(parse_settle_reply(array({bulk("removed"), integer(0), integer(10)})));
 }
 
 TEST_CASE("cart calls put the op and id first; the record's reply is read into its state") {

@@ -26,7 +26,12 @@ std::optional<SettleReply> parse_settle_reply(const Reply& reply) {
   }
   SettleReply answer;
   answer.status = reply.elements[0].str;
-  answer.replayed = reply.elements[1].integer == 1;
+  if (answer.status == "removed") {
+    if (reply.elements[1].integer < 1) return std::nullopt;
+    answer.removed_line = static_cast<std::size_t>(reply.elements[1].integer - 1);
+  } else {
+    answer.replayed = reply.elements[1].integer == 1;
+  }
   for (std::size_t i = 2; i < reply.elements.size(); ++i) {
     answer.stocks.push_back(reply.elements[i].integer);
   }

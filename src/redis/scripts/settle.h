@@ -30,8 +30,11 @@ Call settle_call(const SettleRequest& request);
 inline constexpr std::int64_t kStockMissing = -3;
 
 struct SettleReply {
-  std::string status;  ///< "ok", "expired", "released", "conflict" or "missing"
+  std::string status;  ///< "ok", "expired", "released", "removed", "conflict" or "missing"
   bool replayed = false;
+  /// "removed": the line (from 0) whose held units were gone, so that the hold was released
+  /// instead of confirmed.
+  std::size_t removed_line = 0;
   /// Each line's stock after the call (-1 unlimited, -3 missing); none for "missing".
   std::vector<std::int64_t> stocks;
 };
