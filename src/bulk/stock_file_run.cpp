@@ -267,6 +267,7 @@ ExitCode StockFileRun::write(const std::function<void()>& before_window) {
   if (client) {
     runner.emplace(*client, options_.mode, options_.ttl_s, options_.lock);
     runner->set_change_log(ctx_.change_log(), options_.op);
+    runner->set_key_scheme(ctx_.scheme());
   }
   StockJob job(options_, ctx_.scheme(), *source_, log, before_window);
   Progress progress(options_.op, validation_.rows);

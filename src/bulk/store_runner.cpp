@@ -14,7 +14,9 @@
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "bulk/split_runner.h"
+#include "core/cart_keys.h"
 #include "core/hash_slot.h"
+#include "core/hold_lines.h"
 #include "core/sku.h"
 #include "core/split_plan.h"
 #include "lock/init_lock.h"
@@ -84,9 +86,14 @@ void PutRunner::begin(Window& window, Step step, std::vector<PutItem*> items) {
   // rows of a source all have the columns of its header: all count held units or none do.)
   const bool counts_held = std::any_of(items.begin(), items.end(),
                                        [](const PutItem* item) { return item->counts_held; });
-  if (step == Step::set && (log_.enabled || mode_.force || counts_held)) {
+  // A stock key lost while its item had holds (expired, evicted) leaves the holds behind: SET
+  // NX, MSETNX and the load script would create the key without looking at them, and their
+  // units would come back on top of the value loaded at the next touch (or reap). The put
+  // script settles them first: expired ones go with the lost key, live ones count as held.
+  const bool holds = step == Step::set && may_have_holds(items);
+  if (step == Step::set && (log_.enabled || mode_.force || counts_held || holds)) {
     // Where SET NX would do but for the log, MSETNX or the load script writes the entry too.
-    if (log_.enabled && !mode_.force && !counts_held && !mode_.dry_run) {
+    if (log_.enabled && !mode_.force && !counts_held && !mode_.dry_run && !holds) {
       begin_load(window, items);
       return;
     }
@@ -375,6 +382,40 @@ std::vector<PutItem*> PutRunner::apply_set(const std::vector<PutItem*>& sent,
     }
   }
   return next;
+}
+
+bool PutRunner::may_have_holds(const std::vector<PutItem*>& items) {
+  if (!scheme_) return false;
+  const bool cluster = is_cluster();
+  if (holds_in_slot_.empty()) holds_in_slot_.assign(cluster ? kClusterSlots : 1, -1);
+  std::vector<int> unread;
+  bool found = false;
+  for (const PutItem* item : items) {
+    const int slot = cluster ? key_slot(item->result.key) : 0;
+    if (holds_in_slot_[slot] == 1) found = true;
+    if (holds_in_slot_[slot] != -1) continue;
+    holds_in_slot_[slot] = 0;  // asked below, once
+    unread.push_back(slot);
+  }
+  if (unread.empty()) return found;
+  std::vector<Call> calls;
+  calls.reserve(unread.size());
+  for (int slot : unread) {
+    calls.push_back(Call::read(
+        {"EXISTS", cluster ? group_index_key(*scheme_, slot) : holds_index_key(*scheme_)}));
+  }
+  const std::vector<CallResult> results = client_.run(calls);
+  for (std::size_t i = 0; i < unread.size(); ++i) {
+    const CallResult& r = results[i];
+    // What cannot be read may have holds: the put script is right either way.
+    const bool exists = r.state != CallResult::State::replied ||
+                        r.reply.type != Reply::Type::integer || r.reply.integer != 0;
+    if (exists) {
+      holds_in_slot_[unread[i]] = 1;
+      found = true;
+    }
+  }
+  return found;
 }
 
 bool PutRunner::is_cluster() {

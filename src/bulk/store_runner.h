@@ -11,6 +11,7 @@
 #include "core/change_log.h"
 #include "core/outcome.h"
 #include "core/rebuild_plan.h"
+#include "core/sku.h"
 #include "core/split_layout.h"
 #include "lock/init_lock.h"
 #include "redis/client.h"
@@ -59,6 +60,10 @@ class PutRunner {
     log_ = log;
     change_ = std::move(change);
   }
+
+  /// The key scheme of the items, whose indexes of items with holds say whether a missing key
+  /// may still have holds (may_have_holds). Without it every missing key is taken to have none.
+  void set_key_scheme(const KeyScheme& scheme) { scheme_ = scheme; }
 
   /// Sends the first step of `items` (those still pending). `items` must stay in place until
   /// finish() is called for it.
@@ -140,6 +145,10 @@ class PutRunner {
   void split_written(std::vector<PutItem>& items);
   bool is_cluster();
   const std::vector<SlotRange>& slot_ranges();
+  /// Whether any of `items` may have holds: its slot's index of items with holds exists (one
+  /// Redis: the one index), each slot read once a run. Such a window's missing keys go through
+  /// the put script, which settles their holds, and not SET NX, MSETNX or the load script.
+  bool may_have_holds(const std::vector<PutItem*>& items);
 
   Client& client_;
   PutMode mode_;
@@ -161,6 +170,10 @@ class PutRunner {
   };
   std::map<std::string, ServerClock> clocks_;  ///< by node ("" on one server), read once
   bool clocks_read_ = false;
+  std::optional<KeyScheme> scheme_;
+  /// Per slot (one Redis: slot 0): 1 its index of items with holds exists, 0 it does not, -1
+  /// not read yet.
+  std::vector<signed char> holds_in_slot_;
 };
 
 }  // namespace stockctl

@@ -43,6 +43,7 @@ ExitCode run_init_single(Context& ctx, const InitOptions& o) {
     ctx.on_unconnected({item.result}, true);
     PutRunner runner(ctx.redis(), PutMode::for_init().with_force(o.force), o.ttl_s, LockTiming{});
     runner.set_change_log(ctx.change_log(), "init");
+    runner.set_key_scheme(ctx.scheme());
     runner.run(items);
     item = items[0];
   }
