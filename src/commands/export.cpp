@@ -2,11 +2,13 @@
 // reads, as NDJSON, CSV, TSV or JSON.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
@@ -19,6 +21,7 @@
 #include "commands/program.h"
 #include "core/quantity.h"
 #include "core/sku.h"
+#include "core/split_layout.h"
 #include "core/split_plan.h"
 #include "output/atomic_file.h"
 #include "output/export_format.h"
@@ -72,6 +75,9 @@ struct ExportRun {
   std::string buffer;
   std::size_t items = 0;
   std::size_t corrupt = 0;
+  std::size_t splitting = 0;  ///< items being split or merged: their units are in transfer
+
+  std::size_t skipped() const { return corrupt + splitting; }
 };
 
 // Another program may have stored an item whose id has white space around it; it is exported
@@ -116,6 +122,17 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
       stock = parse_stored_value(*logical);
     }
     if (!stock && !value.reply.is_error() && is_split_record(value.reply.str)) {
+      // An item being split or merged has units in transfer, in no bucket: it has no total to
+      // write until the same split command (or a re-run) finishes it.
+      if (const std::optional<SplitRecord> record = parse_split_record(value.reply.str);
+          record && record->state != SplitState::live) {
+        ++run.splitting;
+        print_error(fmt::format(
+            "item {} is being split or merged (state {}): not exported; the same stockctl "
+            "split command, run again, finishes it",
+            quote_value(batch[i].sku), split_state_name(record->state)));
+        continue;
+      }
       // A split item: its total, as get reads it (split items have no holds and no expiry).
       ItemResult split;
       split.sku = batch[i].sku;
@@ -147,9 +164,12 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   run.sink.write(run.buffer);
 }
 
-std::string skipped_message(std::size_t corrupt, const std::string& output, bool written) {
-  std::string skipped =
-      fmt::format("{} {} not exported (corrupt values)", corrupt, corrupt == 1 ? "item" : "items");
+std::string skipped_message(const ExportRun& run, const std::string& output, bool written) {
+  std::vector<std::string> why;
+  if (run.corrupt > 0) why.push_back(fmt::format("{} corrupt", run.corrupt));
+  if (run.splitting > 0) why.push_back(fmt::format("{} being split or merged", run.splitting));
+  std::string skipped = fmt::format("{} {} not exported ({})", run.skipped(),
+                                    run.skipped() == 1 ? "item" : "items", fmt::join(why, ", "));
   if (output.empty()) return skipped;
   if (written) return fmt::format("{}; {} holds the others", skipped, output);
   return fmt::format("{}; {} left as it was (--keep-partial writes the others to it)", skipped,
@@ -168,13 +188,13 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   // `--output -` is standard output, with no summary object in the middle of the data.
   const std::string output = o.output == "-" ? "" : o.output;
   ExportSink sink(output);
-  ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0};
+  ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0, 0};
   auto summarize = [&](bool written, const std::string& error) {
     if (output.empty()) return;
     nlohmann::ordered_json summary;
     summary["op"] = "export";
     summary["items"] = run.items;
-    summary["skipped"] = {{"corrupt", run.corrupt}};
+    summary["skipped"] = {{"corrupt", run.corrupt}, {"splitting", run.splitting}};
     summary["output"] = o.output;
     summary["written"] = written;
     summary["elapsed_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -199,11 +219,11 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   sink.write(run.buffer);
   // An export that left items out is not the snapshot it claims to be: it does not replace the
   // last good file (a cron job's restore source) unless asked.
-  const bool written = run.corrupt == 0 || o.keep_partial || !sink.replaces();
+  const bool written = run.skipped() == 0 || o.keep_partial || !sink.replaces();
   if (written) sink.commit();
   summarize(written, "");
-  if (run.corrupt == 0) return ExitCode::ok;
-  print_error(skipped_message(run.corrupt, output, written));
+  if (run.skipped() == 0) return ExitCode::ok;
+  print_error(skipped_message(run, output, written));
   return ExitCode::failure;
 }
 

@@ -136,14 +136,14 @@ class Export(ServerTest):
         self.assertEqual(res.rc, 1, res)
         self.assertEqual([l["sku"] for l in res.lines], ["ok"])
         self.assertIn("item 'bad': stock:{bad} holds 'abc'; not exported", res.stderr)
-        self.assertIn("stockctl: error: 1 item not exported (corrupt values)\n", res.stderr)
+        self.assertIn("stockctl: error: 1 item not exported (1 corrupt)\n", res.stderr)
 
     def test_an_export_with_corrupt_items_left_out_keeps_the_last_good_file(self):
         self.r("SET", "stock:{ok}", "1")
         path = os.path.join(self.tmp, "snap.csv")
         good = self.sc("export", "--format", "csv", "--output", path)
         self.assertEqual((good.rc, good.one["items"], good.one["skipped"], good.one["written"]),
-                         (0, 1, {"corrupt": 0}, True), good)
+                         (0, 1, {"corrupt": 0, "splitting": 0}, True), good)
         with open(path) as f:
             yesterday = f.read()
         self.r("SET", "stock:{two}", "2")
@@ -154,15 +154,15 @@ class Export(ServerTest):
         summary = res.one
         self.assertEqual(list(summary), ["op", "items", "skipped", "output", "written", "elapsed_ms"])
         self.assertEqual((summary["items"], summary["skipped"], summary["written"]),
-                         (2, {"corrupt": 2}, False))
-        self.assertIn("stockctl: error: 2 items not exported (corrupt values); %s left as it was "
+                         (2, {"corrupt": 2, "splitting": 0}, False))
+        self.assertIn("stockctl: error: 2 items not exported (2 corrupt); %s left as it was "
                       "(--keep-partial writes the others to it)" % path, res.stderr)
         with open(path) as f:
             self.assertEqual(f.read(), yesterday)
         self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp." in n])
         res = self.sc("export", "--format", "csv", "--output", path, "--keep-partial")
         self.assertEqual((res.rc, res.one["written"]), (1, True), res)
-        self.assertIn("2 items not exported (corrupt values); %s holds the others" % path, res.stderr)
+        self.assertIn("2 items not exported (2 corrupt); %s holds the others" % path, res.stderr)
         with open(path) as f:
             self.assertEqual(sorted(f.read().splitlines()[1:]), ["ok,1,0,", "two,2,0,"])
 

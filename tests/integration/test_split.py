@@ -416,6 +416,26 @@ class Crashes(SplitTest):
                                + ["split:drained"] + ["split:delete:%d" % i for i in range(4)]
                                + ["split:commit"])
 
+    def test_export_leaves_an_item_cut_off_mid_split_out_as_splitting(self):
+        # Its units are in transfer, in no bucket: skipped and said so, not called corrupt;
+        # the export is not a whole snapshot, so the last good file stays.
+        self.assertEqual(self.sc("init", "A", "30").rc, 0)
+        self.assertEqual(self.sc("init", "B", "5").rc, 0)
+        self.assertEqual(self.split("A", 3).rc, 0)
+        res = run("split", "A", "--buckets", "2", *self.target_args(),
+                  env=clean_env(STOCKCTL_TEST_STOP_AT="split:drain:1"))
+        self.assertEqual(res.rc, -9, res)
+        path = os.path.join(self.tmp, "snapshot.ndjson")
+        res = self.sc("export", "--format", "ndjson", "--output", path)
+        self.assertEqual((res.rc, res.one["items"], res.one["skipped"], res.one["written"]),
+                         (1, 1, {"corrupt": 0, "splitting": 1}, False), res)
+        self.assertIn("item 'A' is being split or merged (state drain): not exported; the same "
+                      "stockctl split command, run again, finishes it", res.stderr)
+        self.assertIn("1 item not exported (1 being split or merged)", res.stderr)
+        self.assertEqual(self.split("A", 2).rc, 0)
+        res = self.sc("export", "--format", "ndjson", "--output", path)
+        self.assertEqual((res.rc, res.one["items"], res.one["written"]), (0, 2, True), res)
+
     def test_the_buckets_logs_are_kept_across_a_merge_or_a_new_split_once_each(self):
         # The old buckets' change logs join the item's own before the buckets are deleted; a
         # run cut off between that copy and the deletion copies again, adding nothing twice.
