@@ -70,6 +70,23 @@ std::string version_text() {
   return fmt::format("stockctl {} ({})", stockctl::kVersion, stockctl::kGitRevision);
 }
 
+// The files the command line names: sources, and the outputs that would be written.
+std::vector<stockctl::NamedFile> named_files(const CLI::App& app,
+                                             const stockctl::CommonOptions& common) {
+  std::vector<stockctl::NamedFile> files;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const auto& [name, output] : {std::pair{"--file", false}, std::pair{"--init-from", false},
+                                       std::pair{"--report", true}, std::pair{"--output", true}}) {
+      const CLI::Option* option = sub->get_option_no_throw(name);
+      if (option != nullptr && option->count() > 0) {
+        files.push_back({name, option->as<std::string>(), output});
+      }
+    }
+  }
+  if (!common.metrics_file.empty()) files.push_back({"--metrics-file", common.metrics_file, true});
+  return files;
+}
+
 // One setup function and the subcommands it declares.
 struct CommandSetup {
   std::vector<std::string_view> names;
@@ -181,6 +198,9 @@ int main(int argc, char** argv) {
                 : program.common.verbose ? Verbosity::verbose
                                          : Verbosity::normal);
   for (const CLI::App* sub : app->get_subcommands()) program.op = sub->get_name();
+  if (const std::string clash = clashing_files(named_files(*app, program.common)); !clash.empty()) {
+    return usage_error(*app, words, clash);
+  }
   const auto started = std::chrono::steady_clock::now();
   install_interrupt_handlers();
   // The metrics file is written when the run ends; one that cannot be is said before the run

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "base/errors.h"
+#include "base/text.h"
 
 namespace stockctl {
 namespace {
@@ -194,6 +195,80 @@ AtomicFile::AtomicFile(std::string path, std::string what)
       if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));
       break;
   }
+}
+
+namespace {
+
+// What a named file is, for telling two names of one file apart: its inode when it exists,
+// else (a new output) its absolute path, or nothing for what never clashes.
+struct FileIdentity {
+  bool clashes = false;
+  bool exists = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::string path;
+};
+
+FileIdentity identity_of(const NamedFile& file) {
+  FileIdentity id;
+  if (file.path.empty() || file.path == "-") return id;
+  std::string path = file.path;
+  if (file.output) {
+    try {
+      const OutputTarget target = resolve_output(file.path);
+      if (target.mode != OutputMode::replace) return id;
+      path = target.path;
+    } catch (const IoError&) {
+      return id;  // opening it says why
+    }
+  }
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    if (!S_ISREG(st.st_mode)) return id;
+    id.clashes = id.exists = true;
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    return id;
+  }
+  if (!file.output) return id;  // an input that is not there: reading it says so
+  // A new file: its directory's real path and its name.
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  char* real = realpath(dir.c_str(), nullptr);
+  if (real == nullptr) return id;
+  id.path = std::string(real) + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+  std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
+  id.clashes = true;
+  return id;
+}
+
+// A path in a message: whole (a path shortened is no use), its control characters escaped.
+std::string quoted_path(const std::string& path) { return "'" + escape_control(path) + "'"; }
+
+bool same_file(const FileIdentity& a, const FileIdentity& b) {
+  if (!a.clashes || !b.clashes || a.exists != b.exists) return false;
+  return a.exists ? a.dev == b.dev && a.ino == b.ino : a.path == b.path;
+}
+
+}  // namespace
+
+std::string clashing_files(const std::vector<NamedFile>& files) {
+  std::vector<FileIdentity> ids;
+  ids.reserve(files.size());
+  for (const NamedFile& file : files) ids.push_back(identity_of(file));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (std::size_t j = i + 1; j < files.size(); ++j) {
+      if (!(files[i].output || files[j].output) || !same_file(ids[i], ids[j])) continue;
+      const NamedFile& writer = files[j].output ? files[j] : files[i];
+      const NamedFile& lost = files[j].output ? files[i] : files[j];
+      return fmt::format(
+          "{} {} and {} {} name the same file: the {} would replace the {}; give them different "
+          "files",
+          files[i].option, quoted_path(files[i].path), files[j].option, quoted_path(files[j].path),
+          writer.option, lost.option);
+    }
+  }
+  return "";
 }
 
 void AtomicFile::open_temp() {

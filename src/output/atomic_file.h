@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace stockctl {
 
@@ -35,6 +36,19 @@ OutputTarget resolve_output(const std::string& path);
 /// a file that is replaced, or such a file we may not write. Opens nothing, so that a FIFO's
 /// reader is not given an end of file; for an output written only when the run ends.
 void check_output_writable(const std::string& path, const std::string& what);
+
+/// A file a command line names: the option that names it, and whether it is written.
+struct NamedFile {
+  std::string option;  ///< "--file", "--report", ...
+  std::string path;
+  bool output = false;
+};
+
+/// Why `files` cannot be used together, or "": two of them name one regular file (or one new
+/// file) and at least one is an output. An output over its own source, or two outputs over
+/// each other, would leave only the last writer's data (the source replaced by its report, the
+/// report by the metrics). Devices, FIFOs, descriptors (/dev/stdout) and `-` never clash.
+std::string clashing_files(const std::vector<NamedFile>& files);
 
 /// An output file. A regular file (or a new one) is written to a temporary name beside it and
 /// renamed into place by commit(), so that a reader never sees half of it: a run that fails (a

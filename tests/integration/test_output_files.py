@@ -185,6 +185,34 @@ class Fifos(OutputFilesTest):
 
 
 class Refused(OutputFilesTest):
+    def test_an_output_over_its_source_or_another_output_is_a_usage_error(self):
+        with open(self.source) as f:
+            source = f.read()
+        link = self.path("link.csv")
+        os.symlink(self.source, link)
+        report = self.path("r.jsonl")
+        for args, named in (
+                (("--report", self.source), "--file '%s' and --report '%s'" % (self.source,
+                                                                              self.source)),
+                (("--report", link), "--file '%s' and --report '%s'" % (self.source, link)),
+                (("--report", report, "--metrics-file", report),
+                 "--report '%s' and --metrics-file '%s'" % (report, report))):
+            res = self.init(*args)
+            self.assertEqual(res.rc, 2, (args, res))
+            self.assertIn("stockctl: error: %s name the same file" % named, res.stderr)
+            self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+        with open(self.source) as f:
+            self.assertEqual(f.read(), source, "the source is untouched")
+        self.assert_only("link.csv")
+        res = self.sc("export", "--output", report, "--metrics-file", report)
+        self.assertEqual(res.rc, 2, res)
+        # A device written twice in place is no clash.
+        null = self.path("null")
+        if AS_ROOT:
+            os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+            res = self.init("--report", null, "--metrics-file", null)
+            self.assertEqual(res.rc, 0, res)
+
     def test_a_fifo_nobody_reads_fails_at_once_before_any_write(self):
         fifo = self.path("nobody.fifo")
         os.mkfifo(fifo)

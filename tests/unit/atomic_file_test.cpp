@@ -121,3 +121,28 @@ TEST_CASE("a file in a missing directory names the path and the reason") {
       ("cannot write report " + dir / "link" + ": No such file or directory").c_str(), IoError);
   CHECK(is_link(dir / "link"));
 }
+
+TEST_CASE("an output that names its source or another output, by any path, clashes") {
+  TempDir dir;
+  write_file(dir / "src.csv", "sku,stock\n");
+  REQUIRE(symlink("src.csv", (dir / "link.csv").c_str()) == 0);
+  REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  const NamedFile source{"--file", dir / "src.csv", false};
+  // The source under its own name, through a symlink, and by a path with a "./" in it.
+  CHECK(clashing_files({source, {"--report", dir / "src.csv", true}}) ==
+        "--file '" + dir / "src.csv" + "' and --report '" + dir / "src.csv" +
+            "' name the same file: the --report would replace the --file; give them different "
+            "files");
+  CHECK_FALSE(clashing_files({source, {"--report", dir / "link.csv", true}}).empty());
+  CHECK_FALSE(clashing_files({source, {"--report", dir.path + "/./src.csv", true}}).empty());
+  // Two outputs, one of them not there yet.
+  const std::string both = clashing_files(
+      {{"--report", dir / "new.jsonl", true}, {"--metrics-file", dir / "new.jsonl", true}});
+  CHECK(both.find("the --metrics-file would replace the --report") != std::string::npos);
+  // Two inputs, different files, a FIFO written twice, standard output: no clash.
+  CHECK(clashing_files({source, {"--init-from", dir / "link.csv", false}}).empty());
+  CHECK(clashing_files({source, {"--report", dir / "other.jsonl", true}}).empty());
+  CHECK(clashing_files({{"--report", dir / "fifo", true}, {"--metrics-file", dir / "fifo", true}})
+            .empty());
+  CHECK(clashing_files({{"--report", "-", true}, {"--metrics-file", "-", true}}).empty());
+}
