@@ -205,10 +205,17 @@ int main(int argc, char** argv) {
   install_interrupt_handlers();
   // The metrics file is written when the run ends; one that cannot be is said before the run
   // changes anything, as a --report that cannot be written is.
+  // A FIFO or device is opened now and kept open: one that no process reads is an error before
+  // the run (a cron job that retries on exit 1 must not deduct twice), and its reader sees no
+  // end of file until the metrics are written. A regular file is replaced when the run ends.
+  std::unique_ptr<AtomicFile> metrics_out;
   if (const std::string& metrics = program.common.metrics_file;
       !metrics.empty() && metrics != "-") {
     try {
       check_output_writable(metrics, "metrics file ");
+      if (resolve_output(metrics).mode == OutputMode::in_place) {
+        metrics_out = std::make_unique<AtomicFile>(metrics, "metrics file ");
+      }
     } catch (const StockctlError& e) {
       print_error(e.what());
       return static_cast<int>(exit_code_for(e));
@@ -234,7 +241,7 @@ int main(int argc, char** argv) {
         std::time(nullptr),
         program.extra_metrics};
     try {
-      write_metrics_file(program.common.metrics_file, metrics);
+      write_metrics_file(program.common.metrics_file, metrics, metrics_out.get());
     } catch (const StockctlError& e) {
       print_error(e.what());
       code = most_serious(code, exit_code_for(e));

@@ -165,9 +165,25 @@ OutputTarget resolve_output(const std::string& path) {
   return target;
 }
 
+namespace {
+
+// A descriptor the shell opened for reading only (`7<file`) cannot take the output: said when
+// the run starts, not after its work.
+void refuse_read_only_descriptor(int fd, const std::string& what, const std::string& path) {
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0) throw IoError(cannot_write(what, path, errno));
+  if ((flags & O_ACCMODE) == O_RDONLY) {
+    throw IoError(
+        fmt::format("cannot write {}{}: the descriptor is open for reading only", what, path));
+  }
+}
+
+}  // namespace
+
 void check_output_writable(const std::string& path, const std::string& what) {
   OutputTarget target;
   if (int err = resolve(path, target); err != 0) throw IoError(cannot_write(what, path, err));
+  if (target.mode == OutputMode::descriptor) refuse_read_only_descriptor(target.fd, what, path);
   if (target.mode != OutputMode::replace) return;
   refuse_read_only(target.path, what, path);
   const std::size_t slash = target.path.rfind('/');
@@ -190,6 +206,7 @@ AtomicFile::AtomicFile(std::string path, std::string what)
       fd_ = STDOUT_FILENO;
       break;
     case OutputMode::descriptor:
+      refuse_read_only_descriptor(target_.fd, what_, path_);
       // A copy of our own: closing it leaves the descriptor the shell set up as it was.
       fd_ = fcntl(target_.fd, F_DUPFD_CLOEXEC, 3);
       if (fd_ < 0) throw IoError(cannot_write(what_, path_, errno));

@@ -76,7 +76,7 @@ std::optional<double> read_last_success(std::istream& in, const std::string& op)
   return std::nullopt;
 }
 
-void write_metrics_file(const std::string& path, const RunMetrics& metrics) {
+void write_metrics_file(const std::string& path, const RunMetrics& metrics, AtomicFile* opened) {
   std::optional<double> previous;
   if (holds_last_run(path)) {
     if (std::ifstream old(path); old) previous = read_last_success(old, metrics.op);
@@ -84,6 +84,11 @@ void write_metrics_file(const std::string& path, const RunMetrics& metrics) {
   const std::string text = render_metrics(metrics, previous);
   // node_exporter's textfile collector only reads *.prom, so the temporary name of a replaced
   // file is never read half written.
+  if (opened != nullptr) {
+    opened->write(text);
+    opened->commit();
+    return;
+  }
   AtomicFile file(path, "metrics file ");
   file.write(text);
   file.commit();

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "output/atomic_file.h"
 #include "output/run_stats.h"
 
 namespace stockctl {
@@ -28,7 +29,9 @@ std::string render_metrics(const RunMetrics& metrics, std::optional<double> prev
 std::optional<double> read_last_success(std::istream& in, const std::string& op);
 
 /// Writes the metrics to `path` atomically (a temporary file beside it, then rename), keeping
-/// the earlier last-success timestamp when this run failed. Throws IoError.
-void write_metrics_file(const std::string& path, const RunMetrics& metrics);
+/// the earlier last-success timestamp when this run failed; through `opened` when the file was
+/// opened already (a FIFO or device, opened when the run started). Throws IoError.
+void write_metrics_file(const std::string& path, const RunMetrics& metrics,
+                        AtomicFile* opened = nullptr);
 
 }  // namespace stockctl

@@ -185,6 +185,27 @@ class Fifos(OutputFilesTest):
 
 
 class Refused(OutputFilesTest):
+    def test_a_metrics_fifo_nobody_reads_and_a_read_only_descriptor_fail_before_the_run(self):
+        # A cron job that retries on exit 1 must not have deducted the first time.
+        self.init()
+        fifo = self.path("nobody.fifo")
+        os.mkfifo(fifo)
+        res = self.sc("deduct", "a", "1", "--metrics-file", fifo, timeout=30)
+        self.assertEqual((res.rc, res.stdout), (1, ""), res)
+        self.assertIn("cannot write metrics file %s: no process reads the FIFO" % fifo, res.stderr)
+        self.assertEqual(self.r("GET", "stock:{a}"), "1", "nothing deducted")
+        for option, what in (("--report", "report"), ("--metrics-file", "metrics file")):
+            self.r("FLUSHALL")
+            res = subprocess.run(
+                ["bash", "-c", '"$SC" init --file "$SRC" %s /dev/fd/7 $TARGET 7<"$SRC"' % option],
+                capture_output=True, text=True, timeout=60,
+                env=dict(clean_env(), SC=STOCKCTL, SRC=self.source,
+                         TARGET=" ".join(self.target_args())))
+            self.assertEqual(res.returncode, 1, res)
+            self.assertIn("cannot write %s /dev/fd/7: the descriptor is open for reading only"
+                          % what, res.stderr)
+            self.assertEqual(self.r("DBSIZE"), 0, "nothing written to Redis")
+
     def test_an_output_over_its_source_or_another_output_is_a_usage_error(self):
         with open(self.source) as f:
             source = f.read()
