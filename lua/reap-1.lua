@@ -10,11 +10,12 @@
 -- index, as companion keys are (same hash slot). They are not declared: this script serves a
 -- standalone server, where one index names every item with holds.
 --
--- Returns {holds, units, more, ids, nowhere}: the holds (ids) expired and the units given back
+-- Returns {holds, units, more, ids, nowhere, kept}: the holds (ids) expired and the units given back
 -- by this call, 1 when items with expired holds may remain (call again), else 0, the ids of those
 -- holds, each once (a hold of several lines expires on each of its items; the caller counts
 -- the ids of every call once), and {stock key, units, ...} for each item whose stock key was
--- missing (deleted or evicted under its holds): their units, counted in `units`, went nowhere.
+-- missing (deleted or evicted under its holds): their units, counted in `units`, went nowhere,
+-- and the stock keys whose value is not a stock value (their expired holds stay held).
 
 local log_max = ARGV[2]
 local logging = log_max ~= nil and log_max ~= ''
@@ -50,7 +51,7 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local limit = tonumber(ARGV[1])
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, limit)
-local units, seen, expired, nowhere = 0, {}, {}, {}
+local units, seen, expired, nowhere, kept = 0, {}, {}, {}, {}
 for _, stock_key in ipairs(due) do
   local holds_key = companion(stock_key, ':holds')
   local back = expire_holds(stock_key, holds_key, companion(stock_key, ':held'), now, seen, expired)
@@ -66,8 +67,9 @@ for _, stock_key in ipairs(due) do
     redis.call('ZREM', KEYS[1], stock_key)
   elseif tonumber(next_one[2]) <= now then
     redis.call('ZADD', KEYS[1], now + 60000, stock_key)
+    kept[#kept + 1] = stock_key
   else
     redis.call('ZADD', KEYS[1], next_one[2], stock_key)
   end
 end
-return {#expired, units, #due == limit and 1 or 0, expired, nowhere}
+return {#expired, units, #due == limit and 1 or 0, expired, nowhere, kept}

@@ -118,6 +118,9 @@ Reaped reap_on_one_redis(CartStore& store) {
       total.units -= units;
       total.nowhere.push_back(RecordLine{sku_of_key(store.scheme, key).value_or(key), key, units});
     }
+    for (const std::string& key : reaped->kept) {
+      total.kept.push_back(RecordLine{sku_of_key(store.scheme, key).value_or(key), key, 0});
+    }
   }
   total.holds = static_cast<std::int64_t>(expired.size());
   return total;

@@ -218,8 +218,8 @@ ExitCode run_reap(Program& program) {
   Context ctx(program);
   CartStore store{ctx.redis(), ctx.scheme(), ctx.change_log()};
   // Items on a cluster hold units only in the protocol's groups, which the records drive.
-  print_reap(ctx, program.common.cluster ? reap_on_cluster(store) : reap_on_one_redis(store));
-  return ExitCode::ok;
+  return print_reap(ctx,
+                    program.common.cluster ? reap_on_cluster(store) : reap_on_one_redis(store));
 }
 
 }  // namespace stockctl

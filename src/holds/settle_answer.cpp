@@ -65,7 +65,7 @@ std::string nowhere_warning(const std::string& what, const RecordLine& line) {
 
 }  // namespace
 
-void print_reap(Context& ctx, const Reaped& reaped) {
+ExitCode print_reap(Context& ctx, const Reaped& reaped) {
   // One warning per item: its lines may come from several holds (and calls).
   std::vector<RecordLine> items;
   std::unordered_map<std::string, std::size_t> item_of_key;
@@ -80,12 +80,21 @@ void print_reap(Context& ctx, const Reaped& reaped) {
     nowhere_units += line.qty;
   }
   for (const RecordLine& item : items) print_warning(nowhere_warning("reap", item));
+  std::unordered_map<std::string, bool> named;
+  for (const RecordLine& item : reaped.kept) {
+    if (!named.emplace(item.key, true).second) continue;
+    print_error(fmt::format(
+        "reap: item '{}' ({}) does not hold a stock value, so its expired holds stay held until "
+        "it is repaired ('stockctl init {} VALUE --force'); reap looks at it again a minute later",
+        escape_control(item.sku), escape_control(item.key), escape_control(item.sku)));
+  }
   nlohmann::ordered_json j;
   j["op"] = "reap";
   j["holds"] = reaped.holds;
   j["units"] = reaped.units;
   j["units_nowhere"] = nowhere_units;
   ctx.out().write_summary(j);
+  return reaped.kept.empty() ? ExitCode::ok : ExitCode::failure;
 }
 
 void print_settle(Context& ctx, const std::string& action, const std::string& id,

@@ -61,10 +61,14 @@ struct Reaped {
   /// Per item, the units given back while its stock key was missing (deleted or evicted under
   /// the holds): they went nowhere, are not in `units`, and the summary warns about each.
   std::vector<RecordLine> nowhere;
+  /// Items (sku, key; qty unused) whose stored value is not a stock value: their expired holds
+  /// stay held until it is repaired.
+  std::vector<RecordLine> kept;
 };
 
-/// Prints reap's warnings (one per item of `reaped.nowhere`) and its summary.
-void print_reap(Context& ctx, const Reaped& reaped);
+/// Prints reap's warnings (one per item of `reaped.nowhere`), an error per item of `kept`, and
+/// its summary; returns the exit status (1 when an item was kept).
+ExitCode print_reap(Context& ctx, const Reaped& reaped);
 
 /// "ok", "expired", ... as a settle script answers them ("released": a conflict, the confirm of
 /// a released hold).

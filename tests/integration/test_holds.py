@@ -428,7 +428,16 @@ class Expiry(HoldsTest):
         out = self.sc("hold", "c", "A=3", "--expire", "1").one
         self.r("SET", "stock:{A}", "0x7")
         self.wait_past(out["expires_at_ms"])
-        self.assertEqual(self.sc("reap").one, {"op": "reap", "holds": 0, "units": 0, "units_nowhere": 0})
+        # reap says so, naming the item (exit 1), and gives the others back all the same.
+        self.sc("init", "B", "10")
+        self.wait_past(self.sc("hold", "b", "B=2", "--expire", "1").one["expires_at_ms"])
+        res = self.sc("reap")
+        self.assertEqual((res.rc, res.one),
+                         (1, {"op": "reap", "holds": 1, "units": 2, "units_nowhere": 0}), res)
+        self.assertEqual(res.stderr, "stockctl: error: reap: item 'A' (stock:{A}) does not hold a "
+                         "stock value, so its expired holds stay held until it is repaired "
+                         "('stockctl init A VALUE --force'); reap looks at it again a minute "
+                         "later\n")
         self.assertEqual((self.r("GET", "stock:{A}"), self.held("A")), ("0x7", 3))
         # Repaired, the next touch gives them back (reap looks at it again a minute later).
         self.r("SET", "stock:{A}", "7")

@@ -150,13 +150,17 @@ TEST_CASE("carts_due, tombstone and reap calls and their replies") {
         script_sent(reap_script(), 1, {"idx", "200", "", "ops", ""}));
   const auto reaped =
       parse_reap_reply(array({integer(2), integer(7), integer(1), array({bulk("h1")}),
-                              array({bulk("stock:{a}"), integer(3)})}));
+                              array({bulk("stock:{a}"), integer(3)}), array({bulk("stock:{b}")})}));
   REQUIRE(reaped);
   CHECK((reaped->units == 7 && reaped->more && reaped->ids == std::vector<std::string>{"h1"}));
   CHECK(reaped->nowhere == std::vector<std::pair<std::string, std::int64_t>>{{"stock:{a}", 3}});
-  CHECK_FALSE(parse_reap_reply(array({integer(2), integer(7), integer(1), integer(0), array({})})));
-  // The reply of the script before it named the items whose key was gone.
-  CHECK_FALSE(parse_reap_reply(array({integer(2), integer(7), integer(1), array({bulk("h1")})})));
+  CHECK(reaped->kept == std::vector<std::string>{"stock:{b}"});
   CHECK_FALSE(parse_reap_reply(
-      array({integer(2), integer(7), integer(1), array({}), array({bulk("stock:{a}")})})));
+      array({integer(2), integer(7), integer(1), integer(0), array({}), array({})})));
+  // The replies of the script before it named the items whose key was gone, or corrupt.
+  CHECK_FALSE(parse_reap_reply(array({integer(2), integer(7), integer(1), array({bulk("h1")})})));
+  CHECK_FALSE(parse_reap_reply(array(
+      {integer(2), integer(7), integer(1), array({}), array({bulk("stock:{a}"), integer(1)})})));
+  CHECK_FALSE(parse_reap_reply(array(
+      {integer(2), integer(7), integer(1), array({}), array({bulk("stock:{a}")}), array({})})));
 }

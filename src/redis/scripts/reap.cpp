@@ -15,9 +15,9 @@ Call reap_call(const std::string& index, int batch, const ChangeLogSettings& log
 }
 
 std::optional<ReapReply> parse_reap_reply(const Reply& r) {
-  if (r.type != Reply::Type::array || r.elements.size() != 5 ||
+  if (r.type != Reply::Type::array || r.elements.size() != 6 ||
       r.elements[3].type != Reply::Type::array || r.elements[4].type != Reply::Type::array ||
-      r.elements[4].elements.size() % 2 != 0) {
+      r.elements[4].elements.size() % 2 != 0 || r.elements[5].type != Reply::Type::array) {
     return std::nullopt;
   }
   ReapReply reply;
@@ -28,6 +28,7 @@ std::optional<ReapReply> parse_reap_reply(const Reply& r) {
   for (std::size_t i = 0; i + 1 < nowhere.size(); i += 2) {
     reply.nowhere.emplace_back(nowhere[i].str, nowhere[i + 1].integer);
   }
+  for (const Reply& key : r.elements[5].elements) reply.kept.push_back(key.str);
   return reply;
 }
 

@@ -23,6 +23,8 @@ struct ReapReply {
   /// Per item whose stock key was missing, its key and the units given back (in `units`),
   /// which went nowhere.
   std::vector<std::pair<std::string, std::int64_t>> nowhere;
+  /// The stock keys whose stored value is not a stock value: their expired holds stay held.
+  std::vector<std::string> kept;
 };
 
 /// Reads the reap script's reply; nullopt for anything else (an error reply included).
