@@ -283,11 +283,13 @@ void read_json(std::istream& in, const WantedColumns& wanted, const RecordHandle
 void read_ndjson(std::istream& in, const WantedColumns& wanted, const RecordHandler& handler) {
   std::string line;
   std::size_t line_no = 0;
+  bool any = false;
   Record record;
   while (std::getline(in, line)) {
     ++line_no;
     if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    any = true;
     record = Record{};
     record.line = line_no;
     record.fields.assign(wanted.size(), Field{});
@@ -303,6 +305,15 @@ void read_ndjson(std::istream& in, const WantedColumns& wanted, const RecordHand
       }
     }
     if (!handler.record(record)) return;
+  }
+  if (!any) {
+    // As an empty CSV or JSON source: a dump that failed before its first row is not a source
+    // with no items (rebuild would then find every item "extra").
+    record = Record{};
+    record.line = 1;
+    record.error = "the source is empty";
+    record.fatal = true;
+    handler.record(record);
   }
 }
 

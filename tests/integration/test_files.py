@@ -121,6 +121,15 @@ class InitFile(ServerTest):
         got = [self.r("GET", "stock:{%s}" % s) for s in "ABCDEF"]
         self.assertEqual(got, ["1", "5", "3", "-1", "5", "6"])
 
+    def test_a_source_with_nothing_in_it_is_invalid_in_every_format(self):
+        for name, text in (("e.ndjson", ""), ("b.ndjson", "\n \n"), ("e.json", ""),
+                           ("e.csv", "")):
+            path = self.write(name, text)
+            res = self.sc("rebuild", "--file", path)
+            self.assertEqual(res.rc, 2, (name, res))
+            self.assertIn("%s:1:" % path, res.stderr)
+            self.assertIn("the source is empty", res.stderr)
+
     def test_standard_input_with_format(self):
         res = self.sc("init", "--file", "-", "--format", "csv", input="sku,stock\nA,1\nB,2\n")
         self.assertEqual(res.rc, 0, res)
