@@ -37,6 +37,11 @@ bool LineInput::next(std::string& line) {
       const std::size_t stop = newline == std::string::npos ? buf_.size() : newline;
       line.assign(buf_, pos_, stop - pos_);
       pos_ = newline == std::string::npos ? buf_.size() : newline + 1;
+      // A UTF-8 byte order mark (a Windows editor's) before the first line is no part of the
+      // first SKU, as in every other source format: invisible in the answer, it would make an
+      // existing item look missing.
+      if (first_line_ && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
+      first_line_ = false;
       return true;
     }
     if (end_) return false;

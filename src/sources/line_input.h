@@ -30,6 +30,7 @@ class LineInput {
   std::string buf_;
   std::size_t pos_ = 0;  ///< where the next line starts in buf_
   bool end_ = false;
+  bool first_line_ = true;  ///< the next line is the first: a byte order mark is dropped
 };
 
 }  // namespace stockctl

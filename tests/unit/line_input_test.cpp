@@ -65,3 +65,23 @@ TEST_CASE("LineInput names a file it cannot open") {
   CHECK_THROWS_WITH_AS(LineInput("/nonexistent/skus.txt"),
                        "cannot read /nonexistent/skus.txt: No such file or directory", IoError);
 }
+
+TEST_CASE("LineInput drops a byte order mark before the first line, and only there") {
+  char path[] = "/tmp/stockctl-line-input-XXXXXX";
+  const int fd = ::mkstemp(path);
+  REQUIRE(fd >= 0);
+  put(fd,
+      "\xEF\xBB\xBF"
+      "A\n\xEF\xBB\xBF"
+      "B\n");
+  ::close(fd);
+  LineInput in(path);
+  std::string line;
+  REQUIRE(in.next(line));
+  CHECK(line == "A");
+  REQUIRE(in.next(line));
+  CHECK(line ==
+        "\xEF\xBB\xBF"
+        "B");  // a SKU's own bytes after the first line
+  std::remove(path);
+}
