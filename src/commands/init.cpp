@@ -63,6 +63,12 @@ ExitCode run_init(Program& program, const InitOptions& o) {
           "init --dry-run needs a source (--file or --from-cmd); for one item, 'stockctl get "
           "SKU' shows what it holds");
     }
+    // Taken silently, it would leave a cron job's report never written.
+    if (!o.source.report.empty()) {
+      throw InputError(
+          "init --report needs a source (--file or --from-cmd); one item's answer is its line "
+          "on standard output");
+    }
     return run_init_single(ctx, o);
   }
   if (!o.sku.empty() || !o.value.empty())

@@ -231,6 +231,12 @@ class InitFile(ServerTest):
         self.assertEqual(res.rc, 2, res)
         self.assertIn("init --dry-run needs a source", res.stderr)
         self.assertEqual(self.r("DBSIZE"), 0)
+        # --report for one item would never be written: refused, not ignored.
+        res = self.sc("init", "A", "1", "--report", os.path.join(self.tmp, "a.jsonl"))
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("init --report needs a source (--file or --from-cmd)", res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "a.jsonl")))
 
 
 class Rebuild(ServerTest):
