@@ -106,6 +106,14 @@ CLI::Validator readable_file() {
       "");
 }
 
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "'' names no file" : std::string();
+      },
+      "");
+}
+
 CLI::Validator number_range(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
@@ -206,6 +214,7 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--metrics-file", o.metrics_file,
                  "write the run's figures in Prometheus text format (node_exporter textfile; - "
                  "for standard output)")
+      ->check(file_name())
       ->group(output);
 }
 
@@ -217,7 +226,9 @@ void add_common_footer(CLI::App& sub) {
 
 void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report) {
   const char* src = "Source";
-  app.add_option("-f,--file", o.file, "read items from FILE (- = standard input)")->group(src);
+  app.add_option("-f,--file", o.file, "read items from FILE (- = standard input)")
+      ->check(file_name())
+      ->group(src);
   app.add_option("--format", o.format,
                  fmt::format("{} (default: from the file name)", format_list()))
       ->check(format_name())
@@ -253,6 +264,7 @@ void add_source_options(CLI::App& app, SourceOptions& o, bool stock, bool report
   if (report) {
     app.add_option("--report", o.report,
                    "write one JSON line per item to this file (- for standard output)")
+        ->check(file_name())
         ->group(src);
   }
 }

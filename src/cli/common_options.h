@@ -23,6 +23,10 @@ CLI::Validator key_prefix();
 /// surprise at the next cache loss. "-" (standard input) passes.
 CLI::Validator readable_file();
 
+/// Refuses an empty file name: `--report "$REPORT"` with REPORT unset names no file, and taken
+/// as "not given" (or, for --output, as standard output) it would go unnoticed.
+CLI::Validator file_name();
+
 /// Declares the common options on the top-level `app`. Subcommands let options they do not know
 /// fall through to it, so the common options may stand before or after the subcommand.
 /// They are declared once, here: declaring options is a large part of a short run's start-up.

@@ -237,9 +237,10 @@ void setup_export(CLI::App& app, Program& program) {
   sub->add_option("--format", o->format, "ndjson (default), csv, tsv or json")
       ->check(CLI::IsMember({"ndjson", "jsonl", "csv", "tsv", "json"}).description(""));
   sub->add_option(
-      "-o,--output", o->output,
-      "write to FILE (a file atomically, a device or FIFO in place; - for standard output) and "
-      "print a summary object on standard output");
+         "-o,--output", o->output,
+         "write to FILE (a file atomically, a device or FIFO in place; - for standard output) and "
+         "print a summary object on standard output")
+      ->check(file_name());
   sub->add_flag("--keep-partial", o->keep_partial,
                 "with --output: put the file in place even when corrupt items were left out "
                 "(by default it is left as it was)");

@@ -309,7 +309,8 @@ void setup_get(CLI::App& app, Program& program) {
   sub->add_option("SKU", options->skus, "item ids; - reads them from standard input");
   sub->add_option("-f,--file", options->file,
                   "read item ids from FILE (- = standard input): a source by its name or --format "
-                  "(.csv .tsv .json .ndjson .jsonl, the 'sku' column), else one per line");
+                  "(.csv .tsv .json .ndjson .jsonl, the 'sku' column), else one per line")
+      ->check(file_name());
   sub->add_option("--format", options->format,
                   "csv, tsv, json, ndjson, jsonl, or lines (one SKU per line; the default for "
                   "standard input and names without those extensions)")

@@ -156,6 +156,7 @@ void setup_split(CLI::App& app, Program& program) {
       ->type_name("N");
   sub->add_option("-f,--file", o->file,
                   "read items from FILE (- = standard input): 'sku' and 'buckets' columns")
+      ->check(file_name())
       ->group("Source");
   sub->add_option("--format", o->format, "csv, tsv, json, ndjson or jsonl (default: by extension)")
       ->check(CLI::IsMember({"csv", "tsv", "json", "ndjson", "jsonl"}).description(""))

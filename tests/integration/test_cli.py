@@ -179,6 +179,14 @@ class Usage(unittest.TestCase):
             res = run(*args)
             self.assertEqual(res.rc, 2, res)
             self.assertIn("'%s' is not an integer from 1 to" % args[-1], res.stderr)
+        # An empty file name (`--report "$REPORT"`, REPORT unset) names no file: refused, not
+        # taken as "not given" or, for --output, as standard output.
+        for args in (("init", "--file", "x.csv", "--report", ""), ("export", "--output", ""),
+                     ("get", "a", "--metrics-file", ""), ("get", "--file", ""),
+                     ("deduct", "--file", "")):
+            res = run(*args)
+            self.assertEqual(res.rc, 2, res)
+            self.assertIn("stockctl: error: %s: '' names no file" % args[-2], res.stderr)
         # An empty actor (`--actor "$JOB"`, JOB unset) is refused, not signed as user@host.
         res = run("deduct", "a", "1", "--actor", "")
         self.assertEqual(res.rc, 2, res)
