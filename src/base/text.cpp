@@ -54,4 +54,10 @@ std::string quote_value(std::string_view text) {
   return fmt::format("'{}...' ({} bytes)", escape_control(text.substr(0, keep)), text.size());
 }
 
+std::string shown_value(std::string_view text) {
+  if (text.size() <= kShownBytes) return escape_control(text);
+  std::size_t keep = utf8_prefix(text, kShownBytes - 16);
+  return fmt::format("{}... ({} bytes)", escape_control(text.substr(0, keep)), text.size());
+}
+
 }  // namespace stockctl

@@ -18,6 +18,10 @@ std::string escape_control(std::string_view text);
 /// shortened to its first bytes (never cutting a UTF-8 character) followed by "... (N bytes)".
 std::string quote_value(std::string_view text);
 
+/// `text` as a message names it without quotes (a hold's id after its command: "release h1:
+/// ..."): escaped, and shortened as quote_value shortens it.
+std::string shown_value(std::string_view text);
+
 /// Whether `text` begins with `head`.
 inline bool starts_with(std::string_view text, std::string_view head) {
   return text.substr(0, head.size()) == head;

@@ -167,7 +167,7 @@ std::vector<Cart> carts_from_file(const HoldOptions& o, const KeyScheme& scheme)
   for (Cart& cart : carts) {
     prepare_cart(cart, scheme);
     if (cart.status != Status::invalid) continue;
-    cart.error = fmt::format("{}: id '{}': {}", source.name(), escape_control(cart.id), cart.error);
+    cart.error = fmt::format("{}: id {}: {}", source.name(), quote_value(cart.id), cart.error);
     refused.push_back(cart);
   }
   // One invalid cart: its problem is the refusal (main prints it); several: each, then a count.

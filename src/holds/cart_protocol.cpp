@@ -159,9 +159,9 @@ void CartProtocol::run_attempts(Cart& cart, Coordinator& coordinator, HoldRunner
     if (!rec.conflict.empty()) {
       return fail(
           cart, Status::conflict,
-          fmt::format("id '{}' was already used with other lines or for {}; nothing "
+          fmt::format("id {} was already used with other lines or for {}; nothing "
                       "changed",
-                      escape_control(cart.id), kind == CartKind::hold ? "an order" : "a hold"));
+                      quote_value(cart.id), kind == CartKind::hold ? "an order" : "a hold"));
     }
     hooks_.after("intent");
     const bool existed = rec.replayed;

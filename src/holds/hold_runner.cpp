@@ -95,9 +95,9 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
   // answer is then not: an error is never a replay.
   cart.replayed = false;
   fail(cart, Status::error,
-       fmt::format("id '{}' was {} before and this repeat changed nothing, but the replicas have "
+       fmt::format("id {} was {} before and this repeat changed nothing, but the replicas have "
                    "not confirmed it: {}",
-                   escape_control(cart.id), kind_ == CartKind::hold ? "held" : "ordered",
+                   quote_value(cart.id), kind_ == CartKind::hold ? "held" : "ordered",
                    unacknowledged(result, store_.client.options())));
 }
 
@@ -105,9 +105,9 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   if (classify_error_reply(text) == ErrorReply::stockctl_conflict) {
     return fail(
         cart, Status::conflict,
-        fmt::format("id '{}' was already used with other lines or for {}; nothing "
+        fmt::format("id {} was already used with other lines or for {}; nothing "
                     "changed",
-                    escape_control(cart.id), text.substr(18) == "hold" ? "an order" : "a hold"));
+                    quote_value(cart.id), text.substr(18) == "hold" ? "an order" : "a hold"));
   }
   ItemResult item;
   item.key = cart.record_key;

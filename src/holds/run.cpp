@@ -31,7 +31,7 @@ constexpr std::size_t kHoldWindow = 64;
 // for --metrics-file and folds its status into the exit status.
 void print_cart(Context& ctx, CartKind kind, const Cart& cart, ExitFold& fold, bool echo = true) {
   if (echo && needs_error_line(cart.status) && !cart.error.empty()) {
-    print_error(fmt::format("{} {}: {}", kind_name(kind), escape_control(cart.id), cart.error));
+    print_error(fmt::format("{} {}: {}", kind_name(kind), shown_value(cart.id), cart.error));
   }
   ctx.out().write(cart_json(kind, cart));
   ctx.count(cart.status);
@@ -105,8 +105,7 @@ bool report_invalid_ids(Context& ctx, const std::string& action,
     std::string problem = validate_hold_id(id);
     if (problem.empty()) continue;
     invalid = true;
-    print_error(
-        fmt::format("{} {}: {}; nothing was {}", action, escape_control(id), problem, done));
+    print_error(fmt::format("{} {}: {}; nothing was {}", action, shown_value(id), problem, done));
     ctx.out().write(settle_json(action, id, Status::invalid, {}, {}, false, problem));
     ctx.count(Status::invalid);
     fold.add(Status::invalid);
@@ -145,9 +144,8 @@ ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
   }
   ExitFold fold;
   if (!from_file && carts[0].status == Status::invalid) {
-    print_error(fmt::format("{} {}: {}; nothing was {}", kind_name(kind),
-                            escape_control(carts[0].id), carts[0].error,
-                            kind == CartKind::hold ? "held" : "ordered"));
+    print_error(fmt::format("{} {}: {}; nothing was {}", kind_name(kind), shown_value(carts[0].id),
+                            carts[0].error, kind == CartKind::hold ? "held" : "ordered"));
     ctx.out().write(cart_json(kind, carts[0]));
     ctx.count(Status::invalid);
     fold.add(Status::invalid);

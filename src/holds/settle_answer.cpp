@@ -101,12 +101,11 @@ void print_settle(Context& ctx, const std::string& action, const std::string& id
                   const Settled& settled, ExitFold& fold) {
   const Status status = settled.status;
   if (needs_error_line(status)) {
-    print_error(fmt::format("{} {}: {}", action, escape_control(id), settled.error));
+    print_error(fmt::format("{} {}: {}", action, shown_value(id), settled.error));
   }
   for (std::size_t i : settled.nowhere) {
     if (i >= settled.lines.size()) continue;
-    print_warning(
-        nowhere_warning(fmt::format("{} {}", action, escape_control(id)), settled.lines[i]));
+    print_warning(nowhere_warning(fmt::format("{} {}", action, shown_value(id)), settled.lines[i]));
   }
   ctx.out().write(settle_json(action, id, status, settled.lines, settled.stocks, settled.replayed,
                               settled.error));

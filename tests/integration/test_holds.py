@@ -535,6 +535,15 @@ class BadInput(HoldsTest):
                 self.assertIn("nothing was held" if op == "hold" else "nothing was ordered",
                               res.stderr)
 
+    def test_a_long_id_is_shortened_in_messages(self):
+        # As a SKU is: its first bytes and its length, not 300 bytes on a terminal.
+        for op in ("hold", "release"):
+            args = (op, "x" * 300) + (("A=1",) if op == "hold" else ())
+            res = self.assert_refused(*args)
+            self.assertIn("stockctl: error: %s %s... (300 bytes): id is 300 bytes long" %
+                          (op, "x" * 48), res.stderr)
+            self.assertNotIn("x" * 49, res.stderr)
+
     def test_more_than_a_thousand_lines(self):
         lines = ["S%d=1" % i for i in range(1001)]
         self.assert_refused("hold", "c", *lines, text="1001 lines; at most 1000 per id")

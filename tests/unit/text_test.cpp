@@ -33,6 +33,12 @@ TEST_CASE("quoted shortens long text and gives its length") {
   CHECK(quote_value(sku) == "'" + std::string(kShownBytes - 16, 'x') + "...' (513 bytes)");
 }
 
+TEST_CASE("shown_value names text without quotes, shortened as quote_value shortens it") {
+  CHECK(shown_value("h\t1") == "h\\t1");
+  CHECK(shown_value(std::string(300, 'x')) ==
+        std::string(kShownBytes - 16, 'x') + "... (300 bytes)");
+}
+
 TEST_CASE("quoted never cuts a UTF-8 character in two") {
   std::string sku;
   while (sku.size() < 100) sku += "\xc3\xa9";  // é, two bytes each
