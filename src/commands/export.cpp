@@ -185,8 +185,9 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
         "(see --no-hashtag)",
         o.match));
   }
-  // `--output -` is standard output, with no summary object in the middle of the data.
-  const std::string output = o.output == "-" ? "" : o.output;
+  // `--output -` (or /dev/stdout) is standard output, with no summary object in the middle of
+  // the data.
+  const std::string output = names_standard_output(o.output) ? "" : o.output;
   ExportSink sink(output);
   ExportRun run{ctx, *parse_export_format(o.format), sink, {}, 0, 0, 0};
   auto summarize = [&](bool written, const std::string& error) {

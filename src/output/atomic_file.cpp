@@ -269,6 +269,17 @@ bool same_file(const FileIdentity& a, const FileIdentity& b) {
 
 }  // namespace
 
+bool names_standard_output(const std::string& path) {
+  if (path == "-") return true;
+  OutputTarget target;
+  if (resolve(path, target) != 0 || target.mode != OutputMode::descriptor) return false;
+  if (target.fd == STDOUT_FILENO) return true;
+  struct stat named {};
+  struct stat out {};
+  return fstat(target.fd, &named) == 0 && fstat(STDOUT_FILENO, &out) == 0 &&
+         named.st_dev == out.st_dev && named.st_ino == out.st_ino;
+}
+
 std::string clashing_files(const std::vector<NamedFile>& files) {
   std::vector<FileIdentity> ids;
   ids.reserve(files.size());

@@ -37,6 +37,11 @@ OutputTarget resolve_output(const std::string& path);
 /// reader is not given an end of file; for an output written only when the run ends.
 void check_output_writable(const std::string& path, const std::string& what);
 
+/// Whether `path` names this process's standard output through a descriptor (/dev/stdout,
+/// /dev/fd/1, /proc/self/fd/N of the same open file): writing a summary there too would put it
+/// in the middle of the data, as with `-`.
+bool names_standard_output(const std::string& path);
+
 /// A file a command line names: the option that names it, and whether it is written.
 struct NamedFile {
   std::string option;  ///< "--file", "--report", ...
