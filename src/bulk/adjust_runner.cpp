@@ -161,6 +161,23 @@ void validate_init_source(const InitSource& init) {
   }
 }
 
+void check_init_file(const InitSource& init, const std::string& source_file) {
+  if (init.file.empty()) return;
+  if (init.file == "-") {
+    if (source_file == "-") {
+      throw InputError("--init-from - and --file - cannot both read standard input");
+    }
+    return;
+  }
+  // What the first missing key would meet (a directory, a name whose format cannot be told, a
+  // file that cannot be opened) is said now, not at the next cache loss.
+  try {
+    Source probe(init.file, format_option(init.format), init.columns.delimiter);
+  } catch (const StockctlError& e) {
+    throw InputError(fmt::format("--init-from: {}", e.what()));
+  }
+}
+
 InitialStock::InitialStock(const InitSource& init, const KeyScheme& scheme)
     : init_(init), scheme_(scheme) {}
 

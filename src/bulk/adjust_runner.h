@@ -41,6 +41,11 @@ struct OpOptions {
 /// Checks the init source options; throws InputError.
 void validate_init_source(const InitSource& init);
 
+/// Throws InputError when --init-from cannot serve once a key is missing: a directory, a name
+/// whose format cannot be told (with its --format), a file that cannot be opened, or standard
+/// input that --file (`source_file`) reads too. Call once the format and columns are set.
+void check_init_file(const InitSource& init, const std::string& source_file);
+
 class InitFileIndex;
 
 /// A missing item's initial stock, read from the init source (hold and order: per line);

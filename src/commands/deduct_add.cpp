@@ -110,6 +110,7 @@ ExitCode run_op_command(Program& program, OpCommandOptions& o, OpRunner::Op op,
   validate_init_source(o.op.init);
   o.op.init.format = o.source.format;
   o.op.init.columns = o.source.columns;
+  check_init_file(o.op.init, o.source.file);
   Context ctx(program);
   if (o.source.file.empty()) return run_single(ctx, op, name, o);
   return run_batch(ctx, op, name, o);

@@ -118,6 +118,7 @@ bool report_invalid_ids(Context& ctx, const std::string& action,
 ExitCode run_holds(Program& program, CartKind kind, HoldOptions& o) {
   validate_init_source(o.init);
   o.init.format = o.source.format;
+  check_init_file(o.init, o.source.file);
   Context ctx(program);
   const bool from_file = !o.source.file.empty();
   if (from_file && (o.id_given || !o.lines.empty())) {

@@ -122,6 +122,20 @@ class Deduct(ServerTest):
             self.assertEqual((res.rc, res.stdout), (2, ""), res)
             self.assertIn("--init-from: cannot read '%s': No such file or directory" % missing,
                           res.stderr)
+        # So are a directory, a name whose format cannot be told, and standard input read by
+        # --file too.
+        typo = self.write("stock.cvs", "sku,stock\nA,9\n")
+        for extra, text in (((self.tmp, "--format", "csv"), "--init-from: cannot read %s: it is "
+                                                           "a directory" % self.tmp),
+                            ((typo,), "--init-from: %s: cannot tell the format" % typo)):
+            for args in (("deduct", "A", "1"), ("hold", "h1", "A=1")):
+                res = self.sc(*args, "--init-from", *extra)
+                self.assertEqual((res.rc, res.stdout), (2, ""), (args, res))
+                self.assertIn(text, res.stderr)
+        res = self.sc("deduct", "--file", "-", "--init-from", "-", "--format", "csv",
+                      input="sku,qty\nA,1\n")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("--init-from - and --file - cannot both read standard input", res.stderr)
         self.assertEqual(self.r("GET", "stock:{A}"), "5")
 
     def test_init_cmd_gets_sku_in_environment(self):
