@@ -440,8 +440,9 @@ Finding check_holds(const std::string& node, std::size_t items_with_expired_hold
     return finding("holds", node, CheckStatus::ok, "no expired holds wait to be given back");
   }
   return finding("holds", node, CheckStatus::warn,
-                 fmt::format("{} items have expired holds whose units were not given back yet",
-                             items_with_expired_holds),
+                 fmt::format("{} {} expired holds whose units were not given back yet",
+                             items_with_expired_holds,
+                             items_with_expired_holds == 1 ? "item has" : "items have"),
                  "run stockctl reap (a cron line or systemd timer every minute)");
 }
 
@@ -453,8 +454,9 @@ Finding check_cluster_holds(const std::string& node, std::size_t items_with_expi
       "their decision, or decided and not finished): their units stay held until reap",
       records_past_due);
   if (items_with_expired_holds > 0) {
-    detail += fmt::format("; {} items have expired holds whose units were not given back yet",
-                          items_with_expired_holds);
+    detail += fmt::format("; {} {} expired holds whose units were not given back yet",
+                          items_with_expired_holds,
+                          items_with_expired_holds == 1 ? "item has" : "items have");
   }
   return finding("holds", node, CheckStatus::warn, detail,
                  "run stockctl reap --cluster from cron every minute (on a cluster only reap "

@@ -205,7 +205,7 @@ TEST_CASE("holds: cluster records past due warn and say to run reap from cron") 
   CHECK(warn.status == CheckStatus::warn);
   CHECK(warn.detail ==
         "4 cluster holds or orders are past due and not reaped yet (expired, cut off before their "
-        "decision, or decided and not finished): their units stay held until reap; 1 items have "
+        "decision, or decided and not finished): their units stay held until reap; 1 item has "
         "expired holds whose units were not given back yet");
   CHECK(warn.hint ==
         "run stockctl reap --cluster from cron every minute (on a cluster only reap gives "
@@ -219,6 +219,8 @@ TEST_CASE("holds: expired holds not yet given back warn and say to run reap") {
   CHECK(warn.status == CheckStatus::warn);
   CHECK(warn.detail == "3 items have expired holds whose units were not given back yet");
   CHECK(warn.hint == "run stockctl reap (a cron line or systemd timer every minute)");
+  CHECK(check_holds("n:1", 1).detail ==
+        "1 item has expired holds whose units were not given back yet");
 }
 
 TEST_CASE("replication: replicas with min-replicas-to-write 0 warn, naming what bounds the loss") {
