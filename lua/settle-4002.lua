@@ -18,7 +18,7 @@
 -- `replayed` is then that line's number, from 1), "conflict" (the action does not apply to what
 -- the id is now), or "missing" (no record: unknown id, or forgotten after --request-ttl; the
 -- reply is then {"missing", 0}, without stocks); the stocks are each line's current stock
--- after the call (-1 unlimited, -3 missing).
+-- after the call (-1 unlimited, -3 missing, -4 not a stock value).
 -- What each action does to each state:
 --   held:      confirm -> confirmed (a line whose units are gone: released, "removed");
 --              release, cancel -> released
@@ -33,8 +33,10 @@
 --                                 string, or "action <action>": not one of the three. The
 --                                 action is checked last, so a held hold past its expiry has
 --                                 been expired (units back, state written) first.
---   STOCKCTL_CORRUPT <i> <value>  line i's stored value is not -1 or a canonical integer
---                                 0 .. 2^53-1
+--   STOCKCTL_CORRUPT <i> <value>  line i still holds units, or a cancel would give them back
+--                                 to it, and its stored value is not -1 or a canonical integer
+--                                 0 .. 2^53-1 (a split item's layout record too); an answer
+--                                 that touches no units there is given, its stock -4
 -- A record that is a hash is a tombstone (tombstone-1.lua), not one to settle; stockctl never
 -- sends it one (the cluster protocol skips tombstoned groups; settle_one refuses a record without
 -- lines). The record was a hash before it was one string; no release wrote that form, so it is
@@ -92,15 +94,23 @@ for i = 1, n do
 end
 
 -- The reply: {status, replayed, stock_1, ...}. Every line's stock before any change goes in
--- it (units go back only to a sound value) and becomes the stock after.
+-- it (units go back only to a sound value) and becomes the stock after. A stored value that is
+-- not a stock value (corrupt, or a split item's layout record) is -4 there: it is an error only
+-- where the line still holds units or a cancel would give them back (checked below, before
+-- anything is written); an answer that touches no units there (expired and already given back,
+-- a conflict, a replay) is given all the same.
 local out = {false, 0, nil, nil, nil}
+local bad = {}
 for i = 1, n do
   local raw = call('GET', KEYS[3 + G * (i - 1)])
   local stock = -3
   if raw then
     -- @include stock_value
-    if not raw_len then return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. raw) end
-    stock = tonumber(raw)
+    if raw_len then
+      stock = tonumber(raw)
+    else
+      stock, bad[i] = -4, raw
+    end
   end
   out[i + 2] = stock
 end
@@ -137,6 +147,14 @@ if state == 'held' then
     change, give_back, new_state = 'release', true, 'released'
   end
 end
+-- A line still holding units on a value that is not a stock value stops the settle: its units
+-- could not go back, and a sale there is not made blind either (repair it, then run again).
+if change and next(bad) then
+  for i in pairs(bad) do
+    if qtys[i] == nil then qtys[i] = call('HGET', KEYS[2 + G * (i - 1) + 3], id) end
+    if qtys[i] then return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. bad[i]) end
+  end
+end
 if change then
   for i = 1, n do
     local k = 2 + G * (i - 1)
@@ -148,7 +166,7 @@ if change then
       if call('HINCRBY', KEYS[k + 3], '', -tonumber(qty)) <= 0 then call('DEL', KEYS[k + 3]) end
       local before = out[i + 2]
       if give_back and before >= 0 then out[i + 2] = call('INCRBY', KEYS[k + 1], qty) end
-      if logging and out[i + 2] ~= -3 then
+      if logging and out[i + 2] ~= -3 and out[i + 2] ~= -4 then
         local log_key, log_first, log_batch, log_item, entry_ms =
             KEYS[k + 4], false, false, KEYS[k + 1], false
         local log_who = false
@@ -188,7 +206,13 @@ elseif action == 'release' then
   end
 elseif action == 'cancel' then
   if state == 'confirmed' or state == 'ordered' then
-    -- Gives a sale's units back; unlimited and missing items stay as they are.
+    -- Gives a sale's units back; unlimited and missing items stay as they are. A line whose
+    -- value is not a stock value cannot take them: an error before anything is written.
+    for i in pairs(bad) do
+      if lines[3 * i] ~= '-1' then
+        return redis.error_reply('STOCKCTL_CORRUPT ' .. i .. ' ' .. bad[i])
+      end
+    end
     for i = 1, n do
       local before = out[i + 2]
       if lines[3 * i] ~= '-1' and before >= 0 then
