@@ -514,8 +514,12 @@ std::optional<Finding> check_value(const std::string& node, const std::string& k
                                    const std::optional<std::string>& value, bool wrong_type) {
   const char* hint = "look at the item's history, then set it: stockctl init SKU VALUE --force";
   if (wrong_type) {
+    // init --force reads the key first and stops at WRONGTYPE: what is there was not written
+    // by stockctl, so it is the operator's to look at and remove.
     return finding("values", node, CheckStatus::fail, fmt::format("{} is not a string key", key),
-                   hint);
+                   fmt::format("look at what it holds (redis-cli TYPE {}), remove it (redis-cli "
+                               "DEL {}), then set the item: stockctl init SKU VALUE",
+                               key, key));
   }
   if (!value || parse_stored_value(*value)) return std::nullopt;
   if (is_split_record(*value)) {

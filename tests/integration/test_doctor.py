@@ -207,6 +207,11 @@ class Standalone(DoctorTest):
                                "stock:{list} is not a string key",
                                "stock:{neg} holds '-5', not a stock value"])
         self.assertEqual(values[-1]["detail"], "5 items read, 3 corrupt")
+        # The hint for a key of another type is one that works: init --force stops at WRONGTYPE.
+        hint = next(f["hint"] for f in values if f["detail"] == "stock:{list} is not a string key")
+        self.assertEqual(hint, "look at what it holds (redis-cli TYPE stock:{list}), remove it "
+                               "(redis-cli DEL stock:{list}), then set the item: stockctl init "
+                               "SKU VALUE")
 
     def test_metrics_file_has_a_gauge_per_check_node_and_status(self):
         server = self.server()
