@@ -7,6 +7,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "base/text.h"
 
@@ -126,6 +127,13 @@ class RowSax : public json::json_sax_t {
       column_ = kMapValue;
     } else if (depth_ == 2) {
       column_ = wanted_index(wanted_, k);
+      // A repeated key would let its last value win without a word, where a CSV header with a
+      // column twice is refused: {"sku": "D1", "stock": 5, "stock": 6}.
+      if (std::find(row_keys_.begin(), row_keys_.end(), k) != row_keys_.end()) {
+        if (record_.error.empty()) record_.error = fmt::format("key '{}' appears twice", k);
+      } else {
+        row_keys_.push_back(k);
+      }
     }
     return true;
   }
@@ -221,6 +229,7 @@ class RowSax : public json::json_sax_t {
   }
 
   void begin_row() {
+    row_keys_.clear();
     record_ = Record{};
     record_.line = *newlines_ + 1;
     record_.fields.assign(wanted_.size(), Field{});
@@ -261,6 +270,7 @@ class RowSax : public json::json_sax_t {
   bool in_row_ = false;
   bool stopped_ = false;
   int column_ = -1;
+  std::vector<std::string> row_keys_;  ///< the keys of the row object read so far
 };
 
 }  // namespace
@@ -293,9 +303,26 @@ void read_ndjson(std::istream& in, const WantedColumns& wanted, const RecordHand
     record = Record{};
     record.line = line_no;
     record.fields.assign(wanted.size(), Field{});
-    json row = json::parse(line, nullptr, false);
+    std::vector<std::string> keys;
+    std::string repeated;
+    // As in an array's rows: a key twice in the line's object is an error, not "last wins".
+    const json::parser_callback_t note_keys =
+        [&keys, &repeated](int depth, json::parse_event_t event, json& parsed) {
+          if (event == json::parse_event_t::key && depth == 1 && repeated.empty()) {
+            const std::string& key = parsed.get_ref<const std::string&>();
+            if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+              repeated = key;
+            } else {
+              keys.push_back(key);
+            }
+          }
+          return true;
+        };
+    json row = json::parse(line, note_keys, false);
     if (row.is_discarded()) {
       record.error = "invalid JSON on this line";
+    } else if (!repeated.empty()) {
+      record.error = fmt::format("key '{}' appears twice", repeated);
     } else if (!row.is_object()) {
       record.error = "the line is not a JSON object";
     } else {

@@ -121,6 +121,21 @@ class InitFile(ServerTest):
         got = [self.r("GET", "stock:{%s}" % s) for s in "ABCDEF"]
         self.assertEqual(got, ["1", "5", "3", "-1", "5", "6"])
 
+    def test_a_key_twice_in_a_json_row_is_an_invalid_row(self):
+        # As a CSV header with a column twice is refused: no "last one wins".
+        for name, text in (("d.json", '[{"sku": "A", "stock": 5, "stock": 6}]'),
+                           ("s.json", '[{"sku": "A", "sku": "B", "stock": 6}]'),
+                           ("d.ndjson", '{"sku": "A", "stock": 5, "stock": 6}\n')):
+            path = self.write(name, text)
+            res = self.sc("init", "--file", path)
+            self.assertEqual(res.rc, 2, (name, res))
+            self.assertIn("%s:1: key '%s' appears twice" % (path, "sku" if name == "s.json"
+                                                             else "stock"), res.stderr)
+        self.assertEqual(self.r("DBSIZE"), 0)
+        # A key twice deeper down is no column of the row: left alone, as other keys are.
+        path = self.write("x.ndjson", '{"sku": "A", "stock": 5, "x": {"a": 1, "a": 2}}\n')
+        self.assertEqual(self.sc("init", "--file", path).rc, 0)
+
     def test_a_source_with_nothing_in_it_is_invalid_in_every_format(self):
         for name, text in (("e.ndjson", ""), ("b.ndjson", "\n \n"), ("e.json", ""),
                            ("e.csv", "")):
