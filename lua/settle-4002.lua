@@ -101,6 +101,21 @@ end
 -- a conflict, a replay) is given all the same.
 local out = {false, 0, nil, nil, nil}
 local bad = {}
+-- Every script that touches an item gives back its expired holds first (this hold's own, when
+-- it has expired, among them): the stocks this answer reports are then the items' stocks now,
+-- as get shows them, not a value that still lacks other holds' expired units. (On a cluster a
+-- group's holds expire through reap: their scores are far away, and nothing is found here.)
+local time = call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+for i = 1, n do
+  local k = 2 + G * (i - 1)
+  local stock_key, holds_key, held_key = KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local ids = call('ZRANGEBYSCORE', holds_key, '-inf', now)
+  if #ids > 0 then
+    local log_key, actor, reason = logging and G == 4 and KEYS[k + 4], ARGV[4], ARGV[5]
+    -- @include give_back_expired
+  end
+end
 for i = 1, n do
   local raw = call('GET', KEYS[3 + G * (i - 1)])
   local stock = -3
@@ -130,8 +145,6 @@ end
 local change, give_back, new_state, removed
 local qtys = {}
 if state == 'held' then
-  local time = call('TIME')
-  local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
   if now >= exp then
     change, give_back, new_state = 'expire', true, 'expired'
   elseif action == 'confirm' then

@@ -1,9 +1,9 @@
 -- give_back_expired: an item's expired holds give their units back to its stock. Every script
--- that touches an item takes these steps first (stock-2, put-2, hold-4002, reap-1): each has
--- the include line naming this file where they go, and lua/embed.cmake splices this text there
--- at build time. It is text, not a function: it runs only where holds have expired, and costs a
--- path that does not reach it nothing, where a function of the script would be a closure built
--- on every call.
+-- that touches an item takes these steps first (stock-2, put-2, hold-4002, settle-4002, reap-1,
+-- split_item-4): each has the include line naming this file where they go, and lua/embed.cmake
+-- splices this text there at build time. It is text, not a function: it runs only where holds
+-- have expired, and costs a path that does not reach it nothing, where a function of the script
+-- would be a closure built on every call.
 --
 -- Reads these locals of the script it is spliced into:
 --   stock_key  the item's stock key

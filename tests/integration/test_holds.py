@@ -463,6 +463,22 @@ class Expiry(HoldsTest):
         self.assertEqual(self.sc("confirm", "c3").one["status"], "ok")
 
 
+    @standalone_only
+    def test_settling_reports_the_stock_get_shows_with_other_holds_expired(self):
+        # The settle gives back every expired hold of its items first, as every script that
+        # touches an item does: the stock it reports is the item's stock now, not 7.
+        self.sc("init", "A", "10")
+        self.sc("hold", "e1", "A=2", "--expire", "1")
+        self.wait_past(self.sc("hold", "e2", "A=3", "--expire", "1").one["expires_at_ms"])
+        self.assertEqual(self.sc("get", "A").one["stock"], 10)
+        res = self.sc("release", "e1")
+        self.assertEqual((res.rc, res.one["status"], res.one["lines"][0]["stock"]),
+                         (0, "expired", 10), res)
+        self.assertEqual((self.stock("A"), self.held("A")), (10, 0))
+        self.assertEqual(self.sc("confirm", "e2").one["status"], "expired")
+        self.assertEqual(self.sc("reap").one["units"], 0)
+        self.assertEqual(self.stock("A"), 10)
+
     def test_reap_warns_about_units_whose_stock_key_is_gone(self):
         # The key deleted under an expiring hold (by hand, evicted): reap cannot put its units
         # anywhere, counts them apart and says so, and creates nothing.
