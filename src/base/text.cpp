@@ -48,16 +48,20 @@ std::string escape_control(std::string_view text) {
   return out;
 }
 
-std::string quote_value(std::string_view text) {
-  if (text.size() <= kShownBytes) return fmt::format("'{}'", escape_control(text));
+namespace {
+
+// `text` escaped and, when long, shortened, between `quote`s: "'abc'", "'abc...' (300 bytes)".
+std::string shortened(std::string_view text, std::string_view quote) {
+  if (text.size() <= kShownBytes) return fmt::format("{0}{1}{0}", quote, escape_control(text));
   std::size_t keep = utf8_prefix(text, kShownBytes - 16);
-  return fmt::format("'{}...' ({} bytes)", escape_control(text.substr(0, keep)), text.size());
+  return fmt::format("{0}{1}...{0} ({2} bytes)", quote, escape_control(text.substr(0, keep)),
+                     text.size());
 }
 
-std::string shown_value(std::string_view text) {
-  if (text.size() <= kShownBytes) return escape_control(text);
-  std::size_t keep = utf8_prefix(text, kShownBytes - 16);
-  return fmt::format("{}... ({} bytes)", escape_control(text.substr(0, keep)), text.size());
-}
+}  // namespace
+
+std::string quote_value(std::string_view text) { return shortened(text, "'"); }
+
+std::string shown_value(std::string_view text) { return shortened(text, ""); }
 
 }  // namespace stockctl

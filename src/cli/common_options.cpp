@@ -106,13 +106,13 @@ CLI::Validator readable_file() {
       "");
 }
 
-CLI::Validator file_name() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        return text.empty() ? "'' names no file" : std::string();
-      },
-      "");
+CLI::Validator refuse_empty(std::string message) {
+  return CLI::Validator([message = std::move(message)](
+                            std::string& text) { return text.empty() ? message : std::string(); },
+                        "");
 }
+
+CLI::Validator file_name() { return refuse_empty("'' names no file"); }
 
 CLI::Validator number_range(double min, double max) {
   return CLI::Validator(
@@ -202,13 +202,8 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   // would otherwise sign a cron job's changes as whoever ran it, without a word.
   app.add_option("--actor", o.actor,
                  "who makes the changes, for the log (default $STOCKCTL_ACTOR, else user@host)")
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            if (!text.empty()) return {};
-            return "'' is empty; leave --actor out for the default ($STOCKCTL_ACTOR, else "
-                   "user@host)";
-          },
-          ""))
+      ->check(refuse_empty(
+          "'' is empty; leave --actor out for the default ($STOCKCTL_ACTOR, else user@host)"))
       ->group(log);
   app.add_option("--reason", o.reason, "why, for the log")->group(log);
   app.add_option("--metrics-file", o.metrics_file,

@@ -23,6 +23,9 @@ CLI::Validator key_prefix();
 /// surprise at the next cache loss. "-" (standard input) passes.
 CLI::Validator readable_file();
 
+/// Refuses an empty value with `message` (an unset variable, `--actor "$JOB"`, names nothing).
+CLI::Validator refuse_empty(std::string message);
+
 /// Refuses an empty file name: `--report "$REPORT"` with REPORT unset names no file, and taken
 /// as "not given" (or, for --output, as standard output) it would go unnoticed.
 CLI::Validator file_name();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/diagnostics.h"
 #include "base/text.h"
@@ -80,9 +81,9 @@ ExitCode print_reap(Context& ctx, const Reaped& reaped) {
     nowhere_units += line.qty;
   }
   for (const RecordLine& item : items) print_warning(nowhere_warning("reap", item));
-  std::unordered_map<std::string, bool> named;
+  std::unordered_set<std::string> named;
   for (const RecordLine& item : reaped.kept) {
-    if (!named.emplace(item.key, true).second) continue;
+    if (!named.insert(item.key).second) continue;
     print_error(fmt::format(
         "reap: item '{}' ({}) does not hold a stock value, so its expired holds stay held until "
         "it is repaired ('stockctl init {} VALUE --force'); reap looks at it again a minute later",

@@ -23,6 +23,12 @@ namespace {
 constexpr std::size_t kBufferBytes = std::size_t{64} * 1024;
 constexpr int kMaxLinks = 40;  // as the kernel's own limit on one path's symlinks
 
+// The directory `path` is in ("." for a bare name), with its trailing slash.
+std::string directory_of(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash + 1);
+}
+
 std::string cannot_write(const std::string& what, const std::string& path, int err) {
   if (err == ENOTSUP) return fmt::format("cannot write {}{}: a block device (a disk)", what, path);
   return fmt::format("cannot write {}{}: {}", what, path, std::strerror(err));
@@ -186,9 +192,8 @@ void check_output_writable(const std::string& path, const std::string& what) {
   if (target.mode == OutputMode::descriptor) refuse_read_only_descriptor(target.fd, what, path);
   if (target.mode != OutputMode::replace) return;
   refuse_read_only(target.path, what, path);
-  const std::size_t slash = target.path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : target.path.substr(0, slash + 1);
-  if (access(dir.c_str(), W_OK | X_OK) != 0) throw IoError(cannot_write(what, path, errno));
+  if (access(directory_of(target.path).c_str(), W_OK | X_OK) != 0)
+    throw IoError(cannot_write(what, path, errno));
 }
 
 AtomicFile::AtomicFile(std::string path, std::string what)
@@ -249,11 +254,10 @@ FileIdentity identity_of(const NamedFile& file) {
   }
   if (!file.output) return id;  // an input that is not there: reading it says so
   // A new file: its directory's real path and its name.
-  const std::size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const std::string dir = directory_of(path);
   char* real = realpath(dir.c_str(), nullptr);
   if (real == nullptr) return id;
-  id.path = std::string(real) + "/" + path.substr(slash == std::string::npos ? 0 : slash + 1);
+  id.path = std::string(real) + "/" + path.substr(dir == "." ? 0 : dir.size());
   std::free(real);  // NOLINT(cppcoreguidelines-no-malloc): realpath's own allocation
   id.clashes = true;
   return id;
@@ -388,9 +392,7 @@ void AtomicFile::commit() {
 void AtomicFile::sync_directory() const {
   // The rename is in the directory's data: until that reaches the disk, a crash can bring back
   // the old file (or none) after the run said the new one was written.
-  const std::size_t slash = target_.path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : target_.path.substr(0, slash + 1);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int fd = ::open(directory_of(target_.path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;  // the file is in place; a directory we cannot open is not ours to sync
   const int err = fsync(fd) == 0 ? 0 : errno;
   close(fd);

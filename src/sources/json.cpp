@@ -18,6 +18,32 @@ using json = nlohmann::json;
 
 // Deeper nesting than this cannot be a row of ours; refusing it bounds the parser's work.
 constexpr std::size_t kMaxDepth = 32;
+
+// The keys of one row object. A key twice would let its last value win without a word, where a
+// CSV header with a column twice is refused: {"sku": "D1", "stock": 5, "stock": 6}.
+class RowKeys {
+ public:
+  void clear() {
+    seen_.clear();
+    repeated_.clear();
+  }
+  void add(const std::string& key) {
+    if (!repeated_.empty()) return;
+    if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) {
+      repeated_ = key;
+    } else {
+      seen_.push_back(key);
+    }
+  }
+  /// "key 'stock' appears twice", or "" when no key was.
+  std::string problem() const {
+    return repeated_.empty() ? std::string() : fmt::format("key '{}' appears twice", repeated_);
+  }
+
+ private:
+  std::vector<std::string> seen_;
+  std::string repeated_;
+};
 // column_ value meaning "the value of a map entry".
 constexpr int kMapValue = -2;
 
@@ -127,13 +153,7 @@ class RowSax : public json::json_sax_t {
       column_ = kMapValue;
     } else if (depth_ == 2) {
       column_ = wanted_index(wanted_, k);
-      // A repeated key would let its last value win without a word, where a CSV header with a
-      // column twice is refused: {"sku": "D1", "stock": 5, "stock": 6}.
-      if (std::find(row_keys_.begin(), row_keys_.end(), k) != row_keys_.end()) {
-        if (record_.error.empty()) record_.error = fmt::format("key '{}' appears twice", k);
-      } else {
-        row_keys_.push_back(k);
-      }
+      row_keys_.add(k);
     }
     return true;
   }
@@ -238,6 +258,7 @@ class RowSax : public json::json_sax_t {
 
   bool end_row() {
     in_row_ = false;
+    if (record_.error.empty()) record_.error = row_keys_.problem();
     if (!handler_.record(record_)) {
       stopped_ = true;
       return false;
@@ -270,7 +291,7 @@ class RowSax : public json::json_sax_t {
   bool in_row_ = false;
   bool stopped_ = false;
   int column_ = -1;
-  std::vector<std::string> row_keys_;  ///< the keys of the row object read so far
+  RowKeys row_keys_;  ///< the keys of the row object read so far
 };
 
 }  // namespace
@@ -303,26 +324,19 @@ void read_ndjson(std::istream& in, const WantedColumns& wanted, const RecordHand
     record = Record{};
     record.line = line_no;
     record.fields.assign(wanted.size(), Field{});
-    std::vector<std::string> keys;
-    std::string repeated;
-    // As in an array's rows: a key twice in the line's object is an error, not "last wins".
-    const json::parser_callback_t note_keys =
-        [&keys, &repeated](int depth, json::parse_event_t event, json& parsed) {
-          if (event == json::parse_event_t::key && depth == 1 && repeated.empty()) {
-            const std::string& key = parsed.get_ref<const std::string&>();
-            if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
-              repeated = key;
-            } else {
-              keys.push_back(key);
-            }
-          }
-          return true;
-        };
+    RowKeys keys;
+    const json::parser_callback_t note_keys = [&keys](int depth, json::parse_event_t event,
+                                                      json& parsed) {
+      if (event == json::parse_event_t::key && depth == 1) {
+        keys.add(parsed.get_ref<const std::string&>());
+      }
+      return true;
+    };
     json row = json::parse(line, note_keys, false);
     if (row.is_discarded()) {
       record.error = "invalid JSON on this line";
-    } else if (!repeated.empty()) {
-      record.error = fmt::format("key '{}' appears twice", repeated);
+    } else if (!keys.problem().empty()) {
+      record.error = keys.problem();
     } else if (!row.is_object()) {
       record.error = "the line is not a JSON object";
     } else {
