@@ -243,8 +243,8 @@ void setup_export(CLI::App& app, Program& program) {
          "print a summary object on standard output")
       ->check(file_name());
   sub->add_flag("--keep-partial", o->keep_partial,
-                "with --output: put the file in place even when corrupt items were left out "
-                "(by default it is left as it was)");
+                "with --output: put the file in place even when items were left out (corrupt, or "
+                "being split or merged; by default it is left as it was)");
   sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
       ->check(integer_range(1, 1000000));
   add_common_footer(*sub);
