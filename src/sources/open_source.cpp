@@ -11,8 +11,10 @@
 #include <limits>
 #include <sstream>
 #include <streambuf>
+#include <string_view>
 
 #include "base/errors.h"
+#include "base/text.h"
 #include "proc/from_cmd.h"
 #include "sources/delimited.h"
 #include "sources/json.h"
@@ -20,9 +22,12 @@
 namespace stockctl {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// Whether `path` ends in `extension`, in any ASCII case: a spreadsheet on Windows saves
+// `STOCK.CSV`, and `.Json` is the same format.
+bool has_extension(const std::string& path, std::string_view extension) {
+  return path.size() >= extension.size() &&
+         same_name_ignoring_case(std::string_view(path).substr(path.size() - extension.size()),
+                                 extension);
 }
 
 // A read-only streambuf over a C FILE*, so the spool file can be parsed like any stream.
@@ -78,10 +83,10 @@ std::optional<Format> parse_format(const std::string& name) {
 }
 
 std::optional<Format> format_from_extension(const std::string& path) {
-  if (ends_with(path, ".csv")) return Format::csv;
-  if (ends_with(path, ".tsv")) return Format::tsv;
-  if (ends_with(path, ".json")) return Format::json;
-  if (ends_with(path, ".ndjson") || ends_with(path, ".jsonl")) return Format::ndjson;
+  if (has_extension(path, ".csv")) return Format::csv;
+  if (has_extension(path, ".tsv")) return Format::tsv;
+  if (has_extension(path, ".json")) return Format::json;
+  if (has_extension(path, ".ndjson") || has_extension(path, ".jsonl")) return Format::ndjson;
   return std::nullopt;
 }
 

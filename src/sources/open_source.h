@@ -15,7 +15,8 @@ enum class Format { csv, tsv, json, ndjson };
 /// Parses a --format value ("csv", "tsv", "json", "ndjson" or "jsonl"); nullopt if unknown.
 std::optional<Format> parse_format(const std::string& name);
 
-/// The format a path's extension names; nullopt when it names none.
+/// The format a path's extension names, in any ASCII case (`STOCK.CSV` is CSV); nullopt when it
+/// names none.
 std::optional<Format> format_from_extension(const std::string& path);
 
 /// Reads records of any format from a stream (pure: no files are opened here); `delimiter`

@@ -32,6 +32,17 @@ TEST_CASE("every format name --help lists is one the source parser accepts") {
   }
 }
 
+TEST_CASE("a source's format is told by its extension in any case") {
+  CHECK(format_from_extension("stock.csv") == Format::csv);
+  CHECK(format_from_extension("STOCK.CSV") == Format::csv);
+  CHECK(format_from_extension("dir.csv/stock.Tsv") == Format::tsv);
+  CHECK(format_from_extension("export.JSON") == Format::json);
+  CHECK(format_from_extension("export.NDJson") == Format::ndjson);
+  CHECK(format_from_extension("export.JSONL") == Format::ndjson);
+  CHECK_FALSE(format_from_extension("stock.csv.gz").has_value());
+  CHECK_FALSE(format_from_extension("csv").has_value());
+}
+
 TEST_CASE("--delimiter takes one character that can separate CSV fields") {
   SourceColumns columns;
   CLI::App app;
