@@ -324,7 +324,7 @@ class Doctor {
         ++items;
         bool wrong_type = r.error_kind() == ErrorReply::wrongtype;
         const std::optional<std::string> value = r.string_or_nil();
-        if (value && is_split_record(*value)) split_items_.emplace_back(k, *value);
+        if (value && is_split_record(*value)) split_items_.push_back({node, k, *value});
         if (auto f = check_value(node, k, r.string_or_nil(), wrong_type)) {
           if (f->status == CheckStatus::fail) ++corrupt;  // a split item is a warning only
           report(*f);
@@ -340,44 +340,53 @@ class Doctor {
   }
 
   // split (--scan): each split item's buckets read (one missing or not a stock value fails, as a
-  // corrupt value does), and on a cluster how they are spread over the primaries now.
+  // corrupt value does), and on a cluster how they are spread over the primaries now. Findings
+  // name the node that holds the item's own key, with one summary per such node, so that a
+  // broken bucket is one failed check of its node, as a corrupt value is.
   void check_split_items(bool cluster) {
     if (split_items_.empty()) return;
     const std::vector<SlotRange> ranges =
         cluster ? read_slot_ranges(ctx_.redis(), true) : std::vector<SlotRange>{};
-    std::size_t spread = 0;
-    std::size_t broken = 0;
-    for (const auto& [key, value] : split_items_) {
-      const std::optional<SplitRecord> record = parse_split_record(value);
-      const std::optional<std::string> sku = sku_of_stock_key(scheme_, key);
+    struct Tally {
+      std::size_t items = 0, spread = 0, broken = 0;
+    };
+    std::vector<std::pair<std::string, Tally>> per_node;  // in the order the scan met them
+    for (const SplitItem& item : split_items_) {
+      if (per_node.empty() || per_node.back().first != item.node)
+        per_node.push_back({item.node, {}});
+      Tally& tally = per_node.back().second;
+      ++tally.items;
+      const std::optional<SplitRecord> record = parse_split_record(item.record);
+      const std::optional<std::string> sku = sku_of_stock_key(scheme_, item.key);
       if (!record || !sku || record->state != SplitState::live) continue;
       if (std::optional<std::string> problem =
-              bad_bucket_problem(ctx_.redis(), key, record->target, *sku)) {
-        ++broken;
-        report(Finding{"split", key, CheckStatus::fail, *problem,
+              bad_bucket_problem(ctx_.redis(), item.key, record->target, *sku)) {
+        ++tally.broken;
+        report(Finding{"split", item.node, CheckStatus::fail, *problem,
                        "set the bucket to its units by hand (redis-cli SET), then stockctl get "
                        "SKU --details"});
         continue;
       }
       // On one Redis there is nothing to spread over: every item with sound buckets counts.
       std::optional<Finding> uneven =
-          cluster ? check_split_spread(key, *sku, *record, ranges) : std::nullopt;
+          cluster ? check_split_spread(item.key, *sku, *record, ranges) : std::nullopt;
       if (uneven) {
         report(*uneven);
       } else {
-        ++spread;
+        ++tally.spread;
       }
     }
-    const std::string detail =
-        cluster ? fmt::format(
-                      "{} of {} split items spread over the primaries as the slot map "
-                      "is now, {} with a broken bucket",
-                      spread, split_items_.size(), broken)
-                : fmt::format("{} split items' buckets read, {} with a broken bucket",
-                              split_items_.size(), broken);
-    report(Finding{"split", cluster ? "cluster" : "buckets",
-                   broken ? CheckStatus::fail : CheckStatus::ok, detail,
-                   broken ? "see the split findings above" : ""});
+    for (const auto& [node, tally] : per_node) {
+      const std::string detail =
+          cluster ? fmt::format(
+                        "{} of {} split items spread over the primaries as the slot map "
+                        "is now, {} with a broken bucket",
+                        tally.spread, tally.items, tally.broken)
+                  : fmt::format("{} split {} buckets read, {} with a broken bucket", tally.items,
+                                tally.items == 1 ? "item's" : "items'", tally.broken);
+      report(Finding{"split", node, tally.broken ? CheckStatus::fail : CheckStatus::ok, detail,
+                     tally.broken ? "see the split findings above" : ""});
+    }
   }
 
   void report(const Finding& f) {
@@ -397,7 +406,13 @@ class Doctor {
   const DoctorOptions& options_;
   const KeyScheme& scheme_;
   std::vector<ClockSample> clocks_;
-  std::vector<std::pair<std::string, std::string>> split_items_;  ///< --scan: key, layout record
+  /// --scan: a split item's stock key, its layout record, and the node that holds them.
+  struct SplitItem {
+    std::string node;
+    std::string key;
+    std::string record;
+  };
+  std::vector<SplitItem> split_items_;
   std::vector<Finding> findings_;
 };
 
