@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -37,6 +38,7 @@ struct ExportOptions {
   std::string output;
   long long count = 1000;     ///< SCAN COUNT: keys looked at per round trip
   bool keep_partial = false;  ///< put --output in place even when items were skipped
+  bool allow_empty = false;   ///< put --output in place even when no item was found
 };
 
 // Where the export goes: standard output, or --output (a regular file written atomically, a
@@ -63,6 +65,12 @@ class ExportSink {
   /// True when the output replaces a file only once it is committed: a partial export can still
   /// leave the file there as it was.
   bool replaces() const { return file_ && file_->mode() == OutputMode::replace; }
+  /// The size of the file a commit would replace; 0 when there is none.
+  off_t replaced_size() const {
+    struct stat st {};
+    if (!replaces() || ::stat(file_->path().c_str(), &st) != 0) return 0;
+    return st.st_size;
+  }
 
  private:
   std::unique_ptr<AtomicFile> file_;
@@ -164,6 +172,22 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   run.sink.write(run.buffer);
 }
 
+// The size of an export without items in `format`: a file larger than that held items.
+std::size_t empty_export_size(ExportFormat format) {
+  std::string text;
+  append_export_head(text, format);
+  append_export_tail(text, format, true);
+  return text.size();
+}
+
+// An export that found no item at all would replace a file that holds items with an empty one:
+// after a cache loss, the nightly export would destroy the snapshot the rebuild needs.
+bool would_empty_a_file(const ExportRun& run, const ExportOptions& o) {
+  if (run.items > 0 || run.skipped() > 0 || o.allow_empty) return false;
+  const off_t size = run.sink.replaced_size();
+  return size > 0 && static_cast<std::size_t>(size) > empty_export_size(run.format);
+}
+
 std::string skipped_message(const ExportRun& run, const std::string& output, bool written) {
   std::vector<std::string> why;
   if (run.corrupt > 0) why.push_back(fmt::format("{} corrupt", run.corrupt));
@@ -220,6 +244,17 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   sink.write(run.buffer);
   // An export that left items out is not the snapshot it claims to be: it does not replace the
   // last good file (a cron job's restore source) unless asked.
+  if (would_empty_a_file(run, o)) {
+    const std::string error = fmt::format(
+        "no item {} (was the cache lost?); {} holds items and was left as it was (--allow-empty "
+        "replaces it with an empty export)",
+        o.match == "*" ? fmt::format("under the prefix '{}'", ctx.scheme().prefix)
+                       : fmt::format("matches '{}'", o.match),
+        output);
+    summarize(false, error);
+    print_error(error);
+    return ExitCode::failure;
+  }
   const bool written = run.skipped() == 0 || o.keep_partial || !sink.replaces();
   if (written) sink.commit();
   summarize(written, "");
@@ -245,6 +280,9 @@ void setup_export(CLI::App& app, Program& program) {
   sub->add_flag("--keep-partial", o->keep_partial,
                 "with --output: put the file in place even when items were left out (corrupt, or "
                 "being split or merged; by default it is left as it was)");
+  sub->add_flag("--allow-empty", o->allow_empty,
+                "with --output: replace a file that holds items even when no item was found (by "
+                "default it is left as it was, exit 1)");
   sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
       ->check(integer_range(1, 1000000));
   add_common_footer(*sub);

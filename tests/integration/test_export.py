@@ -166,6 +166,37 @@ class Export(ServerTest):
         with open(path) as f:
             self.assertEqual(sorted(f.read().splitlines()[1:]), ["ok,1,0,", "two,2,0,"])
 
+    def test_an_export_that_finds_no_item_keeps_a_file_that_holds_items(self):
+        # The nightly export after a cache loss must not replace the snapshot the rebuild needs.
+        path = os.path.join(self.tmp, "snap.ndjson")
+        empty = self.sc("export", "--output", path)
+        self.assertEqual((empty.rc, empty.one["items"], empty.one["written"]), (0, 0, True), empty)
+        self.assertEqual(os.path.getsize(path), 0)
+        again = self.sc("export", "--output", path)  # a file that held no item is replaced
+        self.assertEqual((again.rc, again.one["written"]), (0, True), again)
+        self.r("SET", "stock:{ok}", "1")
+        self.assertEqual(self.sc("export", "--output", path).rc, 0)
+        with open(path) as f:
+            yesterday = f.read()
+        self.assertIn('"sku":"ok"', yesterday)
+        self.r("DEL", "stock:{ok}")
+        for args in ([], ["--match", "nothing-*"]):
+            res = self.sc("export", "--output", path, *args)
+            self.assertEqual((res.rc, res.one["items"], res.one["written"]), (1, 0, False), res)
+            self.assertIn("(was the cache lost?); %s holds items and was left as it was "
+                          "(--allow-empty replaces it with an empty export)" % path, res.stderr)
+            self.assertEqual(res.one["error"], res.stderr.split("stockctl: error: ", 1)[1].strip())
+            with open(path) as f:
+                self.assertEqual(f.read(), yesterday)
+        self.assertIn("no item under the prefix 'stock:'", self.sc("export", "--output", path).stderr)
+        self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp." in n])
+        res = self.sc("export", "--output", path, "--allow-empty")
+        self.assertEqual((res.rc, res.one["written"]), (0, True), res)
+        self.assertEqual(os.path.getsize(path), 0)
+        # Standard output is not a file to keep: an empty export there is just empty.
+        out = self.sc("export", "--format", "csv")
+        self.assertEqual((out.rc, out.stdout), (0, "sku,stock,held,ttl\n"), out)
+
     def test_consistent_under_concurrent_deductions(self):
         # Every item present for the whole scan appears exactly once, with a value between what it
         # held before the deductions and after them.
