@@ -75,7 +75,10 @@
 -- ledger a listpack, which takes half the memory per id and is quick to search while it stays
 -- that small. Ledgers of earlier versions hold "" -> "" too.
 -- Records: "<op> <qty> <stock before>" when applied or unlimited, "<op> <qty> <stock> -2"
--- when insufficient. Not initialized is not recorded.
+-- when insufficient. Not initialized is not recorded. A record that `split` carried from a
+-- split item's bucket to another layout ends in " c": its stock is the bucket's, not the item's,
+-- so a repeat answers its status with the item's stock now (as a repeat on a split item
+-- answers the total at the repeat), or with the recorded stock while the key is missing.
 --
 -- A record is one hash field in a key that already exists, instead of a key per request with
 -- its own expiry: creating a key with an expiry costs the server more than the rest of the
@@ -151,6 +154,10 @@ end
 if not (raw_len or refusal) then
   local what = creating and 'STOCKCTL_INVALID initial stock ' or 'STOCKCTL_CORRUPT '
   refusal = redis.error_reply(what .. raw)
+  -- A split item's layout record (docs/split.md): its ids are in its buckets' ledgers, where
+  -- split carried them. A record left in this key's ledger from before the split would answer
+  -- with the stock of that moment, so the caller is sent to the buckets first.
+  if not creating and find(raw, '^stockctl:split:') then return refusal end
 end
 -- Both are at most 2^53-1 and below 10^15 unless 16 digits long, so a sum that may pass MAX has
 -- a 16-digit side, and a true sum above MAX never rounds down to MAX or below.
@@ -192,10 +199,14 @@ if ledger then
     end
   end
   if rec then
-    local rop, rqty, before, short = string.match(rec, '^(%a+) (%d+) (%-?%d+)( ?%-?%d*)$')
+    local carried = find(rec, ' c$')
+    local rop, rqty, before, short =
+        string.match(carried and rec:sub(1, -3) or rec, '^(%a+) (%d+) (%-?%d+)( ?%-?%d*)$')
     if rop ~= op or rqty ~= qty then return redis.error_reply('STOCKCTL_CONFLICT ' .. rec) end
     local stock = tonumber(before)
-    if short ~= '' then return {-2, stock, 1} end
+    local now = carried and not creating and raw_len and (raw_len == 0 and -1 or tonumber(raw))
+    if short ~= '' then return {-2, now or stock, 1} end
+    if now then return {now, now, 1} end
     if stock == -1 then return {-1, -1, 1} end
     if op == 'add' then stock = stock + tonumber(qty) else stock = stock - tonumber(qty) end
     return {stock, stock, 1}

@@ -588,6 +588,18 @@ bool SplitRunner::finish_sent(ItemResult& item, const std::string& key, const Sp
   return true;
 }
 
+namespace {
+
+// A request record as it is copied to the new layout's ledger. One that a bucket wrote holds the
+// bucket's stock, not the item's: marked " c", a repeat answers with the item's stock at the
+// repeat instead (lua/stock-2.lua, "Records").
+std::string carried_record(const std::string& record, bool from_bucket) {
+  if (!from_bucket || ends_with(record, " c")) return record;
+  return record + " c";
+}
+
+}  // namespace
+
 bool SplitRunner::carry_ledgers(ItemResult& item, const SplitRecord& record) {
   // Nothing writes to either layout's ledgers now: the old one is drained (or the stock key
   // holds the record), and deductions wait until the new one is live.
@@ -628,7 +640,7 @@ bool SplitRunner::carry_ledgers(ItemResult& item, const SplitRecord& record) {
               : bucket_key(item.key, record.target, home_bucket(id, record.target.buckets(), 0));
       auto& [args, life_ms] = copies[ledger_keys(home, request_ttl_s_, now)[generation]];
       args.push_back(id);
-      args.push_back(pairs[f + 1].str);
+      args.push_back(carried_record(pairs[f + 1].str, !record.from.plain()));
       life_ms = std::max(life_ms, pttl.reply.integer);
     }
   }
