@@ -94,6 +94,14 @@ std::string noperm_hint(std::string_view prefix) {
          "lock, change logs), and the commands of the ACL recipe in the README";
 }
 
+std::string without_script_location(std::string_view text) {
+  const std::size_t at = text.rfind(" script: ");
+  if (at == std::string_view::npos || text.find(", on @user_", at) == std::string_view::npos) {
+    return std::string(text);
+  }
+  return std::string(text.substr(0, at));
+}
+
 bool not_executed(ErrorReply kind) {
   return kind == ErrorReply::tryagain || kind == ErrorReply::clusterdown ||
          kind == ErrorReply::loading || kind == ErrorReply::readonly ||

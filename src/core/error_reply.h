@@ -56,6 +56,11 @@ std::optional<CorruptLine> corrupt_line(std::string_view text);
 /// needs, for a message. `prefix` is the items' key prefix (--prefix); "" when unknown.
 std::string noperm_hint(std::string_view prefix);
 
+/// `text` without the place in a script that Redis 7 adds to an error raised inside one ("...
+/// script: stockctl_stock_<tag>, on @user_function:592."): it names our code, not the user's
+/// data, and a message reads better without it.
+std::string without_script_location(std::string_view text);
+
 /// True for the kinds that say the command was not executed (the cluster is reconfiguring, the
 /// server is loading, the node is no longer a primary), so sending it again is safe.
 bool not_executed(ErrorReply kind);

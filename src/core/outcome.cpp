@@ -5,6 +5,7 @@
 #include "base/text.h"
 #include "core/error_reply.h"
 #include "core/quantity.h"
+#include "core/sku.h"
 #include "core/split_plan.h"
 
 namespace stockctl {
@@ -196,9 +197,24 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
     std::string refused =
         fmt::format("{}: refused before it ran: {}", item.key, escape_control(text));
     set_error(item, Status::error, item.op == "get" ? refused : not_applied(refused));
+  } else if (kind == ErrorReply::wrongtype) {
+    // Another program wrote a key of stockctl's with another type (a list where the stock is, a
+    // string where the log is): it is the operator's to look at, as doctor says. A script that
+    // met it in the change log had changed the stock already (scripts are not rolled back).
+    set_error(item, Status::error,
+              item.op == "get"
+                  ? fmt::format("{} holds another kind of value than a stock value (WRONGTYPE); "
+                                "look at it with redis-cli TYPE",
+                                item.key)
+                  : fmt::format("{} or one of its companion keys holds another kind of value "
+                                "than stockctl keeps there (WRONGTYPE): look at them with "
+                                "redis-cli TYPE and remove what is not stockctl's; if it was "
+                                "the change log ({} or {}), the change was applied",
+                                item.key, log_key(item.key), first_log_key(item.key)));
   } else {
     set_error(item, Status::error,
-              fmt::format("redis error on {}: {}", item.key, escape_control(text)));
+              fmt::format("redis error on {}: {}", item.key,
+                          escape_control(without_script_location(text))));
   }
 }
 

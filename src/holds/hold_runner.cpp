@@ -101,6 +101,22 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
                    unacknowledged(result, store_.client.options())));
 }
 
+std::optional<std::pair<std::size_t, std::string>> HoldRunner::line_of_another_type(
+    const Cart& cart) const {
+  std::vector<Call> calls;
+  calls.reserve(cart.keys.size());
+  for (const std::string& key : cart.keys) calls.push_back(Call::read({"TYPE", key}));
+  const std::vector<CallResult> types = store_.client.run(calls);
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const CallResult& type = types[i];
+    if (type.state == CallResult::State::replied && !type.reply.is_error() &&
+        type.reply.str != "string" && type.reply.str != "none") {
+      return std::make_pair(i, type.reply.str);
+    }
+  }
+  return std::nullopt;
+}
+
 void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   if (classify_error_reply(text) == ErrorReply::stockctl_conflict) {
     return fail(
@@ -118,6 +134,21 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
     item.key = cart.keys[corrupt->index];
     item.sku = cart.lines[corrupt->index].sku;
     reply = std::move(corrupt->reply);
+  } else if (classify_error_reply(text) == ErrorReply::wrongtype) {
+    // The script does not say which key it met: the message names the first line whose stock
+    // key is not a string (one read each, on this error only), not the hold's record. The
+    // script stopped there, before it wrote anything.
+    if (std::optional<std::pair<std::size_t, std::string>> line = line_of_another_type(cart)) {
+      item.key = cart.keys[line->first];
+      item.sku = cart.lines[line->first].sku;
+      set_error(item, Status::error,
+                fmt::format("{} holds a {}, not a stock value (WRONGTYPE); look at it with "
+                            "redis-cli TYPE, and remove it if it is not the item's",
+                            item.key, line->second));
+      return fail(cart, item.status,
+                  fmt::format("{}; nothing was {}", error_naming_item(item),
+                              kind_ == CartKind::hold ? "held" : "ordered"));
+    }
   }
   apply_error_reply(item, reply);
   const std::string what = error_naming_item(item);

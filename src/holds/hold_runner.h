@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bulk/adjust_runner.h"
@@ -28,6 +31,9 @@ class HoldRunner {
   Call call_for(const Cart& cart, const std::vector<std::string>& inits) const;
   void apply(Cart& cart, const CallResult& result) const;
   void apply_error(Cart& cart, const std::string& text) const;
+  /// The first line whose stock key holds another type than a string, and that type, read
+  /// after a WRONGTYPE.
+  std::optional<std::pair<std::size_t, std::string>> line_of_another_type(const Cart& cart) const;
   void check_acks(Cart& cart, const CallResult& result) const;
   void initialize(Cart& cart);
 

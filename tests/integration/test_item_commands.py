@@ -177,6 +177,25 @@ class Deduct(ServerTest):
             self.assertEqual(self.sc("deduct", "c", "1").rc, 1, corrupt)
             self.assertEqual(self.r("GET", "stock:{c}"), corrupt)
 
+    def test_a_key_of_another_type_is_named_with_what_to_do(self):
+        # Another program's list where the stock is: the message names the key and what to do,
+        # never the place in our script that met it.
+        self.r("RPUSH", "stock:{w}", "x")
+        self.r("SET", "stock:{a}", "5")
+        for args in (("get", "w"), ("deduct", "w", "1"), ("order", "o1", "a=1", "w=1"),
+                     ("hold", "h1", "w=1")):
+            res = self.sc(*args)
+            self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+            self.assertIn("stock:{w} ", res.one["error"])
+            self.assertIn("(WRONGTYPE)", res.one["error"])
+            self.assertNotIn("@user_function", res.stderr)
+            self.assertNotIn("script:", res.stderr)
+        res = self.sc("order", "o1", "a=1", "w=1")
+        self.assertIn("item 'w': stock:{w} holds a list, not a stock value (WRONGTYPE)",
+                      res.one["error"])
+        self.assertIn("; nothing was ordered", res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{a}"), "5")
+
     def test_largest_values_are_exact(self):
         self.r("SET", "stock:{big}", "9007199254740991")
         res = self.sc("deduct", "big", "9007199254740990")

@@ -96,3 +96,13 @@ TEST_CASE("refuses_command tells a refused command from a refused key") {
   CHECK_FALSE(refuses_command("ERR unknown command 'EVALSHA'", "fcall"));
   CHECK_FALSE(refuses_command("NOSCRIPT No matching script", "fcall"));
 }
+
+TEST_CASE("the place in a script Redis adds to an error is left out of messages") {
+  CHECK(without_script_location("WRONGTYPE Operation against a key holding the wrong kind of "
+                                "value script: stockctl_stock_66278830beae, on "
+                                "@user_function:3515.") ==
+        "WRONGTYPE Operation against a key holding the wrong kind of value");
+  CHECK(without_script_location("ERR boom script: 1a2b3c, on @user_script:12.") == "ERR boom");
+  CHECK(without_script_location("ERR no script: here") == "ERR no script: here");
+  CHECK(without_script_location("OOM command not allowed") == "OOM command not allowed");
+}
