@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "base/errors.h"
 #include "base/text.h"
@@ -207,6 +208,15 @@ std::string explain_usage_error(const CLI::App& app, const std::vector<std::stri
 }
 
 std::string usage_message(const std::string& message) {
+  // An option that takes one value given twice ("--url: At Most 1 required but received 2"):
+  // which one it was and what to do, in the words of the rest of the tool.
+  static constexpr std::string_view kTwice = ": At Most 1 required but received ";
+  if (const std::size_t at = message.find(kTwice); at != std::string::npos) {
+    std::string times = message.substr(at + kTwice.size());
+    while (!times.empty() && (times.back() == '.' || times.back() == '\n')) times.pop_back();
+    return fmt::format("{} given {} times; it takes one value, give it once", message.substr(0, at),
+                       times);
+  }
   std::string out = message;
   // "The following argument was not expected" reads on in lower case; "SKU is required" keeps
   // its capitals.

@@ -106,6 +106,8 @@ TEST_CASE("usage_message puts CLI11's text in our shape") {
   CHECK(usage_message("The following argument was not expected: y.") ==
         "the following argument was not expected: y");
   CHECK(usage_message("SKU is required") == "SKU is required");  // a word in capitals stays
+  CHECK(usage_message("--url: At Most 1 required but received 2") ==
+        "--url given 2 times; it takes one value, give it once");
 }
 
 TEST_CASE("usage_hint names the subcommand's help, and nothing when the message names one") {
