@@ -64,6 +64,12 @@ ParsedNumber run_init_cmd(const std::string& command, const std::string& sku,
     return {0, fmt::format("--init-cmd {}", describe_wait_status(status))};
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.empty()) {
+    // `--init-cmd true`, or a query that found no row: say so, not "'' is not a stock value".
+    return {0,
+            "--init-cmd exited 0 but printed nothing: it must print the item's initial stock "
+            "(STOCKCTL_SKU names the item)"};
+  }
   ParsedNumber value = parse_stock_value(out);
   if (!value.ok()) return {0, fmt::format("--init-cmd printed {}", value.error)};
   return value;

@@ -38,6 +38,11 @@ TEST_CASE("a SKU is never spliced into the command text") {
 TEST_CASE("a failing command or non-numeric output is an error") {
   CHECK(run_init_cmd("exit 3", "42", soon()).error == "--init-cmd failed with exit status 3");
   CHECK(run_init_cmd("echo lots", "42", soon()).error.rfind("--init-cmd printed 'lots'", 0) == 0);
+  CHECK(run_init_cmd("true", "42", soon()).error ==
+        "--init-cmd exited 0 but printed nothing: it must print the item's initial stock "
+        "(STOCKCTL_SKU names the item)");
+  CHECK(run_init_cmd("echo", "42", soon())
+            .error.rfind("--init-cmd exited 0 but printed nothing", 0) == 0);
   CHECK_FALSE(run_init_cmd("echo 5; exit 1", "42", soon()).ok());
 }
 
