@@ -159,18 +159,20 @@ std::string TableBlocks::render(const std::vector<Column>& layout) const {
 }
 
 std::string render_fields(const TableRow& row) {
+  // Numbers line up with each other, right-aligned to the widest number: a long text beside
+  // them (a file's path, an error) would otherwise push every count far to the right.
   std::size_t name_width = 0;
-  std::size_t value_width = 0;
+  std::size_t number_width = 0;
   for (const auto& [name, cell] : row) {
     name_width = std::max(name_width, display_width(name));
-    value_width = std::max(value_width, display_width(cell.text));
+    if (cell.number) number_width = std::max(number_width, display_width(cell.text));
   }
   std::string out;
   std::string line;
   for (const auto& [name, cell] : row) {
     append_aligned(line, name, name_width, false);
     line += "  ";
-    append_aligned(line, cell.text, value_width, cell.number);
+    append_aligned(line, cell.text, cell.number ? number_width : 0, cell.number);
     end_line(out, line);
   }
   return out;

@@ -64,7 +64,7 @@ class TableBlocks {
 };
 
 /// A single object (a summary) as a two-column table, one line per field: the name, then the
-/// value (numbers right-aligned to the widest value, text left-aligned), no trailing spaces.
+/// value (numbers right-aligned to the widest number, text left-aligned), no trailing spaces.
 std::string render_fields(const TableRow& row);
 
 }  // namespace stockctl

@@ -148,13 +148,18 @@ TEST_CASE("a full block is returned as soon as it fills, so that memory holds on
   CHECK(table.flush().empty());
 }
 
-TEST_CASE("a summary is one line per field, numbers right-aligned to the widest value") {
-  std::string out = render_fields(table_row(json{
-      {"op", "init"}, {"rows", 12}, {"counts", {{"ok", 3}}}, {"dry_run", false}, {"x", nullptr}}));
+TEST_CASE("a summary is one line per field, numbers right-aligned to the widest number") {
+  std::string out = render_fields(table_row(json{{"op", "init"},
+                                                 {"source", "/var/lib/stock/exports/today.csv"},
+                                                 {"rows", 12},
+                                                 {"counts", {{"ok", 3}}},
+                                                 {"dry_run", false},
+                                                 {"x", nullptr}}));
   CHECK(out ==
         "op         init\n"
-        "rows          12\n"
-        "counts.ok      3\n"
+        "source     /var/lib/stock/exports/today.csv\n"
+        "rows       12\n"
+        "counts.ok   3\n"
         "dry_run    false\n"
         "x          -\n");
 }
