@@ -20,6 +20,7 @@
 #include "bulk/split_runner.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
+#include "core/error_reply.h"
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "core/split_layout.h"
@@ -156,9 +157,13 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
     }
     if (!stock) {
       ++run.corrupt;
-      print_error(
-          fmt::format("item '{}': {} holds {}; not exported", batch[i].sku, batch[i].key,
-                      value.reply.is_error() ? value.reply.str : "'" + value.reply.str + "'"));
+      print_error(fmt::format(
+          "item '{}': {} {}; not exported", batch[i].sku, batch[i].key,
+          value.reply.error_kind() == ErrorReply::wrongtype
+              ? "holds another kind of value than a stock value (WRONGTYPE; redis-cli TYPE "
+                "shows it)"
+          : value.reply.is_error() ? "could not be read: " + value.reply.str
+                                   : "holds '" + value.reply.str + "'"));
       continue;
     }
     warn_if_padded(batch[i].sku);

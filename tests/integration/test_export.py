@@ -137,6 +137,11 @@ class Export(ServerTest):
         self.assertEqual([l["sku"] for l in res.lines], ["ok"])
         self.assertIn("item 'bad': stock:{bad} holds 'abc'; not exported", res.stderr)
         self.assertIn("stockctl: error: 1 item not exported (1 corrupt)\n", res.stderr)
+        self.r("RPUSH", "stock:{list}", "x")
+        res = self.sc("export")
+        self.assertIn("item 'list': stock:{list} holds another kind of value than a stock value "
+                      "(WRONGTYPE; redis-cli TYPE shows it); not exported", res.stderr)
+        self.assertIn("2 items not exported (2 corrupt)", res.stderr)
 
     def test_an_export_with_corrupt_items_left_out_keeps_the_last_good_file(self):
         self.r("SET", "stock:{ok}", "1")
