@@ -2,10 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <ctime>
+#include <vector>
+
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "bulk/replica_ack.h"
+#include "core/error_reply.h"
 #include "core/quantity.h"
+#include "core/sku.h"
 #include "core/stock_index.h"
 #include "proc/init_cmd.h"
 #include "redis/errors.h"
@@ -221,7 +227,11 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
     return;
   }
   const Reply& r = result.reply;
-  if (r.is_error()) return apply_error_reply(item, r.str);
+  if (r.is_error()) {
+    apply_error_reply(item, r.str);
+    if (r.error_kind() == ErrorReply::wrongtype) name_wrong_type(item);
+    return;
+  }
   std::optional<StockAnswer> answer = parse_stock_answer(r);
   if (!answer) {
     return set_error(
@@ -236,6 +246,30 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
   item.replayed = answer->replayed;
   if (item.status == Status::ok && !item.replayed)
     check_durability(item, result, client_.options());
+}
+
+void OpRunner::name_wrong_type(ItemResult& item) const {
+  // The script does not say which key it met, and whether it had changed the stock by then
+  // matters: the types of the keys it touches, in the order it reaches them, tell both (one
+  // round trip, on this error only).
+  std::vector<KeyType> keys{{item.key, "", "string", "a stock value", false}};
+  if (!item.request_id.empty()) {
+    const std::array<std::string, 3> ledgers =
+        ledger_keys(item.key, options_.request_ttl_s, static_cast<long long>(std::time(nullptr)));
+    for (const std::string& ledger : ledgers) {
+      keys.push_back({ledger, "", "hash", "a request ledger", false});
+    }
+  }
+  if (log_.enabled) keys.push_back({log_key(item.key), "", "list", "the item's change log", true});
+  std::vector<Call> calls;
+  calls.reserve(keys.size());
+  for (const KeyType& k : keys) calls.push_back(Call::read({"TYPE", k.key}));
+  const std::vector<CallResult> types = client_.run(calls);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (types[i].state != CallResult::State::replied || types[i].reply.is_error()) return;
+    keys[i].type = types[i].reply.str;
+  }
+  apply_wrong_type(item, keys);
 }
 
 void OpRunner::run(std::vector<ItemResult>& items) {

@@ -101,6 +101,8 @@ class OpRunner {
  private:
   Call call_for(const ItemResult& item, const std::string& init) const;
   void apply(ItemResult& item, const CallResult& result) const;
+  /// After a WRONGTYPE: names the key of another type, and whether the change was applied.
+  void name_wrong_type(ItemResult& item) const;
   void apply_once(ItemResult& item, const std::string& init);
   void initialize(ItemResult& item);
   void initialize_locked(ItemResult& item, std::chrono::steady_clock::time_point lock_expiry);

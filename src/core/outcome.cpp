@@ -218,4 +218,26 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
   }
 }
 
+bool apply_wrong_type(ItemResult& item, const std::vector<KeyType>& keys) {
+  for (const KeyType& k : keys) {
+    if (k.type == "none" || k.type == k.expected) continue;
+    item.stock.reset();
+    if (k.after_change) {
+      set_error(item, Status::error,
+                fmt::format("applied (the stock changed), but its change log entry was not "
+                            "written: {} holds a {}, not {} (a {}; WRONGTYPE); do not run it "
+                            "again; look at the key with redis-cli TYPE and remove it if it is "
+                            "not stockctl's",
+                            k.key, k.type, k.what, k.expected));
+    } else {
+      set_error(item, Status::error,
+                fmt::format("{} holds a {}, not {} (a {}; WRONGTYPE); nothing changed; look at "
+                            "it with redis-cli TYPE and remove it if it is not stockctl's",
+                            k.key, k.type, k.what, k.expected));
+    }
+    return true;
+  }
+  return false;
+}
+
 }  // namespace stockctl

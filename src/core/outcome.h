@@ -117,4 +117,21 @@ namespace stockctl {
 /// Turns an error reply of our scripts or of Redis into the item's error status and message.
 void apply_error_reply(ItemResult& item, const std::string& error_text);
 
+/// One of an item's keys as TYPE read it after a script answered WRONGTYPE: what it holds, what
+/// stockctl keeps there, and whether the script writes it only after the stock changed.
+struct KeyType {
+  std::string key;
+  std::string type;      ///< TYPE's answer: "string", "list", "hash", "none", ...
+  std::string expected;  ///< the type stockctl keeps there
+  std::string what;      ///< what that is, for the message: "a stock value", "its change log"
+  bool after_change = false;
+};
+
+/// Names the first key of `keys` (in the order the script reaches them) that holds another type
+/// than stockctl keeps there, and says whether the change was applied: a key the script writes
+/// only after the stock changed (the change log) means it was, since a script is not rolled
+/// back; any other means nothing changed. False, `item` untouched, when every key is as it
+/// should be (another program changed it since).
+bool apply_wrong_type(ItemResult& item, const std::vector<KeyType>& keys);
+
 }  // namespace stockctl

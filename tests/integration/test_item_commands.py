@@ -3,6 +3,7 @@
 import os
 import shutil
 import tempfile
+import time
 import unittest
 
 from harness import RedisServer, ServerTest, free_port, keyslot, run
@@ -187,7 +188,7 @@ class Deduct(ServerTest):
             res = self.sc(*args)
             self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
             self.assertIn("stock:{w} ", res.one["error"])
-            self.assertIn("(WRONGTYPE)", res.one["error"])
+            self.assertIn("WRONGTYPE)", res.one["error"])
             self.assertNotIn("@user_function", res.stderr)
             self.assertNotIn("script:", res.stderr)
         res = self.sc("order", "o1", "a=1", "w=1")
@@ -195,6 +196,26 @@ class Deduct(ServerTest):
                       res.one["error"])
         self.assertIn("; nothing was ordered", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{a}"), "5")
+        res = self.sc("deduct", "w", "1")
+        self.assertIn("stock:{w} holds a list, not a stock value (a string; WRONGTYPE); nothing "
+                      "changed", res.one["error"])
+        # A change log of another type is met after the stock changed (a script is not rolled
+        # back): the line says the change was applied, so that nobody runs it again.
+        self.r("SET", "stock:{a}:changes", "not a list")
+        res = self.sc("deduct", "a", "1")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (1, "error", None), res)
+        self.assertIn("applied (the stock changed), but its change log entry was not written: "
+                      "stock:{a}:changes holds a string, not the item's change log (a list; "
+                      "WRONGTYPE); do not run it again", res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{a}"), "4")
+        self.assertEqual(self.sc("deduct", "a", "1", "--no-log").one["stock"], 3)
+        self.r("DEL", "stock:{a}:changes")
+        ledger = "stock:{a}:ids:86400:%d" % (int(time.time()) // 86400)
+        self.r("SET", ledger, "x")
+        res = self.sc("deduct", "a", "1", "--request-id", "r1")
+        self.assertIn("%s holds a string, not a request ledger (a hash; WRONGTYPE); nothing "
+                      "changed" % ledger, res.one["error"])
+        self.assertEqual(self.r("GET", "stock:{a}"), "3")
 
     def test_largest_values_are_exact(self):
         self.r("SET", "stock:{big}", "9007199254740991")

@@ -228,3 +228,26 @@ TEST_CASE("what became of a write is said once") {
   set_not_applied(item, "not applied: interrupted");
   CHECK(item.error == "not applied: interrupted");
 }
+
+TEST_CASE("a key of another type is named, and whether the change was applied is told") {
+  ItemResult r;
+  r.op = "deduct";
+  r.stock = 4;
+  const std::vector<KeyType> fine{{"stock:{A}", "string", "string", "a stock value", false},
+                                  {"stock:{A}:changes", "none", "list", "its log", true}};
+  CHECK_FALSE(apply_wrong_type(r, fine));
+  CHECK(r.stock == 4);
+  std::vector<KeyType> keys = fine;
+  keys[1].type = "string";
+  CHECK(apply_wrong_type(r, keys));
+  CHECK(r.status == Status::error);
+  CHECK_FALSE(r.stock.has_value());
+  CHECK(r.error.rfind("applied (the stock changed), but its change log entry was not written: "
+                      "stock:{A}:changes holds a string, not its log (a list; WRONGTYPE)",
+                      0) == 0);
+  keys[0].type = "list";  // the first key the script reaches is the one it stopped at
+  CHECK(apply_wrong_type(r, keys));
+  CHECK(r.error.rfind("stock:{A} holds a list, not a stock value (a string; WRONGTYPE); "
+                      "nothing changed",
+                      0) == 0);
+}
