@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include "core/stock_index.h"  // sku_hash: the 8-byte hash duplicate detection keeps per row
@@ -34,11 +34,18 @@ struct RowReader {
   std::function<const std::string&(const Row&)> sku;  ///< set to check for duplicate SKUs
 };
 
+/// A row of an item that its source names more than once.
+struct DuplicateRow {
+  std::size_t line = 0;
+  std::string why;  ///< "duplicate SKU (first on line 2)"
+};
+
 /// What validation found.
 struct Validation {
   std::size_t rows = 0;
   std::size_t invalid = 0;
-  std::unordered_set<std::size_t> duplicate_lines;  ///< later rows repeating an earlier SKU
+  /// Every row of an item named more than once, by its place among the source's records.
+  std::unordered_map<std::size_t, DuplicateRow> duplicate_rows;
   std::vector<std::uint64_t> sku_hashes;  ///< with keep_hashes: sku_hash of every valid row, sorted
   /// Why nothing may be written ("F: 2 of 9 rows are invalid; nothing was written ..."), or "".
   std::string refusal;

@@ -24,26 +24,43 @@ inline void report_invalid(const Source& source, std::size_t line, const std::st
   if (printed++ < kMaxPrinted) print_error(fmt::format("{}:{}: {}", source.name(), line, problem));
 }
 
-// Second look at rows whose hash repeats: compares the SKUs exactly and returns the lines of
-// real duplicates (every occurrence after the first), with the first line of each.
+// Second look at rows whose hash repeats: compares the SKUs exactly and returns every row of an
+// item the source names more than once, by its place among the source's records (never by line:
+// a JSON array on one line holds many rows), with why it is left out. Every occurrence is, the
+// first too: a source that says two things of one item says nothing sure of it, and writing the
+// first would be a guess.
 template <class Row>
-std::unordered_map<std::size_t, std::size_t> confirm_duplicates(
+std::unordered_map<std::size_t, DuplicateRow> confirm_duplicates(
     Source& source, const RowReader<Row>& reader, const std::vector<std::uint64_t>& repeated) {
-  std::unordered_map<std::string, std::size_t> first_line;
-  std::unordered_map<std::size_t, std::size_t> duplicates;
-  RecordHandler handler{
-      reader.header, [&](Record& record) {
-        Row row;
-        if (!reader.interpret(record, row).empty()) return true;
-        const std::string& sku = reader.sku(row);
-        if (!std::binary_search(repeated.begin(), repeated.end(), sku_hash(sku))) {
-          return true;
-        }
-        auto [it, fresh] = first_line.emplace(sku, record.line);
-        if (!fresh) duplicates.emplace(record.line, it->second);
-        return true;
-      }};
+  // Per SKU: the records (place, line) that name it.
+  std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> seen;
+  std::size_t place = 0;
+  RecordHandler handler{reader.header, [&](Record& record) {
+                          const std::size_t at = place++;
+                          Row row;
+                          if (!reader.interpret(record, row).empty()) return true;
+                          const std::string& sku = reader.sku(row);
+                          if (std::binary_search(repeated.begin(), repeated.end(), sku_hash(sku))) {
+                            seen[sku].emplace_back(at, record.line);
+                          }
+                          return true;
+                        }};
   source.read(reader.wanted, handler);
+  std::unordered_map<std::size_t, DuplicateRow> duplicates;
+  for (const auto& [sku, rows] : seen) {
+    if (rows.size() < 2) continue;  // another SKU with the same hash
+    const std::size_t first = rows.front().second;
+    duplicates.emplace(
+        rows.front().first,
+        DuplicateRow{first, fmt::format("duplicate SKU (again on line {}; every row of it is "
+                                        "left out)",
+                                        rows[1].second)});
+    for (std::size_t i = 1; i < rows.size(); ++i) {
+      duplicates.emplace(
+          rows[i].first,
+          DuplicateRow{rows[i].second, fmt::format("duplicate SKU (first on line {})", first)});
+    }
+  }
   return duplicates;
 }
 
@@ -102,13 +119,13 @@ Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_
   }
   std::vector<std::uint64_t>().swap(hashes);
   if (!repeated.empty()) {
-    auto duplicates = confirm_duplicates(source, reader, repeated);
-    std::vector<std::pair<std::size_t, std::size_t>> sorted(duplicates.begin(), duplicates.end());
+    v.duplicate_rows = confirm_duplicates(source, reader, repeated);
+    std::vector<std::pair<std::size_t, std::size_t>> sorted;  // (line, place)
+    for (const auto& [place, row] : v.duplicate_rows) sorted.emplace_back(row.line, place);
     std::sort(sorted.begin(), sorted.end());
-    for (auto [line, first] : sorted) {
-      v.duplicate_lines.insert(line);
+    for (const auto& [line, place] : sorted) {
       ++v.invalid;
-      report_invalid(source, line, fmt::format("duplicate SKU (first on line {})", first), printed);
+      report_invalid(source, line, v.duplicate_rows.at(place).why, printed);
     }
   }
   print_info(fmt::format("{}: {} rows read, {} invalid, in {} ms", source.name(), v.rows, v.invalid,
@@ -139,12 +156,17 @@ void for_each_window(Source& source, const RowReader<Row>& reader, const Validat
     window = {};
     window.reserve(rows);  // growing would move every item already in the window
   };
+  std::size_t place = 0;  // the record's place in the source, as confirm_duplicates counts it
   RecordHandler handler{reader.header, [&](Record& record) {
                           Row row;
                           std::string problem = reader.interpret(record, row);
-                          if (problem.empty() && validation.duplicate_lines.count(record.line)) {
-                            problem = "duplicate SKU";
+                          if (problem.empty()) {
+                            auto duplicate = validation.duplicate_rows.find(place);
+                            if (duplicate != validation.duplicate_rows.end()) {
+                              problem = duplicate->second.why;
+                            }
                           }
+                          ++place;
                           row.line = record.line;
                           window.push_back(make_item(row, problem));
                           if (window.size() >= rows) hand_over();

@@ -46,16 +46,20 @@ class InitFile(ServerTest):
             self.assertEqual(res.rc, 2, res)
             summary = res.one
             self.assertEqual((summary["op"], summary["source"], summary["rows"]), (op, path, 4))
-            self.assertEqual(summary["counts"]["invalid"], 2)
-            self.assertEqual(sum(summary["counts"].values()), 2, "nothing else was done")
+            # Both rows of item 1 are left out: the source says two things of it.
+            self.assertEqual(summary["counts"]["invalid"], 3)
+            self.assertEqual(sum(summary["counts"].values()), 3, "nothing else was done")
             self.assertEqual(summary["status"], "invalid")
-            self.assertIn("2 of 4 rows are invalid; nothing was written", summary["error"])
+            self.assertIn("3 of 4 rows are invalid; nothing was written", summary["error"])
             self.assertFalse(summary["dry_run"])
             with open(report) as f:
                 lines = [json.loads(l) for l in f]
-            self.assertEqual([(l["sku"], l["status"]) for l in lines], [("2", "invalid"), ("1", "invalid")])
-            self.assertIn("%s:3: column 'stock'" % path, lines[0]["error"])
-            self.assertIn("%s:5: duplicate SKU" % path, lines[1]["error"])
+            self.assertEqual([(l["sku"], l["status"]) for l in lines],
+                             [("1", "invalid"), ("2", "invalid"), ("1", "invalid")])
+            self.assertIn("%s:2: duplicate SKU (again on line 5; every row of it is left out)"
+                          % path, lines[0]["error"])
+            self.assertIn("%s:3: column 'stock'" % path, lines[1]["error"])
+            self.assertIn("%s:5: duplicate SKU (first on line 2)" % path, lines[2]["error"])
             self.assertEqual(self.r("DBSIZE"), 0)
 
     def test_a_source_without_its_columns_still_prints_its_summary(self):
@@ -71,6 +75,22 @@ class InitFile(ServerTest):
         self.assertEqual(res.rc, 2)
         self.assertIn("%s:4: duplicate SKU (first on line 2)" % path, res.stderr)
         self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_skip_invalid_writes_no_row_of_a_duplicated_sku(self):
+        # A source that says two things of one item says nothing sure of it: with
+        # --skip-invalid the other items are written, none of its rows. A JSON array on one
+        # line (jq -c, json_agg) holds many rows: only the repeated item's are left out.
+        for name, text in (("dup.csv", "sku,stock\nH1,5\nH1,6\nH2,1\n"),
+                           ("dup.json", '[{"sku":"H1","stock":5},{"sku":"H2","stock":1},'
+                                        '{"sku":"H1","stock":6}]\n')):
+            self.r("FLUSHALL")
+            path = self.write(name, text)
+            for op in ("init", "rebuild"):
+                res = self.sc(op, "--file", path, "--skip-invalid", "--no-log")
+                self.assertEqual((res.rc, res.one["counts"]["ok"], res.one["counts"]["invalid"]),
+                                 (2, 1 if op == "init" else 0, 2), (name, op, res))
+                self.assertEqual((self.r("GET", "stock:{H1}"), self.r("GET", "stock:{H2}")),
+                                 (None, "1"), (name, op))
 
     def test_skip_invalid_writes_the_valid_rows_and_reports_the_others(self):
         path = self.write("mixed.csv", "sku,stock\n1,10\n2,-7\n3,30\n")

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <unistd.h>
 
@@ -44,13 +45,39 @@ RowReader<StockRow> stock_reader() {
 
 }  // namespace
 
-TEST_CASE("every repeat of a SKU after its first row is a duplicate, found before any write") {
+TEST_CASE("every row of a SKU named more than once is a duplicate, found before any write") {
   TempCsv csv("sku,stock\na,1\nb,2\na,3\nc,4\nb,5\na,6\n");
   Source source(csv.path(), std::nullopt);
   Validation v = validate_source(source, stock_reader(), /*skip_invalid=*/true);
   CHECK(v.rows == 6);
-  CHECK(v.invalid == 3);
-  CHECK(v.duplicate_lines == std::unordered_set<std::size_t>{4, 6, 7});
+  CHECK(v.invalid == 5);  // every row of a and of b: the source says two things of each
+  std::map<std::size_t, std::string> by_line;
+  for (const auto& [place, row] : v.duplicate_rows) by_line[row.line] = row.why;
+  CHECK(by_line == std::map<std::size_t, std::string>{
+                       {2, "duplicate SKU (again on line 4; every row of it is left out)"},
+                       {3, "duplicate SKU (again on line 6; every row of it is left out)"},
+                       {4, "duplicate SKU (first on line 2)"},
+                       {6, "duplicate SKU (first on line 3)"},
+                       {7, "duplicate SKU (first on line 2)"}});
+}
+
+TEST_CASE("rows on one line are told apart: a JSON array on one line repeats one SKU") {
+  TempCsv json(R"([{"sku":"R1","stock":5},{"sku":"R2","stock":6},{"sku":"R1","stock":5}])");
+  Source source(json.path(), Format::json);
+  RowReader<StockRow> reader = stock_reader();
+  Validation v = validate_source(source, reader, /*skip_invalid=*/true);
+  CHECK(v.rows == 3);
+  CHECK(v.invalid == 2);
+  std::vector<std::string> seen;
+  for_each_window(
+      source, reader, v,
+      [](const StockRow& row, const std::string& problem) {
+        return row.sku + (problem.empty() ? "" : " invalid");
+      },
+      [&](std::vector<std::string> window) {
+        seen.insert(seen.end(), window.begin(), window.end());
+      });
+  CHECK(seen == std::vector<std::string>{"R1 invalid", "R2", "R1 invalid"});
 }
 
 TEST_CASE("duplicates are invalid input unless invalid rows are skipped") {
@@ -73,7 +100,7 @@ TEST_CASE("the second pass hands back each row once, duplicates with their reaso
       [&](std::vector<std::string> window) {
         seen.insert(seen.end(), window.begin(), window.end());
       });
-  CHECK(seen == std::vector<std::string>{"a", "b", "a invalid"});
+  CHECK(seen == std::vector<std::string>{"a invalid", "b", "a invalid"});
 }
 
 namespace {
