@@ -209,8 +209,15 @@ std::size_t StockFileRun::validate() {
   try {
     validation_ = check_source(*source_, reader_, options_.source.skip_invalid, options_.extra);
   } catch (const InputError& e) {
-    // A source that cannot be read as rows at all still ends with its summary.
+    // A source that cannot be read as rows at all still ends with its summary, and its
+    // --report replaced: an earlier run's must not be read as this one's.
     print_refusal(e.what());
+    replace_report_unread();
+    throw;
+  } catch (const StockctlError& e) {
+    // Interrupted, or --from-cmd failed: the same, with what happened.
+    print_refusal(e.what(), dynamic_cast<const InterruptedError*>(&e) ? "interrupted" : "error");
+    replace_report_unread();
     throw;
   }
   if (!validation_.refusal.empty()) {
@@ -251,10 +258,19 @@ void StockFileRun::report_invalid_rows() {
   });
 }
 
-void StockFileRun::print_refusal(const std::string& why) {
+void StockFileRun::replace_report_unread() {
+  if (options_.source.report.empty()) return;
+  try {
+    FileRunLog(ctx_, options_.source.report, false).finish();
+  } catch (const IoError& e) {
+    print_error(e.what());
+  }
+}
+
+void StockFileRun::print_refusal(const std::string& why, const std::string& status) {
   Summary refused = summary();
   refused.rows = validation_.rows;
-  refused.status = "invalid";
+  refused.status = status;
   refused.error = why;
   ctx_.out().write_summary(summary_json(refused));
 }

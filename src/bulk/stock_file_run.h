@@ -65,8 +65,12 @@ class StockFileRun {
   /// Writes every row to --report as not applied for `why` with `status` (an invalid row as
   /// invalid), and counts it for the summary. Throws IoError.
   void report_unwritten_rows(Status status, const std::string& why);
-  /// Prints the summary of a run that wrote nothing because its source is invalid.
-  void print_refusal(const std::string& why);
+  /// Prints the summary of a run that wrote nothing because its source is invalid (or, with
+  /// `status`, could not be read: "interrupted", "error").
+  void print_refusal(const std::string& why, const std::string& status = "invalid");
+  /// Replaces --report with an empty one: the source could not be read, so no row is reported,
+  /// and an earlier run's report must not be taken for this one's.
+  void replace_report_unread();
 
   Context& ctx_;
   StockFileOptions options_;

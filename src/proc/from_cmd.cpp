@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/errors.h"
+#include "base/interrupt.h"
 #include "proc/child_env.h"
 
 namespace stockctl {
@@ -25,6 +27,12 @@ CommandOutput::CommandOutput(const std::string& command, std::chrono::millisecon
 
 CommandOutput::int_type CommandOutput::underflow() {
   while (!stdout_done_) {
+    // A signal's handler makes poll return EINTR; one that came while the parser worked is
+    // seen here before the next wait.
+    if (interrupted()) {
+      interrupted_ = true;
+      break;
+    }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline_ - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -50,7 +58,8 @@ CommandOutput::int_type CommandOutput::underflow() {
 
 std::string CommandOutput::finish() {
   while (underflow() != traits_type::eof()) setg(buf_, buf_, buf_);  // what the parser left
-  bool exited = !timed_out_ && child_.wait_exit(deadline_, [this] { forward_stderr(); });
+  bool exited =
+      !timed_out_ && !interrupted_ && child_.wait_exit(deadline_, [this] { forward_stderr(); });
   int status = child_.stop();
   // What the group wrote before it ended is still in the pipe; nobody is left to write more.
   if (child_.stderr_fd() >= 0) {
@@ -59,6 +68,12 @@ std::string CommandOutput::finish() {
   }
   if (!stderr_line_.empty()) print_stderr_line(stderr_line_);
   stderr_line_.clear();
+  if (interrupted_) {
+    throw InterruptedError(interrupt_signal(),
+                           fmt::format("{} while --from-cmd ran; its process group was killed and "
+                                       "nothing was written",
+                                       interrupt_reason()));
+  }
   if (!exited) {
     return fmt::format(
         "still running after {} ms (--from-cmd-timeout); its process group was killed",

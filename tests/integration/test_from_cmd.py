@@ -3,14 +3,16 @@ exits 0 and every row is valid. Real PostgreSQL (psql \\copy), SQLite (sqlite3 -
 mysql --batch shaped TSV from a shell command."""
 
 import os
+import json
 import shlex
+import signal
 import sqlite3
 import subprocess
 import tempfile
 import time
 import unittest
 
-from harness import ServerTest, clean_env
+from harness import ServerTest, clean_env, spawn
 from pg_server import Postgres
 
 PG_BINDIR = Postgres.find(need=())
@@ -65,7 +67,7 @@ class FromCmd(ServerTest):
         self.assertEqual(res.rc, 1, res)
         self.assertIn("from-cmd: first problem\nfrom-cmd: second\n", res.stderr)
         self.assertIn("stockctl: error: --from-cmd failed with exit status 3; nothing was written", res.stderr)
-        self.assertEqual((res.stdout, self.r("DBSIZE")), ("", 0))
+        self.assertEqual((res.one["status"], res.one["rows"], self.r("DBSIZE")), ("error", 0, 0))
 
     def test_command_killed_by_a_signal(self):
         res = self.rebuild("printf 'sku,stock\\nA,1\\n'; kill -9 $$")
@@ -88,6 +90,41 @@ class FromCmd(ServerTest):
         with open(pid_file) as f:
             self.assertTrue(group_gone(int(f.read())))
         self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_an_interrupt_stops_the_command_at_once(self):
+        # The command runs in a process group of its own, which a terminal's Ctrl-C does not
+        # reach: stockctl must stop it, not wait for it (up to --from-cmd-timeout, 10 minutes).
+        # The report of an earlier run is replaced, so that it is not read as this one's.
+        pid_file = os.path.join(self.tmp, "pgid-interrupt")
+        report = self.write("report.jsonl", '{"op":"rebuild","sku":"OLD","status":"ok"}\n')
+        cmd = ("echo $$ > %s; printf 'sku,stock\\nA,1\\n'; sleep 60" % shlex.quote(pid_file))
+        for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+            if os.path.exists(pid_file):
+                os.unlink(pid_file)
+            proc = spawn("rebuild", "--from-cmd", cmd, "--report", report, *self.target_args())
+            deadline = time.monotonic() + 10
+            while not os.path.exists(pid_file) or os.path.getsize(pid_file) == 0:
+                self.assertLess(time.monotonic(), deadline, "the command did not start")
+                time.sleep(0.01)  # waiting for the command to start, bounded by the deadline
+            started = time.monotonic()
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=20)
+            self.assertEqual(proc.returncode, code, err)
+            self.assertLess(time.monotonic() - started, 10, "stopped at once, not after sleep 60")
+            summary = json.loads(out)
+            self.assertEqual((summary["status"], summary["counts"]["ok"]), ("interrupted", 0))
+            self.assertIn("while --from-cmd ran; its process group was killed and nothing was "
+                          "written", err)
+            with open(pid_file) as f:
+                self.assertTrue(group_gone(int(f.read())))
+            self.assertEqual(os.path.getsize(report), 0, "the earlier report is replaced")
+            self.assertEqual(self.r("DBSIZE"), 0)
+
+    def test_a_failing_command_replaces_an_earlier_report(self):
+        report = self.write("report.jsonl", '{"op":"rebuild","sku":"OLD","status":"ok"}\n')
+        res = self.rebuild("exit 3", "--report", report)
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertEqual(os.path.getsize(report), 0)
 
     def test_line_numbers_are_lines_of_the_output(self):
         res = self.rebuild("printf 'sku,stock\\nA,1\\nB,x\\n'")
@@ -209,7 +246,7 @@ class PostgreSQL(ServerTest):
         self.assertEqual(res.rc, 1, res)
         self.assertIn("from-cmd: ERROR:  division by zero", res.stderr)
         self.assertIn("--from-cmd failed with exit status 1; nothing was written", res.stderr)
-        self.assertEqual((res.stdout, self.r("DBSIZE")), ("", 0))
+        self.assertEqual((res.one["status"], self.r("DBSIZE")), ("error", 0))
 
     def test_psql_killed_by_the_timeout(self):
         pid_file = os.path.join(self.tmp, "pgid-psql")
