@@ -87,6 +87,13 @@ void apply_reads(ItemResult& item, const CallResult* results) {
   if (!item.details) return;
   item.ttl_s = remaining(results[2]);
   item.lock_ttl_ms = remaining(results[3]);
+  // A lock with no expiry is held for ever (not stockctl's: its locks always expire). It must
+  // not read as no lock: -1, as Redis says it.
+  const CallResult& lock = results[3];
+  if (lock.state == CallResult::State::replied && lock.reply.type == Reply::Type::integer &&
+      lock.reply.integer == -1) {
+    item.lock_ttl_ms = -1;
+  }
 }
 
 // The layout record the item's GET found, when the item is split (docs/split.md).
@@ -322,7 +329,7 @@ void setup_get(CLI::App& app, Program& program) {
   add_delimiter_option(*sub, options->columns);
   sub->add_flag("--details", options->details,
                 "also print ttl (seconds until the key expires) and lock_ttl (ms left on an init "
-                "lock)");
+                "lock; -1: a lock with no expiry)");
   add_common_footer(*sub);
   sub->callback([&program, options] {
     program.run = [&program, options] { return run_get(program, *options); };

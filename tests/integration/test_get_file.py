@@ -75,6 +75,10 @@ class GetMany(ServerTest):
         self.assertEqual(list(a), ["op", "sku", "key", "status", "stock", "held", "ttl", "lock_ttl"])
         self.assertTrue(0 < a["ttl"] <= 1000 and 0 < a["lock_ttl"] <= 60000, a)
         self.assertEqual((b["status"], b["held"], b["ttl"], b["lock_ttl"]), ("unlimited", 0, None, None))
+        # A lock with no expiry (never stockctl's) blocks the item's init for ever: it must not
+        # read as no lock.
+        self.r("SET", "stock:{b}:lock", "token")
+        self.assertEqual(self.sc("get", "b", "--details").one["lock_ttl"], -1)
 
 
 class GetSource(ServerTest):
