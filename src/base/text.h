@@ -22,6 +22,13 @@ std::string quote_value(std::string_view text);
 /// ..."): escaped, and shortened as quote_value shortens it.
 std::string shown_value(std::string_view text);
 
+/// The length of the valid UTF-8 sequence at text[i], or 0 when it is not one (overlong forms,
+/// surrogates and code points past U+10FFFF are invalid).
+std::size_t utf8_length(std::string_view text, std::size_t i);
+
+/// Whether `text` is valid UTF-8 throughout.
+bool valid_utf8(std::string_view text);
+
 /// Whether `text` begins with `head`.
 inline bool starts_with(std::string_view text, std::string_view head) {
   return text.substr(0, head.size()) == head;

@@ -99,6 +99,18 @@ void warn_if_padded(const std::string& sku) {
       quote_value(sku)));
 }
 
+// Another program may have stored an item whose id is not UTF-8: JSON cannot carry its bytes
+// (they are written as U+FFFD, which names another item), and stockctl reads no such id back.
+void warn_if_not_utf8(const std::string& sku, ExportFormat format) {
+  if (valid_utf8(sku)) return;
+  const bool json = format == ExportFormat::ndjson || format == ExportFormat::json;
+  print_warning(fmt::format(
+      "item {} is not valid UTF-8: exported {}, but a source with it is invalid until the item "
+      "is renamed",
+      quote_value(sku),
+      json ? "with its bytes replaced by U+FFFD (--format csv keeps them)" : "as it is"));
+}
+
 // Reads the value and expiry of one SCAN batch's items (pipelined) and writes them.
 void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   std::vector<Call> calls;
@@ -167,6 +179,7 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
       continue;
     }
     warn_if_padded(batch[i].sku);
+    warn_if_not_utf8(batch[i].sku, run.format);
     ExportRow row{
         std::move(batch[i].sku), *stock, view ? view->held : 0,
         ttl.reply.integer >= 0 ? std::optional<std::int64_t>(ttl.reply.integer) : std::nullopt,

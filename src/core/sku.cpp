@@ -77,7 +77,10 @@ std::string accept_sku(std::string& sku, const KeyScheme& scheme) {
   return validate_sku(sku, scheme);
 }
 
-std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
+namespace {
+
+// Why `sku` cannot name an item's keys; with `utf8`, also when its bytes are not UTF-8.
+std::string sku_problem(std::string_view sku, const KeyScheme& scheme, bool utf8) {
   if (sku.empty()) return "an item id (SKU) cannot be empty";
   if (sku.size() > kMaxSkuBytes) {
     return fmt::format("item id is {} bytes long; at most {} are allowed", sku.size(),
@@ -85,10 +88,15 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
   }
   // One pass over the bytes: this runs for every row of a bulk load.
   bool brace = false;
+  bool high = false;
   for (unsigned char c : sku) {
     if (c < 0x20 || c == 0x7f) return "item id contains a control character";
     brace = brace || c == '{' || c == '}';
+    high = high || c >= 0x80;
   }
+  // Every JSON line names the item: bytes that are not UTF-8 would be printed as U+FFFD, and an
+  // export read back would make another item of it.
+  if (utf8 && high && !valid_utf8(sku)) return "item id is not valid UTF-8";
   if (scheme.hashtag) {
     if (brace) {
       return "item id contains '{' or '}', which would break its hash tag (see --no-hashtag)";
@@ -112,6 +120,12 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
   return {};
 }
 
+}  // namespace
+
+std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
+  return sku_problem(sku, scheme, true);
+}
+
 std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view key) {
   if (!starts_with(key, scheme.prefix)) return std::nullopt;
   std::string_view rest = key.substr(scheme.prefix.size());
@@ -124,7 +138,9 @@ std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view 
   } else if (has_hash_tag(key) && looks_like_companion(scheme.prefix, key)) {
     return std::nullopt;
   }
-  if (!validate_sku(rest, scheme).empty()) return std::nullopt;
+  // An id another program stored in bytes that are not UTF-8 is still an item: found, it is
+  // named (export warns), not silently passed over.
+  if (!sku_problem(rest, scheme, false).empty()) return std::nullopt;
   return std::string(rest);
 }
 

@@ -19,7 +19,8 @@ struct KeyScheme {
 inline constexpr std::size_t kMaxSkuBytes = 512;
 
 /// Returns why `sku` cannot name an item under `scheme`, or "" when it can. Checks length,
-/// control characters, and that every companion key can share the stock key's hash slot.
+/// control characters, UTF-8 (every JSON line names the item), and that every companion key can
+/// share the stock key's hash slot.
 std::string validate_sku(std::string_view sku, const KeyScheme& scheme);
 
 /// Checks an item id read from input (an argument, a source row, a command's output): with
@@ -88,7 +89,8 @@ std::array<std::string, 3> ledger_keys(std::string_view stock_key, long long req
 
 /// The item id whose stock key is `key` under `scheme`, or nullopt when `key` is not a stock key
 /// (another prefix, or a companion key: lock, ledger, log). Without hash tags a stock key that
-/// carries its own tag and ends like a companion key is taken for the companion key.
+/// carries its own tag and ends like a companion key is taken for the companion key. An id that
+/// is not UTF-8 (stored by another program) is an item's all the same.
 std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view key);
 
 /// Escapes Redis glob characters (* ? [ ] \) so that `text` matches only itself.

@@ -9,6 +9,7 @@
 
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "base/text.h"
 #include "core/quantity.h"
 
 namespace stockctl {
@@ -55,23 +56,6 @@ nlohmann::ordered_json item_json(const ItemResult& item) {
 }
 
 namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not one (overlong forms,
-// surrogates and code points past U+10FFFF are invalid).
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  std::size_t n = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  if (c == 0xE0 && byte(i + 1) < 0xA0) return 0;  // overlong
-  if (c == 0xED && byte(i + 1) > 0x9F) return 0;  // surrogate
-  if (c == 0xF0 && byte(i + 1) < 0x90) return 0;  // overlong
-  if (c == 0xF4 && byte(i + 1) > 0x8F) return 0;  // past U+10FFFF
-  return n;
-}
 
 void append_string(std::string& out, std::string_view s) {
   static const char* const kHex = "0123456789abcdef";

@@ -173,3 +173,9 @@ TEST_CASE("trim_white_space removes ASCII white space at both ends only") {
   CHECK(trim_white_space(" \t ").empty());
   CHECK(trim_white_space("").empty());
 }
+
+TEST_CASE("validate_sku takes UTF-8 ids and refuses bytes that are not UTF-8") {
+  CHECK(validate_sku("caf\xC3\xA9-\xE2\x82\xAC", kTagged).empty());
+  CHECK(validate_sku("\xFF\xFE", kTagged) == "item id is not valid UTF-8");
+  CHECK(validate_sku("caf\xE9", kTagged) == "item id is not valid UTF-8");
+}

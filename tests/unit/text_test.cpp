@@ -9,6 +9,8 @@ using namespace stockctl;
 TEST_CASE("escape_control writes line breaks and other control characters as escapes") {
   CHECK(escape_control("a\nb") == "a\\nb");
   CHECK(escape_control("a\r\tb") == "a\\r\\tb");
+  CHECK(escape_control("caf\xC3\xA9") == "caf\xC3\xA9");  // UTF-8 stays as it is
+  CHECK(escape_control("\xFF\xFE!") == "\\xff\\xfe!");    // bytes that are not UTF-8 do not
   CHECK(escape_control(std::string("\x1b[31m", 5)) == "\\x1b[31m");
   CHECK(escape_control("\x7f") == "\\x7f");
   CHECK(escape_control(std::string("a\0b", 3)) == "a\\x00b");
@@ -46,4 +48,15 @@ TEST_CASE("quoted never cuts a UTF-8 character in two") {
   CHECK(s == "'" + sku.substr(0, kShownBytes - 16) + "...' (100 bytes)");
   std::string odd = "x" + sku;  // the cut now falls inside a character: keep one byte less
   CHECK(quote_value(odd) == "'" + odd.substr(0, kShownBytes - 17) + "...' (101 bytes)");
+}
+
+TEST_CASE("valid_utf8 accepts UTF-8 and refuses stray, overlong and surrogate bytes") {
+  CHECK(valid_utf8(""));
+  CHECK(valid_utf8("plain"));
+  CHECK(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x93\xA6"));
+  CHECK_FALSE(valid_utf8("\xFF\xFE"));
+  CHECK_FALSE(valid_utf8("caf\xE9"));       // Latin-1
+  CHECK_FALSE(valid_utf8("\xC0\xAF"));      // overlong
+  CHECK_FALSE(valid_utf8("\xED\xA0\x80"));  // surrogate
+  CHECK_FALSE(valid_utf8("\xE2\x82"));      // cut short
 }
