@@ -22,7 +22,7 @@ void scan_node(Context& ctx, const std::string& node, const std::string& pattern
   std::vector<ScannedItem> batch;
   do {
     Reply reply = ctx.redis().call_on(
-        node, Call::once({"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(count)}));
+        node, Call::read({"SCAN", cursor, "MATCH", pattern, "COUNT", std::to_string(count)}));
     if (reply.is_error() || reply.elements.size() != 2) {
       throw ConnectionError(
           fmt::format("SCAN on {}: {}", node.empty() ? "the server" : node, describe_reply(reply)));

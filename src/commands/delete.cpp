@@ -63,7 +63,7 @@ std::vector<std::vector<std::string>> find_request_records(Context& ctx,
     std::string cursor = "0";
     do {
       Reply reply = ctx.redis().call_on(
-          node, Call::once({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}));
+          node, Call::read({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}));
       if (reply.is_error() || reply.elements.size() != 2) {
         throw ConnectionError(fmt::format("SCAN: {}", describe_reply(reply)));
       }

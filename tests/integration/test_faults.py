@@ -152,6 +152,33 @@ class RestartedServer(unittest.TestCase):
             server.stop()
 
 
+@standalone_only
+class PausedServerScan(unittest.TestCase):
+    """A SCAN changes nothing: one that got no answer is sent again within --retry-timeout, as
+    every read is, and is never called an unknown outcome."""
+
+    def test_scans_are_retried_reads(self):
+        server = RedisServer()
+        try:
+            server.client()("SET", "stock:{a}", "5")
+            server.kill(signal.SIGSTOP)
+            try:
+                args = ("--url", server.url, "--timeout", "200", "--retry-timeout", "700")
+                res = run("export", "--format", "csv", "--output",
+                          os.path.join(server.dir, "snap.csv"), *args)
+                self.assertEqual((res.rc, res.one["written"]), (1, False), res)
+                deleted = run("delete", "a", *args)
+            finally:
+                server.kill(signal.SIGCONT)
+            for what, error in (("export", res.one["error"]), ("delete", deleted.one["error"])):
+                self.assertNotIn("outcome unknown", error, what)
+                self.assertRegex(error, r"no answer within 200 ms .*\([2-9] tries over \d+ ms\)",
+                                 what)
+            self.assertEqual(server.client()("GET", "stock:{a}"), "5")
+        finally:
+            server.stop()
+
+
 class OutOfMemory(ServerTest):
     server_args = ("--maxmemory", "3mb", "--maxmemory-policy", "noeviction")
 
