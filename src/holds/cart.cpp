@@ -29,6 +29,9 @@ nlohmann::ordered_json cart_json(CartKind kind, const Cart& cart) {
     j["expires_at_ms"] = cart.expires_at_ms ? nlohmann::ordered_json(*cart.expires_at_ms)
                                             : nlohmann::ordered_json(nullptr);
   }
+  // A cart refused for a short line held nothing: its other lines are not "ok" (a script that
+  // counts the ok lines would count them as sold), they carry no status.
+  const bool refused = cart.status == Status::insufficient || cart.status == Status::uninitialized;
   nlohmann::ordered_json lines = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < cart.lines.size(); ++i) {
     nlohmann::ordered_json line;
@@ -36,7 +39,10 @@ nlohmann::ordered_json cart_json(CartKind kind, const Cart& cart) {
     line["key"] = i < cart.keys.size() ? nlohmann::ordered_json(cart.keys[i]) : nullptr;
     line["qty"] = cart.lines[i].qty;
     if (i < cart.line_status.size()) {
-      line["status"] = status_name(cart.line_status[i]);
+      const Status status = cart.line_status[i];
+      const bool held_nothing = refused && (status == Status::ok || status == Status::unlimited);
+      line["status"] = held_nothing ? nlohmann::ordered_json(nullptr)
+                                    : nlohmann::ordered_json(status_name(status));
       line["stock"] = cart.stock[i] ? nlohmann::ordered_json(*cart.stock[i]) : nullptr;
     }
     lines.push_back(std::move(line));

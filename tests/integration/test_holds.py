@@ -111,7 +111,9 @@ class Hold(HoldsTest):
         res = self.sc("hold", "c", "A=2", "B=2")
         self.assertEqual(res.rc, 3, res)
         self.assertEqual(res.one["status"], "insufficient")
-        self.assertEqual([l["status"] for l in res.one["lines"]], ["ok", "insufficient"])
+        # The line that could have been held is not "ok": nothing of it was held either.
+        self.assertEqual([(l["status"], l["stock"]) for l in res.one["lines"]],
+                         [(None, 10), ("insufficient", 1)])
         self.assertIsNone(res.one["expires_at_ms"])
         self.assertEqual(self.snapshot(), before)
         self.assertEqual((self.stock("A"), self.stock("B")), (10, 1))
@@ -1053,7 +1055,7 @@ class Orders(ClusterHoldsTest):
         res = self.sc("order", "o", *self.lines(1, 11, 1))
         self.assertEqual(res.rc, 3, res)
         self.assertEqual(res.one["status"], "insufficient")
-        self.assertEqual([l["status"] for l in res.one["lines"]], ["ok", "insufficient", "ok"])
+        self.assertEqual([l["status"] for l in res.one["lines"]], [None, "insufficient", None])
         self.assertEqual([l["stock"] for l in res.one["lines"]], [10, 10, 10])
         self.assertEqual([self.stock(s) for s in self.skus], [10, 10, 10])
         self.assertEqual([self.held(s) for s in self.skus], [0, 0, 0])
