@@ -284,7 +284,9 @@ void setup_log(CLI::App& app, Program& program) {
   sub->add_option("--limit", o->limit, "only the newest N entries")
       ->check(integer_range(1, 1LL << 40));
   sub->add_option("--since", o->since,
-                  "only entries from TIME on: ISO 8601 (2026-11-30T21:00:00Z) or epoch ms");
+                  "only entries from TIME on: ISO 8601 (2026-11-30T21:00:00Z) or epoch ms")
+      // An unset $SINCE must not read as "everything".
+      ->check(refuse_empty("'' is no time: give ISO 8601 or epoch milliseconds"));
   add_common_footer(*sub);
   sub->callback([&program, o] { program.run = [&program, o] { return run_log(program, *o); }; });
 }

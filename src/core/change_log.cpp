@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,7 +17,17 @@ std::optional<std::int64_t> to_int(std::string_view s) {
   for (std::size_t k = i; k < s.size(); ++k) {
     if (!std::isdigit(static_cast<unsigned char>(s[k]))) return std::nullopt;
   }
-  return std::strtoll(std::string(s).c_str(), nullptr, 10);
+  errno = 0;
+  const long long value = std::strtoll(std::string(s).c_str(), nullptr, 10);
+  if (errno == ERANGE) return std::nullopt;  // past 2^63: no time, not the largest one
+  return value;
+}
+
+bool leap_year(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
+
+int days_in_month(int year, int month) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && leap_year(year) ? 29 : kDays[month - 1];
 }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
@@ -69,7 +80,7 @@ std::optional<std::int64_t> parse_iso8601(std::string_view s) {
       !expect(s, pos, '-') || !digits(s, pos, 2, day)) {
     return std::nullopt;
   }
-  if (month < 1 || month > 12 || day < 1 || day > 31) return std::nullopt;
+  if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month)) return std::nullopt;
   std::int64_t offset_min = 0;
   if (pos < s.size()) {
     if (s[pos] != 'T' && s[pos] != ' ') return std::nullopt;

@@ -192,6 +192,10 @@ class Usage(unittest.TestCase):
         self.assertEqual(res.rc, 2, res)
         self.assertIn("stockctl: error: --actor: '' is empty; leave --actor out for the default",
                       res.stderr)
+        # An empty --since ("$SINCE" unset) is not "everything".
+        res = run("log", "a", "--since", "")
+        self.assertEqual(res.rc, 2, res)
+        self.assertIn("stockctl: error: --since: '' is no time", res.stderr)
         res = run("init", "--file", "x.csv", "--format", "xml")
         self.assertIn("stockctl: error: --format: 'xml' is not a format; use one of csv, tsv, json, "
                       "ndjson, jsonl", res.stderr)

@@ -139,6 +139,12 @@ TEST_CASE("parse_log_time takes epoch ms and ISO 8601") {
   CHECK_FALSE(error.empty());
   CHECK_FALSE(parse_log_time("2025-13-01", error));
   CHECK_FALSE(parse_log_time("2025-11-30T25:00Z", error));
+  CHECK_FALSE(parse_log_time("2026-02-30T00:00:00Z", error));  // no such day
+  CHECK_FALSE(parse_log_time("2026-02-29", error));
+  CHECK(parse_log_time("2028-02-29", error) == 1835395200000);  // a leap year's
+  CHECK_FALSE(parse_log_time("2100-02-29", error));             // not every fourth year is one
+  CHECK_FALSE(parse_log_time("18446744073709551616", error));   // past 2^63, not clamped
+  CHECK_FALSE(parse_log_time("", error));
 }
 
 TEST_CASE("log times print as ISO 8601 UTC with milliseconds, and read back the same") {
