@@ -58,6 +58,10 @@ class InitFileIndex {
       if (again != rows) {
         fatal_ = fmt::format("--init-from {}: the source changed between two reads", name_);
       }
+    } catch (const InputError& e) {
+      // The source itself is invalid (empty, a header without its columns): invalid input.
+      fatal_ = e.what();
+      fatal_status_ = Status::invalid;
     } catch (const StockctlError& e) {
       fatal_ = e.what();
     }
@@ -66,7 +70,7 @@ class InitFileIndex {
   /// What a failed lookup of `sku` is: `invalid` when its row is (or its SKU has two rows),
   /// invalid input named by file and line; `error` otherwise (no row, an unreadable source).
   Status failure_status(const std::string& sku) {
-    if (!fatal_.empty()) return Status::error;
+    if (!fatal_.empty()) return fatal_status_;
     const StockIndex::Found::Kind kind = index_.find(sku).kind;
     return kind == StockIndex::Found::Kind::invalid || kind == StockIndex::Found::Kind::duplicate
                ? Status::invalid
@@ -105,6 +109,7 @@ class InitFileIndex {
         header_check(), [&](Record& record) {
           if (record.fatal) {
             fatal_ = fmt::format("--init-from {}:{}: {}", name_, record.line, record.error);
+            fatal_status_ = Status::invalid;  // its structure is broken: invalid input
             return false;
           }
           ++rows;
@@ -153,6 +158,7 @@ class InitFileIndex {
   std::unique_ptr<Source> source_;
   std::string name_;
   std::string fatal_;
+  Status fatal_status_ = Status::error;  ///< invalid when the source's structure is at fault
   StockIndex index_;
 };
 

@@ -268,12 +268,21 @@ class InitFrom(ServerTest):
         self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)
 
     def test_a_broken_source_fails_every_item(self):
+        # A source whose structure is broken is invalid input (exit 2), as it is for init.
         init = self.write("init.csv", "sku,stock\na,1\nb,\"2\n")
         ops = self.write("ops.csv", "sku,qty\na,1\nb,1\n")
         res = self.sc("deduct", "--file", ops, "--init-from", init)
-        self.assertEqual(res.rc, 1, res)
+        self.assertEqual(res.rc, 2, res)
         for line in res.lines:
+            self.assertEqual(line["status"], "invalid", line)
             self.assertIn("--init-from %s:3: unterminated quoted field" % init, line["error"])
+        self.assertEqual(self.r("DBSIZE"), 0)
+        for text, problem in (("", ":1: no header row: the source is empty"),
+                              ("sku;stock\na;10\n", ":1: header has no 'sku' column")):
+            init = self.write("init.csv", text)
+            res = self.sc("deduct", "a", "1", "--init-from", init)
+            self.assertEqual((res.rc, res.one["status"]), (2, "invalid"), res)
+            self.assertIn("--init-from %s%s" % (init, problem), res.one["error"])
         self.assertEqual(self.r("DBSIZE"), 0)
 
 
