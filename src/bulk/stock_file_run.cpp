@@ -200,13 +200,15 @@ StockFileRun::StockFileRun(Context& ctx, StockFileOptions options)
     : ctx_(ctx),
       options_(std::move(options)),
       started_(std::chrono::steady_clock::now()),
-      source_(open_source(options_.source)),
       reader_(stock_reader(options_.source.columns, ctx.scheme(), options_.ttl_s > 0)) {}
 
 StockFileRun::~StockFileRun() = default;
 
 std::size_t StockFileRun::validate() {
   try {
+    // Opened here, not when the run is made: a file that cannot be opened, or a command that
+    // cannot be started, ends the run with its summary too.
+    source_ = open_source(options_.source);
     validation_ = check_source(*source_, reader_, options_.source.skip_invalid, options_.extra);
   } catch (const InputError& e) {
     // A source that cannot be read as rows at all still ends with its summary, and its
@@ -360,7 +362,10 @@ void StockFileRun::report_unwritten_rows(Status status, const std::string& why) 
 Summary StockFileRun::summary() const {
   Summary s;
   s.op = options_.op;
-  s.source = source_->name();
+  s.source = source_ ? source_->name()
+             : !options_.source.file.empty()
+                 ? (options_.source.file == "-" ? "<stdin>" : options_.source.file)
+                 : "<from-cmd>";
   s.rows = ctx_.stats().items;
   s.counts = ctx_.stats().counts;
   s.dry_run = options_.mode.dry_run;

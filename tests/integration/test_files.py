@@ -69,6 +69,23 @@ class InitFile(ServerTest):
         self.assertEqual((res.one["status"], res.one["rows"]), ("invalid", 0))
         self.assertIn("%s:1: header has" % path, res.one["error"])
 
+    def test_a_source_that_cannot_be_read_ends_with_a_summary_and_an_empty_report(self):
+        # An earlier run's report must not be read as this one's: a cron job checking it would
+        # take yesterday's "ok" lines for today's.
+        report = self.write("report.jsonl", '{"op":"rebuild","sku":"OLD","status":"ok"}\n')
+        cases = ((os.path.join(self.tmp, "nosuch.csv"), 1, "error", "cannot open"),
+                 (self.write("quote.csv", 'sku,stock\n"unterminated,5\n'), 2, "invalid",
+                  "unterminated quoted field"))
+        for op in ("init", "rebuild"):
+            for path, rc, status, problem in cases:
+                res = self.sc(op, "--file", path, "--report", report)
+                self.assertEqual((res.rc, res.one["status"], res.one["source"]), (rc, status, path),
+                                 res)
+                self.assertIn(problem, res.one["error"])
+                self.assertEqual(os.path.getsize(report), 0, (op, path))
+                with open(report, "w") as f:
+                    f.write('{"op":"rebuild","sku":"OLD","status":"ok"}\n')
+
     def test_duplicate_sku_is_invalid(self):
         path = self.write("dup.csv", "sku,stock\nA,1\nB,2\nA,3\n")
         res = self.sc("init", "--file", path)
