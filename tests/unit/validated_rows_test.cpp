@@ -43,6 +43,21 @@ RowReader<StockRow> stock_reader() {
       [](const StockRow& row) -> const std::string& { return row.sku; }};
 }
 
+// The rows the second pass hands back, in order: each SKU, marked when it is invalid.
+std::vector<std::string> rows_handed_back(Source& source, const RowReader<StockRow>& reader,
+                                          const Validation& v) {
+  std::vector<std::string> seen;
+  for_each_window(
+      source, reader, v,
+      [](const StockRow& row, const std::string& problem) {
+        return row.sku + (problem.empty() ? "" : " invalid");
+      },
+      [&](std::vector<std::string> window) {
+        seen.insert(seen.end(), window.begin(), window.end());
+      });
+  return seen;
+}
+
 }  // namespace
 
 TEST_CASE("every row of a SKU named more than once is a duplicate, found before any write") {
@@ -68,16 +83,8 @@ TEST_CASE("rows on one line are told apart: a JSON array on one line repeats one
   Validation v = validate_source(source, reader, /*skip_invalid=*/true);
   CHECK(v.rows == 3);
   CHECK(v.invalid == 2);
-  std::vector<std::string> seen;
-  for_each_window(
-      source, reader, v,
-      [](const StockRow& row, const std::string& problem) {
-        return row.sku + (problem.empty() ? "" : " invalid");
-      },
-      [&](std::vector<std::string> window) {
-        seen.insert(seen.end(), window.begin(), window.end());
-      });
-  CHECK(seen == std::vector<std::string>{"R1 invalid", "R2", "R1 invalid"});
+  CHECK(rows_handed_back(source, reader, v) ==
+        std::vector<std::string>{"R1 invalid", "R2", "R1 invalid"});
 }
 
 TEST_CASE("duplicates are invalid input unless invalid rows are skipped") {
@@ -91,16 +98,8 @@ TEST_CASE("the second pass hands back each row once, duplicates with their reaso
   Source source(csv.path(), std::nullopt);
   RowReader<StockRow> reader = stock_reader();
   Validation v = validate_source(source, reader, /*skip_invalid=*/true);
-  std::vector<std::string> seen;
-  for_each_window(
-      source, reader, v,
-      [](const StockRow& row, const std::string& problem) {
-        return row.sku + (problem.empty() ? "" : " invalid");
-      },
-      [&](std::vector<std::string> window) {
-        seen.insert(seen.end(), window.begin(), window.end());
-      });
-  CHECK(seen == std::vector<std::string>{"a invalid", "b", "a invalid"});
+  CHECK(rows_handed_back(source, reader, v) ==
+        std::vector<std::string>{"a invalid", "b", "a invalid"});
 }
 
 namespace {
