@@ -96,10 +96,12 @@ ChildProcess::~ChildProcess() {
 void ChildProcess::close_stderr() { close_fd(stderr_fd_); }
 
 bool ChildProcess::wait_exit(std::chrono::steady_clock::time_point deadline,
-                             const std::function<void()>& on_stderr) {
+                             const std::function<void()>& on_stderr,
+                             const std::function<bool()>& give_up) {
   using std::chrono::milliseconds;
   for (;;) {
     if (reaped_ || has_exited(pid_)) return true;
+    if (give_up && give_up()) return false;
     auto left =
         std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;

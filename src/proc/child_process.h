@@ -30,9 +30,12 @@ class ChildProcess {
 
   /// Waits until the shell has exited (without reaping it, so the group id stays reserved while
   /// the rest of the group is killed), at most until `deadline`; false when time ran out. While
-  /// waiting, `on_stderr` is called whenever standard error has something to read.
+  /// waiting, `on_stderr` is called whenever standard error has something to read, and
+  /// `give_up` (when given) after every wake-up, a signal's included: true stops the wait at
+  /// once (an interrupt), as if time ran out.
   bool wait_exit(std::chrono::steady_clock::time_point deadline,
-                 const std::function<void()>& on_stderr = nullptr);
+                 const std::function<void()>& on_stderr = nullptr,
+                 const std::function<bool()>& give_up = nullptr);
 
   /// Kills whatever is left of the process group (SIGKILL) and reaps the shell; returns its
   /// wait status. Safe to call more than once.

@@ -58,8 +58,11 @@ CommandOutput::int_type CommandOutput::underflow() {
 
 std::string CommandOutput::finish() {
   while (underflow() != traits_type::eof()) setg(buf_, buf_, buf_);  // what the parser left
-  bool exited =
-      !timed_out_ && !interrupted_ && child_.wait_exit(deadline_, [this] { forward_stderr(); });
+  // A command may close its output and go on running: an interrupt still stops it at once.
+  auto interrupt_seen = [this] { return interrupted_ = interrupted_ || interrupted(); };
+  bool exited = !timed_out_ && !interrupt_seen() &&
+                child_.wait_exit(
+                    deadline_, [this] { forward_stderr(); }, interrupt_seen);
   int status = child_.stop();
   // What the group wrote before it ended is still in the pipe; nobody is left to write more.
   if (child_.stderr_fd() >= 0) {

@@ -53,7 +53,10 @@ ParsedNumber run_init_cmd(const std::string& command, const std::string& sku,
     ChildProcess child(command, environment, false);
     const ReadEnd end = read_until(child.stdout_fd(), deadline, out);
     if (end == ReadEnd::interrupted) return {0, "--init-cmd stopped: " + interrupt_reason()};
-    if (end == ReadEnd::timed_out || !child.wait_exit(deadline)) {
+    // It may close its output and go on running: an interrupt still stops it at once.
+    if (end == ReadEnd::timed_out ||
+        !child.wait_exit(deadline, nullptr, [] { return interrupted(); })) {
+      if (interrupted()) return {0, "--init-cmd stopped: " + interrupt_reason()};
       return {0, "--init-cmd still running when the init lock would expire; it was stopped"};
     }
     status = child.stop();

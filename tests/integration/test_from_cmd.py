@@ -97,8 +97,13 @@ class FromCmd(ServerTest):
         # The report of an earlier run is replaced, so that it is not read as this one's.
         pid_file = os.path.join(self.tmp, "pgid-interrupt")
         report = self.write("report.jsonl", '{"op":"rebuild","sku":"OLD","status":"ok"}\n')
-        cmd = ("echo $$ > %s; printf 'sku,stock\\nA,1\\n'; sleep 60" % shlex.quote(pid_file))
-        for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        printing = ("echo $$ > %s; printf 'sku,stock\\nA,1\\n'; sleep 60"
+                    % shlex.quote(pid_file))
+        # One that closed its output and goes on running is stopped at once too.
+        closed = ("echo $$ > %s; printf 'sku,stock\\nA,1\\n'; exec >&-; sleep 60"
+                  % shlex.quote(pid_file))
+        for cmd, sig, code in ((printing, signal.SIGINT, 130), (printing, signal.SIGTERM, 143),
+                               (closed, signal.SIGINT, 130)):
             if os.path.exists(pid_file):
                 os.unlink(pid_file)
             proc = spawn("rebuild", "--from-cmd", cmd, "--report", report, *self.target_args())
