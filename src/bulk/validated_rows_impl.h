@@ -29,9 +29,11 @@ inline void report_invalid(const Source& source, std::size_t line, const std::st
 // a JSON array on one line holds many rows), with why it is left out. Every occurrence is, the
 // first too: a source that says two things of one item says nothing sure of it, and writing the
 // first would be a guess.
+// `confirmed` gets the sku_hash of each SKU named more than once.
 template <class Row>
 std::unordered_map<std::size_t, DuplicateRow> confirm_duplicates(
-    Source& source, const RowReader<Row>& reader, const std::vector<std::uint64_t>& repeated) {
+    Source& source, const RowReader<Row>& reader, const std::vector<std::uint64_t>& repeated,
+    std::vector<std::uint64_t>& confirmed) {
   // Per SKU: the records (place, line) that name it.
   std::unordered_map<std::string, std::vector<std::pair<std::size_t, std::size_t>>> seen;
   std::size_t place = 0;
@@ -49,6 +51,7 @@ std::unordered_map<std::size_t, DuplicateRow> confirm_duplicates(
   std::unordered_map<std::size_t, DuplicateRow> duplicates;
   for (const auto& [sku, rows] : seen) {
     if (rows.size() < 2) continue;  // another SKU with the same hash
+    confirmed.push_back(sku_hash(sku));
     const std::size_t first = rows.front().second;
     duplicates.emplace(
         rows.front().first,
@@ -119,7 +122,16 @@ Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_
   }
   std::vector<std::uint64_t>().swap(hashes);
   if (!repeated.empty()) {
-    v.duplicate_rows = confirm_duplicates(source, reader, repeated);
+    std::vector<std::uint64_t> confirmed;
+    v.duplicate_rows = confirm_duplicates(source, reader, repeated, confirmed);
+    // No row of a repeated SKU is written: for rebuild --extra it is an item the source lacks.
+    std::sort(confirmed.begin(), confirmed.end());
+    v.sku_hashes.erase(std::remove_if(v.sku_hashes.begin(), v.sku_hashes.end(),
+                                      [&confirmed](std::uint64_t hash) {
+                                        return std::binary_search(confirmed.begin(),
+                                                                  confirmed.end(), hash);
+                                      }),
+                       v.sku_hashes.end());
     std::vector<std::pair<std::size_t, std::size_t>> sorted;  // (line, place)
     for (const auto& [place, row] : v.duplicate_rows) sorted.emplace_back(row.line, place);
     std::sort(sorted.begin(), sorted.end());

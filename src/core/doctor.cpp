@@ -506,7 +506,7 @@ std::optional<std::string> sku_of_stock_key(const KeyScheme& scheme, std::string
     rest = rest.substr(1, rest.size() - 2);
   }
   std::string sku(rest);
-  if (!validate_sku(sku, scheme).empty()) return std::nullopt;
+  if (!stored_sku_problem(sku, scheme).empty()) return std::nullopt;
   return sku;
 }
 

@@ -126,6 +126,10 @@ std::string validate_sku(std::string_view sku, const KeyScheme& scheme) {
   return sku_problem(sku, scheme, true);
 }
 
+std::string stored_sku_problem(std::string_view sku, const KeyScheme& scheme) {
+  return sku_problem(sku, scheme, false);
+}
+
 std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view key) {
   if (!starts_with(key, scheme.prefix)) return std::nullopt;
   std::string_view rest = key.substr(scheme.prefix.size());
@@ -140,7 +144,7 @@ std::optional<std::string> sku_of_key(const KeyScheme& scheme, std::string_view 
   }
   // An id another program stored in bytes that are not UTF-8 is still an item: found, it is
   // named (export warns), not silently passed over.
-  if (!sku_problem(rest, scheme, false).empty()) return std::nullopt;
+  if (!stored_sku_problem(rest, scheme).empty()) return std::nullopt;
   return std::string(rest);
 }
 

@@ -23,6 +23,10 @@ inline constexpr std::size_t kMaxSkuBytes = 512;
 /// share the stock key's hash slot.
 std::string validate_sku(std::string_view sku, const KeyScheme& scheme);
 
+/// validate_sku without the UTF-8 check: for an id read from a key another program may have
+/// written, which is an item all the same (found, and named, never passed over).
+std::string stored_sku_problem(std::string_view sku, const KeyScheme& scheme);
+
 /// Checks an item id read from input (an argument, a source row, a command's output): with
 /// `scheme.trim_skus` it first removes the white space around it, else such white space is a
 /// problem (a `char(n)` column's padding would otherwise name another key). Returns why the

@@ -108,6 +108,13 @@ class InitFile(ServerTest):
                                  (2, 1 if op == "init" else 0, 2), (name, op, res))
                 self.assertEqual((self.r("GET", "stock:{H1}"), self.r("GET", "stock:{H2}")),
                                  (None, "1"), (name, op))
+        # For rebuild --extra an item whose every row is left out is one the source lacks.
+        self.r("SET", "stock:{H1}", "9")
+        res = self.sc("rebuild", "--file", path, "--skip-invalid", "--extra", "--no-log")
+        self.assertEqual(res.one["counts"]["extra"], 1, res)
+        self.assertIn("extra: item 'H1': stock:{H1} is in Redis and the source has no row for it",
+                      res.stderr)
+        self.assertEqual(self.r("GET", "stock:{H1}"), "9")
 
     def test_skip_invalid_writes_the_valid_rows_and_reports_the_others(self):
         path = self.write("mixed.csv", "sku,stock\n1,10\n2,-7\n3,30\n")

@@ -137,6 +137,8 @@ TEST_CASE("values: stock keys are told from companions; corrupt values fail") {
   CHECK(sku_of_stock_key(kTagged, "stock:{42}") == std::optional<std::string>("42"));
   CHECK_FALSE(sku_of_stock_key(kTagged, "stock:{42}:lock"));
   CHECK_FALSE(sku_of_stock_key(kTagged, "stock:42"));
+  // An id another program stored in bytes that are not UTF-8 is an item doctor reads too.
+  CHECK(sku_of_stock_key(kTagged, "stock:{\xff\xfe}") == std::optional<std::string>("\xff\xfe"));
   CHECK(sku_of_stock_key(kClassic, "redis_key:stock:42") == std::optional<std::string>("42"));
   CHECK_FALSE(check_value("n", "stock:{1}", std::string("10"), false));
   CHECK_FALSE(check_value("n", "stock:{1}", std::string("-1"), false));
