@@ -224,10 +224,11 @@ bool apply_wrong_type(ItemResult& item, const std::vector<KeyType>& keys) {
     item.stock.reset();
     if (k.after_change) {
       set_error(item, Status::error,
-                fmt::format("applied (the stock changed), but its change log entry was not "
-                            "written: {} holds a {}, not {} (a {}; WRONGTYPE); do not run it "
-                            "again; look at the key with redis-cli TYPE and remove it if it is "
-                            "not stockctl's",
+                fmt::format("applied, but its change log entry was not written: {} holds a {}, "
+                            "not {} (a {}; WRONGTYPE); the change (or the key's creation from its "
+                            "initial stock) stays: see stockctl get before you run it again; "
+                            "look at the key with redis-cli TYPE and remove it if it is not "
+                            "stockctl's",
                             k.key, k.type, k.what, k.expected));
     } else {
       set_error(item, Status::error,

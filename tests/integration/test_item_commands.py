@@ -204,9 +204,10 @@ class Deduct(ServerTest):
         self.r("SET", "stock:{a}:changes", "not a list")
         res = self.sc("deduct", "a", "1")
         self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (1, "error", None), res)
-        self.assertIn("applied (the stock changed), but its change log entry was not written: "
-                      "stock:{a}:changes holds a string, not the item's change log (a list; "
-                      "WRONGTYPE); do not run it again", res.one["error"])
+        self.assertIn("applied, but its change log entry was not written: stock:{a}:changes "
+                      "holds a string, not the item's change log (a list; WRONGTYPE); the "
+                      "change (or the key's creation from its initial stock) stays: see "
+                      "stockctl get before you run it again", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{a}"), "4")
         self.assertEqual(self.sc("deduct", "a", "1", "--no-log").one["stock"], 3)
         self.r("DEL", "stock:{a}:changes")

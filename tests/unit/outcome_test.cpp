@@ -242,8 +242,8 @@ TEST_CASE("a key of another type is named, and whether the change was applied is
   CHECK(apply_wrong_type(r, keys));
   CHECK(r.status == Status::error);
   CHECK_FALSE(r.stock.has_value());
-  CHECK(r.error.rfind("applied (the stock changed), but its change log entry was not written: "
-                      "stock:{A}:changes holds a string, not its log (a list; WRONGTYPE)",
+  CHECK(r.error.rfind("applied, but its change log entry was not written: stock:{A}:changes "
+                      "holds a string, not its log (a list; WRONGTYPE)",
                       0) == 0);
   keys[0].type = "list";  // the first key the script reaches is the one it stopped at
   CHECK(apply_wrong_type(r, keys));
