@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -66,11 +65,16 @@ class ExportSink {
   /// True when the output replaces a file only once it is committed: a partial export can still
   /// leave the file there as it was.
   bool replaces() const { return file_ && file_->mode() == OutputMode::replace; }
-  /// The size of the file a commit would replace; 0 when there is none.
-  off_t replaced_size() const {
-    struct stat st {};
-    if (!replaces() || ::stat(file_->path().c_str(), &st) != 0) return 0;
-    return st.st_size;
+  /// The first bytes of the file a commit would replace; "" when there is none.
+  std::string replaced_head() const {
+    std::string head;
+    if (!replaces()) return head;
+    std::FILE* f = std::fopen(file_->path().c_str(), "rb");
+    if (f == nullptr) return head;
+    head.resize(1 << 16);
+    head.resize(std::fread(head.data(), 1, head.size(), f));
+    std::fclose(f);
+    return head;
   }
 
  private:
@@ -190,20 +194,28 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
   run.sink.write(run.buffer);
 }
 
-// The size of an export without items in `format`: a file larger than that held items.
-std::size_t empty_export_size(ExportFormat format) {
-  std::string text;
-  append_export_head(text, format);
-  append_export_tail(text, format, true);
-  return text.size();
+// Whether the start of an export file (in any format) holds an item: more than one line, or one
+// line that is not an export without items (a CSV or TSV header, "[]").
+bool holds_items(std::string head) {
+  while (!head.empty() && (head.back() == '\n' || head.back() == '\r')) head.pop_back();
+  if (head.empty()) return false;
+  if (head.find('\n') != std::string::npos) return true;
+  for (ExportFormat format :
+       {ExportFormat::ndjson, ExportFormat::csv, ExportFormat::tsv, ExportFormat::json}) {
+    std::string empty;
+    append_export_head(empty, format);
+    append_export_tail(empty, format, true);
+    while (!empty.empty() && (empty.back() == '\n' || empty.back() == '\r')) empty.pop_back();
+    if (head == empty) return false;
+  }
+  return true;
 }
 
 // An export that found no item at all would replace a file that holds items with an empty one:
 // after a cache loss, the nightly export would destroy the snapshot the rebuild needs.
 bool would_empty_a_file(const ExportRun& run, const ExportOptions& o) {
   if (run.items > 0 || run.skipped() > 0 || o.allow_empty) return false;
-  const off_t size = run.sink.replaced_size();
-  return size > 0 && static_cast<std::size_t>(size) > empty_export_size(run.format);
+  return holds_items(run.sink.replaced_head());
 }
 
 std::string skipped_message(const ExportRun& run, const std::string& output, bool written) {
@@ -260,8 +272,6 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
   }
   append_export_tail(run.buffer, run.format, run.items == 0);
   sink.write(run.buffer);
-  // An export that left items out is not the snapshot it claims to be: it does not replace the
-  // last good file (a cron job's restore source) unless asked.
   if (would_empty_a_file(run, o)) {
     const std::string error = fmt::format(
         "no item {} (was the cache lost?); {} holds items and was left as it was (--allow-empty "
@@ -273,6 +283,8 @@ ExitCode run_export(Program& program, const ExportOptions& o) {
     print_error(error);
     return ExitCode::failure;
   }
+  // An export that left items out is not the snapshot it claims to be: it does not replace the
+  // last good file (a cron job's restore source) unless asked.
   const bool written = run.skipped() == 0 || o.keep_partial || !sink.replaces();
   if (written) sink.commit();
   summarize(written, "");

@@ -198,6 +198,11 @@ class Export(ServerTest):
         res = self.sc("export", "--output", path, "--allow-empty")
         self.assertEqual((res.rc, res.one["written"]), (0, True), res)
         self.assertEqual(os.path.getsize(path), 0)
+        # A file that holds no item in another format (an empty CSV export) is replaced too.
+        with open(path, "w") as f:
+            f.write("sku,stock,held,ttl\n")
+        res = self.sc("export", "--output", path)
+        self.assertEqual((res.rc, res.one["written"]), (0, True), res)
         # Standard output is not a file to keep: an empty export there is just empty.
         out = self.sc("export", "--format", "csv")
         self.assertEqual((out.rc, out.stdout), (0, "sku,stock,held,ttl\n"), out)
