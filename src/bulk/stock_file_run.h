@@ -33,7 +33,8 @@ bool has_source(const SourceOptions& options);
 /// the run; write() also writes the per-item lines of --report.
 class StockFileRun {
  public:
-  /// Opens the source. Throws InputError or IoError.
+  /// Opens nothing yet: validate() opens the source, so that a source that cannot be opened
+  /// ends the run with its summary too.
   StockFileRun(Context& ctx, StockFileOptions options);
   ~StockFileRun();
   StockFileRun(const StockFileRun&) = delete;
@@ -41,7 +42,10 @@ class StockFileRun {
 
   /// Reads the whole source before anything is written; throws InputError when rows are
   /// invalid (unless --skip-invalid), once the summary (status "invalid", the invalid rows
-  /// counted) is printed and --report holds the invalid rows. Returns how many rows it has.
+  /// counted) is printed and --report holds the invalid rows. A source that cannot be opened
+  /// or read (IoError, a failing --from-cmd, InterruptedError) ends with the summary (status
+  /// error or interrupted) and an empty --report, and the error is thrown on. Returns how many
+  /// rows it has.
   std::size_t validate();
   /// Writes the validated source and returns the run's exit status. `before_window` runs
   /// before each window is sent (rebuild extends its run lock there) and may throw
