@@ -302,17 +302,19 @@ void setup_export(CLI::App& app, Program& program) {
   sub->add_option("--match", o->match, "only items whose SKU matches this glob (Redis SCAN rules)");
   sub->add_option("--format", o->format, "ndjson (default), csv, tsv or json")
       ->check(CLI::IsMember({"ndjson", "jsonl", "csv", "tsv", "json"}).description(""));
-  sub->add_option(
-         "-o,--output", o->output,
-         "write to FILE (a file atomically, a device or FIFO in place; - for standard output) and "
-         "print a summary object on standard output")
-      ->check(file_name());
+  CLI::Option* output = sub->add_option("-o,--output", o->output,
+                                        "write to FILE (a file atomically, a device or FIFO in "
+                                        "place; - for standard output) and print a summary "
+                                        "object on standard output")
+                            ->check(file_name());
   sub->add_flag("--keep-partial", o->keep_partial,
                 "with --output: put the file in place even when items were left out (corrupt, or "
-                "being split or merged; by default it is left as it was)");
+                "being split or merged; by default it is left as it was)")
+      ->needs(output);
   sub->add_flag("--allow-empty", o->allow_empty,
                 "with --output: replace a file that holds items even when no item was found (by "
-                "default it is left as it was, exit 1)");
+                "default it is left as it was, exit 1)")
+      ->needs(output);
   sub->add_option("--scan-count", o->count, "keys SCAN looks at per round trip (default 1000)")
       ->check(integer_range(1, 1000000));
   add_common_footer(*sub);

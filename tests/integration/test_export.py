@@ -206,6 +206,11 @@ class Export(ServerTest):
         # Standard output is not a file to keep: an empty export there is just empty.
         out = self.sc("export", "--format", "csv")
         self.assertEqual((out.rc, out.stdout), (0, "sku,stock,held,ttl\n"), out)
+        # Both flags are about a file to keep: without --output they are a usage error.
+        for flag in ("--allow-empty", "--keep-partial"):
+            res = self.sc("export", flag)
+            self.assertEqual((res.rc, res.stdout), (2, ""), res)
+            self.assertIn("%s requires --output" % flag, res.stderr)
 
     @unittest.skipIf(TARGET in ("cluster", "tls-cluster"),
                      "the harness's cluster client routes text keys only; the code is the same")
