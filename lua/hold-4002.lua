@@ -66,6 +66,8 @@ local MAX = 9007199254740991
 -- orders it against another positive one of a different length.
 local POSITIVE = '^[1-9]%d*$'
 local find, call = string.find, redis.call
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 local kind, id, G = ARGV[1], ARGV[2], ARGV[9]
 if G == '3' then G = 3 elseif G == '4' then G = 4 else G = tonumber(G) end
 local log_max = ARGV[6]
@@ -332,4 +334,5 @@ for i = 1, n do
   end
   out[2 * i + 1], out[2 * i + 2] = left, left
 end
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 return out

@@ -25,6 +25,8 @@
 -- unless the item has a first entry already. A key with an expiry keeps its first entry in its
 -- own list instead, which expires with it.
 local ttl, log_max, actor, reason = ARGV[1], ARGV[3], ARGV[4], ARGV[5]
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 local t = redis.call('TIME')
 local entry_ms = t[1] .. string.format('%03d', math.floor(tonumber(t[2]) / 1000))
 local log_key, log_who = false, false
@@ -59,4 +61,5 @@ for i = 1, rows do
   end
   out[i] = created and 1 or 0
 end
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 return out

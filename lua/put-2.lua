@@ -50,6 +50,8 @@
 -- in stock-2.lua.
 
 local find = string.find
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 local key = KEYS[1]
 local mode = ARGV[2]
 local log_max = ARGV[7]
@@ -154,5 +156,6 @@ if logging and ttl > 0 then
     redis.call('EXPIRE', KEYS[4], ARGV[3])
   end
 end
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 if previous then return {'replaced', previous, held} end
 return {'created', false, held}

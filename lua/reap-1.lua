@@ -18,6 +18,8 @@
 -- and the stock keys whose value is not a stock value (their expired holds stay held).
 
 local log_max = ARGV[2]
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 local logging = log_max ~= nil and log_max ~= ''
 
 -- As companion_key in the tool: keep the key's own hash tag, else wrap the key in one.
@@ -72,4 +74,5 @@ for _, stock_key in ipairs(due) do
     redis.call('ZADD', KEYS[1], next_one[2], stock_key)
   end
 end
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 return {#expired, units, #due == limit and 1 or 0, expired, nowhere, kept}

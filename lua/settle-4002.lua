@@ -47,6 +47,8 @@
 -- that is still held.
 
 local find, call = string.find, redis.call
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 local action, id, G = ARGV[1], ARGV[2], ARGV[6]
 if G == '3' then G = 3 elseif G == '4' then G = 4 else G = tonumber(G) end
 local log_max = ARGV[3]
@@ -193,10 +195,12 @@ if change then
   call('SET', KEYS[1], new_state .. rest, 'KEEPTTL')
   if removed then
     out[1], out[2] = 'removed', removed
+    if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
     return out
   end
   if change ~= 'expire' then
     out[1] = 'ok'
+    if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
     return out
   end
   state = new_state
@@ -253,4 +257,5 @@ else
   return redis.error_reply('STOCKCTL_INVALID action ' .. tostring(action))
 end
 out[1], out[2] = status, replayed
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 return out

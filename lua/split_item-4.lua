@@ -53,6 +53,8 @@
 -- "total <t>", "log <max>".
 local POSITIVE = '^[1-9]%d*$'
 local MAX = 9007199254740991
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 local find, match = string.find, string.match
 
 local key, op, expected = KEYS[1], ARGV[1], ARGV[2]
@@ -163,6 +165,7 @@ if op == 'rebalanced' then
         'rebalance', moved, total, total, expected or '', ''
     -- @include log_entry
   end
+  if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
   return {'ok', raw}
 end
 
@@ -206,4 +209,5 @@ if logging then
       gen == '-' and 'merge' or 'split', '', units, units, '', ''
   -- @include log_entry
 end
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 return {'ok', value}

@@ -93,6 +93,8 @@ local POSITIVE = '^[1-9]%d*$'
 local LEDGER_MARK = 'stockctl request ledger; this value is longer than 64 bytes: a hash table'
 local SMALL_LEDGER = 32
 local find = string.find
+-- A change log entry not written (lua/include/log_entry.lua): the list's name.
+local log_lost = false
 
 local key, op, qty = KEYS[1], ARGV[1], ARGV[2]
 local request_id, log_max = ARGV[3], ARGV[7]
@@ -255,5 +257,6 @@ if logging then
     -- @include log_entry
   end
 end
+if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
 if answer == stock then return answer end
 return {answer, stock, 0}

@@ -23,7 +23,10 @@
 --               the change and its numbers and ids ("" = does not apply)
 --   entry_ms    the server's time in ms (a string), or false: read here (a script that writes
 --               many entries reads the clock once)
--- Defines nothing outside its own block; sets log_who.
+-- Defines nothing outside its own block; sets log_who, and log_lost (a local every script that
+-- includes this file declares, false at first) to the list's name when that key holds another
+-- type: the entry is not written, and the script ends with STOCKCTL_LOG_LOST <list> once its
+-- change is whole.
 --
 -- Layout and why. A stream per item preallocates a node of about 4 KB, so a load of N items
 -- cost 60 times the stock itself. The first entry of an item created by a load goes into a
@@ -69,15 +72,22 @@ do
         list = '{' .. log_item .. '}:changes'
       end
     end
-    local last = redis.call('LINDEX', list, -1)
-    local n = last and (tonumber(string.match(last, '^%d+%-(%d+)')) or 0) + 1 or 1
-    local len = redis.call('RPUSH', list, ms .. '-' .. n .. body)
-    local keep = tonumber(log_max)
-    if len == 1 then
-      local ttl = redis.call('PTTL', log_item)
-      if ttl > 0 then redis.call('PEXPIRE', list, ttl) end
-    elseif len > keep + math.max(1, math.floor(keep / 10)) then
-      redis.call('LTRIM', list, -keep, -1)
+    -- The list's first command is a pcall: a key of another type there (another program's)
+    -- must not stop the script halfway through its change (scripts are not rolled back). The
+    -- entry is skipped, the change goes on, and the script answers STOCKCTL_LOG_LOST at its end.
+    local last = redis.pcall('LINDEX', list, -1)
+    if type(last) == 'table' and last.err then
+      log_lost = log_lost or list
+    else
+      local n = last and (tonumber(string.match(last, '^%d+%-(%d+)')) or 0) + 1 or 1
+      local len = redis.call('RPUSH', list, ms .. '-' .. n .. body)
+      local keep = tonumber(log_max)
+      if len == 1 then
+        local ttl = redis.call('PTTL', log_item)
+        if ttl > 0 then redis.call('PEXPIRE', list, ttl) end
+      elseif len > keep + math.max(1, math.floor(keep / 10)) then
+        redis.call('LTRIM', list, -keep, -1)
+      end
     end
   end
 end

@@ -255,18 +255,16 @@ void OpRunner::apply(ItemResult& item, const CallResult& result) const {
 }
 
 void OpRunner::name_wrong_type(ItemResult& item) const {
-  // The script does not say which key it met, and whether it had changed the stock by then
-  // matters: the types of the keys it touches, in the order it reaches them, tell both (one
-  // round trip, on this error only).
-  std::vector<KeyType> keys{{item.key, "", "string", "a stock value", false}};
+  // The script does not say which key it met: the types of the keys it reads before it changes
+  // anything, in the order it reaches them, tell (one round trip, on this error only).
+  std::vector<KeyType> keys{{item.key, "", "string", "a stock value"}};
   if (!item.request_id.empty()) {
     const std::array<std::string, 3> ledgers =
         ledger_keys(item.key, options_.request_ttl_s, static_cast<long long>(std::time(nullptr)));
     for (const std::string& ledger : ledgers) {
-      keys.push_back({ledger, "", "hash", "a request ledger", false});
+      keys.push_back({ledger, "", "hash", "a request ledger"});
     }
   }
-  if (log_.enabled) keys.push_back({log_key(item.key), "", "list", "the item's change log", true});
   std::vector<Call> calls;
   calls.reserve(keys.size());
   for (const KeyType& k : keys) calls.push_back(Call::read({"TYPE", k.key}));

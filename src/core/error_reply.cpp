@@ -22,7 +22,7 @@ std::string lower(std::string_view text) {
 }  // namespace
 
 ErrorReply classify_error_reply(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 15> kCodes{{
+  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 16> kCodes{{
       {"NOSCRIPT", ErrorReply::noscript},
       {"NOAUTH", ErrorReply::noauth},
       {"MOVED", ErrorReply::moved},
@@ -37,6 +37,7 @@ ErrorReply classify_error_reply(std::string_view text) {
       {"STOCKCTL_CORRUPT", ErrorReply::stockctl_corrupt},
       {"STOCKCTL_OVERFLOW", ErrorReply::stockctl_overflow},
       {"STOCKCTL_INVALID", ErrorReply::stockctl_invalid},
+      {"STOCKCTL_LOG_LOST", ErrorReply::stockctl_log_lost},
       {"NOPERM", ErrorReply::noperm},
   }};
   const std::string_view code = text.substr(0, text.find(' '));

@@ -163,6 +163,29 @@ std::string error_naming_item(const ItemResult& item) {
   return fmt::format("item '{}': {}", escape_control(item.sku), item.error);
 }
 
+std::string log_lost_message(std::string_view log_key) {
+  return fmt::format(
+      "applied, but its change log entry was not written: {} holds another kind of value than the "
+      "change log (a list; WRONGTYPE); the change stays: see stockctl get before you run it "
+      "again (the same request or hold id answers it again); look at the key with redis-cli "
+      "TYPE and remove it if it is not stockctl's",
+      escape_control(log_key));
+}
+
+std::string log_lost_warning(std::string_view log_key) {
+  return fmt::format(
+      "its change log entry was not written: {} holds another kind of value than the change log "
+      "(a list; WRONGTYPE); look at the key with redis-cli TYPE and remove it if it is not "
+      "stockctl's",
+      escape_control(log_key));
+}
+
+std::string lost_log_key(std::string_view error_text) {
+  if (classify_error_reply(error_text) != ErrorReply::stockctl_log_lost) return "";
+  const std::size_t space = error_text.find(' ');
+  return space == std::string_view::npos ? "" : std::string(error_text.substr(space + 1));
+}
+
 void apply_error_reply(ItemResult& item, const std::string& text) {
   std::string code = text.substr(0, text.find(' '));
   std::string rest = text.size() > code.size() ? text.substr(code.size() + 1) : std::string();
@@ -179,6 +202,8 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
     set_error(item, Status::error,
               fmt::format("stored value {} of {} is not a stock value; left unchanged",
                           quote_value(rest), item.key));
+  } else if (kind == ErrorReply::stockctl_log_lost) {
+    set_error(item, Status::error, log_lost_message(rest));
   } else if (kind == ErrorReply::stockctl_overflow) {
     set_error(item, Status::error,
               fmt::format("adding {} to {} (stock {}) would pass {}; nothing changed",
@@ -198,9 +223,9 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
         fmt::format("{}: refused before it ran: {}", item.key, escape_control(text));
     set_error(item, Status::error, item.op == "get" ? refused : not_applied(refused));
   } else if (kind == ErrorReply::wrongtype) {
-    // Another program wrote a key of stockctl's with another type (a list where the stock is, a
-    // string where the log is): it is the operator's to look at, as doctor says. A script that
-    // met it in the change log had changed the stock already (scripts are not rolled back).
+    // Another program wrote a key of stockctl's with another type (a list where the stock is):
+    // it is the operator's to look at, as doctor says. (A change log of another type is
+    // STOCKCTL_LOG_LOST, above: the scripts skip its entry and finish their change.)
     set_error(item, Status::error,
               item.op == "get"
                   ? fmt::format("{} holds another kind of value than a stock value (WRONGTYPE); "
@@ -208,9 +233,8 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
                                 item.key)
                   : fmt::format("{} or one of its companion keys holds another kind of value "
                                 "than stockctl keeps there (WRONGTYPE): look at them with "
-                                "redis-cli TYPE and remove what is not stockctl's; if it was "
-                                "the change log ({} or {}), the change was applied",
-                                item.key, log_key(item.key), first_log_key(item.key)));
+                                "redis-cli TYPE and remove what is not stockctl's",
+                                item.key));
   } else {
     set_error(item, Status::error,
               fmt::format("redis error on {}: {}", item.key,
@@ -222,20 +246,10 @@ bool apply_wrong_type(ItemResult& item, const std::vector<KeyType>& keys) {
   for (const KeyType& k : keys) {
     if (k.type == "none" || k.type == k.expected) continue;
     item.stock.reset();
-    if (k.after_change) {
-      set_error(item, Status::error,
-                fmt::format("applied, but its change log entry was not written: {} holds a {}, "
-                            "not {} (a {}; WRONGTYPE); the change (or the key's creation from its "
-                            "initial stock) stays: see stockctl get before you run it again; "
-                            "look at the key with redis-cli TYPE and remove it if it is not "
-                            "stockctl's",
-                            k.key, k.type, k.what, k.expected));
-    } else {
-      set_error(item, Status::error,
-                fmt::format("{} holds a {}, not {} (a {}; WRONGTYPE); nothing changed; look at "
-                            "it with redis-cli TYPE and remove it if it is not stockctl's",
-                            k.key, k.type, k.what, k.expected));
-    }
+    set_error(item, Status::error,
+              fmt::format("{} holds a {}, not {} (a {}; WRONGTYPE); nothing changed; look at "
+                          "it with redis-cli TYPE and remove it if it is not stockctl's",
+                          k.key, k.type, k.what, k.expected));
     return true;
   }
   return false;

@@ -114,24 +114,34 @@ void set_not_applied(ItemResult& item, const std::string& why);
 
 namespace stockctl {
 
+/// The message for a script's STOCKCTL_LOG_LOST <log_key>: the change was made whole, but the
+/// item's change log is a key of another type, so its entry was not written.
+std::string log_lost_message(std::string_view log_key);
+
+/// The warning for a change that went through whole and whose answer was read again (a hold, a
+/// settle): only its change log entry, in `log_key` of another type, is missing.
+std::string log_lost_warning(std::string_view log_key);
+
+/// The key a STOCKCTL_LOG_LOST reply names; "" for any other reply.
+std::string lost_log_key(std::string_view error_text);
+
 /// Turns an error reply of our scripts or of Redis into the item's error status and message.
 void apply_error_reply(ItemResult& item, const std::string& error_text);
 
-/// One of an item's keys as TYPE read it after a script answered WRONGTYPE: what it holds, what
-/// stockctl keeps there, and whether the script writes it only after the stock changed.
+/// One of an item's keys as TYPE read it after a script answered WRONGTYPE: what it holds and
+/// what stockctl keeps there.
 struct KeyType {
   std::string key;
   std::string type;      ///< TYPE's answer: "string", "list", "hash", "none", ...
   std::string expected;  ///< the type stockctl keeps there
-  std::string what;      ///< what that is, for the message: "a stock value", "its change log"
-  bool after_change = false;
+  std::string what;      ///< what that is, for the message: "a stock value", "a request ledger"
 };
 
 /// Names the first key of `keys` (in the order the script reaches them) that holds another type
-/// than stockctl keeps there, and says whether the change was applied: a key the script writes
-/// only after the stock changed (the change log) means it was, since a script is not rolled
-/// back; any other means nothing changed. False, `item` untouched, when every key is as it
-/// should be (another program changed it since).
+/// than stockctl keeps there. The scripts meet these keys before they change anything (a log key
+/// of another type is STOCKCTL_LOG_LOST instead, once the change is whole), so nothing changed.
+/// False, `item` untouched, when every key is as it should be (another program changed it
+/// since).
 bool apply_wrong_type(ItemResult& item, const std::vector<KeyType>& keys);
 
 }  // namespace stockctl

@@ -77,6 +77,12 @@ void read_settle(const GroupStep& step, bool back, const Reply& r,
                     "repaired, run the same command again, or reap)",
                     escape_control(line.sku), item.error));
   }
+  if (r.is_error() && r.error_kind() == ErrorReply::stockctl_log_lost) {
+    // The group was settled whole; only a change log entry is missing. Its answer (the stocks)
+    // is what a run of the same command reads again, as a replay.
+    throw StockctlError(fmt::format("{}: {} (run the same command again to finish)", step.record,
+                                    log_lost_message(r.str.substr(r.str.find(' ') + 1))));
+  }
   const std::optional<SettleReply> settled = parse_settle_reply(r);
   if (!settled) {
     throw StockctlError(fmt::format("{}: unexpected reply from the settle script: {}", step.record,

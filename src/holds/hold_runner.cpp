@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
 #include "base/text.h"
@@ -32,7 +33,10 @@ void HoldRunner::run(std::vector<Cart>& carts) {
   }
   std::vector<CallResult> results = store_.client.run(calls);
   for (std::size_t i = 0; i < sent.size(); ++i) {
+    bool lost = false;
+    results[i] = past_lost_log(*sent[i], std::move(results[i]), lost);
     apply(*sent[i], results[i]);
+    if (lost && sent[i]->status == Status::ok) sent[i]->replayed = false;
     if (require_acks_) check_acks(*sent[i], results[i]);
     if (sent[i]->status == Status::uninitialized && o_.init.given()) initialize(*sent[i]);
   }
@@ -48,6 +52,18 @@ Call HoldRunner::call_for(const Cart& cart, const std::vector<std::string>& init
                                          inits.empty() ? "" : inits[i]});
   }
   return hold_call(request);
+}
+
+CallResult HoldRunner::past_lost_log(const Cart& cart, CallResult result, bool& lost) const {
+  if (result.state != CallResult::State::replied || !result.reply.is_error()) return result;
+  const std::string log_key = lost_log_key(result.reply.str);
+  if (log_key.empty()) return result;
+  lost = true;
+  // The user's id: on a cluster `cart` is one slot group of it, whose id has more after it.
+  print_warning(fmt::format("{} {}: {}", kind_name(kind_),
+                            quote_value(o_.id.empty() ? cart.id : o_.id),
+                            log_lost_warning(log_key)));
+  return store_.client.run({call_for(cart, {})})[0];
 }
 
 void HoldRunner::apply(Cart& cart, const CallResult& result) const {
@@ -125,6 +141,11 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
                     "changed",
                     quote_value(cart.id), text.substr(18) == "hold" ? "an order" : "a hold"));
   }
+  if (classify_error_reply(text) == ErrorReply::stockctl_log_lost) {
+    // Every line was held (or ordered) and the record written; only a log entry is missing.
+    // The same id answers the cart again as a replay.
+    return fail(cart, Status::error, log_lost_message(text.substr(text.find(' ') + 1)));
+  }
   ItemResult item;
   item.key = cart.record_key;
   item.op = kind_ == CartKind::hold ? "hold" : "order";
@@ -193,7 +214,10 @@ void HoldRunner::initialize(Cart& cart) {
     inits[i] = std::to_string(init.value);
   }
   std::vector<CallResult> results = store_.client.run({call_for(cart, inits)});
+  bool lost = false;
+  results[0] = past_lost_log(cart, std::move(results[0]), lost);
   apply(cart, results[0]);
+  if (lost && cart.status == Status::ok) cart.replayed = false;
   if (require_acks_) check_acks(cart, results[0]);
 }
 

@@ -30,6 +30,9 @@ class HoldRunner {
  private:
   Call call_for(const Cart& cart, const std::vector<std::string>& inits) const;
   void apply(Cart& cart, const CallResult& result) const;
+  /// `result`, or the answer of the same call sent again when `result` says the script met a
+  /// change log of another type: the change was whole, and the repeat reads its answer.
+  CallResult past_lost_log(const Cart& cart, CallResult result, bool& lost) const;
   void apply_error(Cart& cart, const std::string& text) const;
   /// The first line whose stock key holds another type than a string, and that type, read
   /// after a WRONGTYPE.

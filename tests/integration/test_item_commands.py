@@ -199,15 +199,15 @@ class Deduct(ServerTest):
         res = self.sc("deduct", "w", "1")
         self.assertIn("stock:{w} holds a list, not a stock value (a string; WRONGTYPE); nothing "
                       "changed", res.one["error"])
-        # A change log of another type is met after the stock changed (a script is not rolled
-        # back): the line says the change was applied, so that nobody runs it again.
+        # A change log of another type: the script skips its entry and makes its whole change
+        # (a script is not rolled back), and the line says it was applied, so that nobody runs
+        # it again.
         self.r("SET", "stock:{a}:changes", "not a list")
         res = self.sc("deduct", "a", "1")
         self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (1, "error", None), res)
         self.assertIn("applied, but its change log entry was not written: stock:{a}:changes "
-                      "holds a string, not the item's change log (a list; WRONGTYPE); the "
-                      "change (or the key's creation from its initial stock) stays: see "
-                      "stockctl get before you run it again", res.one["error"])
+                      "holds another kind of value than the change log (a list; WRONGTYPE); the "
+                      "change stays: see stockctl get before you run it again", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{a}"), "4")
         self.assertEqual(self.sc("deduct", "a", "1", "--no-log").one["stock"], 3)
         self.r("DEL", "stock:{a}:changes")

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/error_reply.h"
 #include "core/quantity.h"
 #include "core/rebuild_plan.h"
 
@@ -229,12 +230,12 @@ TEST_CASE("what became of a write is said once") {
   CHECK(item.error == "not applied: interrupted");
 }
 
-TEST_CASE("a key of another type is named, and whether the change was applied is told") {
+TEST_CASE("a key of another type is named, the first the script reaches") {
   ItemResult r;
   r.op = "deduct";
   r.stock = 4;
-  const std::vector<KeyType> fine{{"stock:{A}", "string", "string", "a stock value", false},
-                                  {"stock:{A}:changes", "none", "list", "its log", true}};
+  const std::vector<KeyType> fine{{"stock:{A}", "string", "string", "a stock value"},
+                                  {"stock:{A}:ids:86400:1", "none", "hash", "a request ledger"}};
   CHECK_FALSE(apply_wrong_type(r, fine));
   CHECK(r.stock == 4);
   std::vector<KeyType> keys = fine;
@@ -242,12 +243,25 @@ TEST_CASE("a key of another type is named, and whether the change was applied is
   CHECK(apply_wrong_type(r, keys));
   CHECK(r.status == Status::error);
   CHECK_FALSE(r.stock.has_value());
-  CHECK(r.error.rfind("applied, but its change log entry was not written: stock:{A}:changes "
-                      "holds a string, not its log (a list; WRONGTYPE)",
+  CHECK(r.error.rfind("stock:{A}:ids:86400:1 holds a string, not a request ledger (a hash; "
+                      "WRONGTYPE); nothing changed",
                       0) == 0);
   keys[0].type = "list";  // the first key the script reaches is the one it stopped at
   CHECK(apply_wrong_type(r, keys));
   CHECK(r.error.rfind("stock:{A} holds a list, not a stock value (a string; WRONGTYPE); "
                       "nothing changed",
                       0) == 0);
+}
+
+TEST_CASE("a change log of another type: the change was made whole, its entry is missing") {
+  ItemResult r;
+  r.op = "deduct";
+  r.stock = 4;
+  apply_error_reply(r, "STOCKCTL_LOG_LOST stock:{A}:changes");
+  CHECK(r.status == Status::error);
+  CHECK_FALSE(r.stock.has_value());
+  CHECK(r.error.rfind("applied, but its change log entry was not written: stock:{A}:changes "
+                      "holds another kind of value than the change log (a list; WRONGTYPE)",
+                      0) == 0);
+  CHECK(classify_error_reply("STOCKCTL_LOG_LOST x") == ErrorReply::stockctl_log_lost);
 }
