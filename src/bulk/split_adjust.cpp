@@ -12,6 +12,7 @@
 #include "base/text.h"
 #include "bulk/replica_ack.h"
 #include "bulk/split_runner.h"
+#include "core/quantity.h"
 #include "core/sku.h"
 #include "core/split_plan.h"
 #include "redis/scripts/split.h"
@@ -256,9 +257,11 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
   // that read a hint key before can leave a hint (its compare-and-set finds the add's word),
   // and none is left while it runs. It unregisters after, with another word of its own.
   const std::string nonce = new_nonce();
+  std::int64_t total = 0;
   for (int attempt = 0;; ++attempt) {
     const auto marked = std::chrono::steady_clock::now();
-    const Marked registered = mark_add(item, layout, "adding", nonce);
+    total = 0;
+    const Marked registered = mark_add(item, layout, "adding", nonce, &total);
     if (registered != Marked::ok) {
       // Registered on some buckets only: unregistered there at once, so that a failed add
       // does not keep hints away for its running time.
@@ -272,6 +275,19 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
                       "times");
       return Outcome::done;
     }
+  }
+  // Each bucket refuses only what would pass the largest stock in it; the item's total must not
+  // pass it either (a merge could not hold it, and readers of the total would round it). The
+  // total is the buckets' as registering read them (units on their way between two are left
+  // out, and two adds near the limit at once can still pass it: docs/split.md).
+  if (item.qty && *item.qty > kMaxStock - total) {
+    mark_add(item, layout, "added", nonce);
+    item.stock.reset();
+    set_error(item, Status::error,
+              fmt::format("adding {} to {} (a total of {} over {} buckets) would pass {}; nothing "
+                          "changed",
+                          *item.qty, item.key, total, layout.buckets(), kMaxStock));
+    return Outcome::done;
   }
   const std::optional<StockAnswer> answer =
       call_bucket(item, layout, home, !item.request_id.empty(), changed);
@@ -529,7 +545,8 @@ std::optional<std::int64_t> SplitAdjust::read_sold_out_hint(const ItemResult& it
 }
 
 SplitAdjust::Marked SplitAdjust::mark_add(ItemResult& item, const BucketLayout& layout,
-                                          const std::string& op, const std::string& nonce) {
+                                          const std::string& op, const std::string& nonce,
+                                          std::int64_t* total) {
   const ClientOptions& options = client_.options();
   const long long running_ms =
       kAddRunningBaseMs + 2 * (options.retry_timeout_ms + options.reply_timeout_ms);
@@ -555,6 +572,9 @@ SplitAdjust::Marked SplitAdjust::mark_add(ItemResult& item, const BucketLayout& 
     }
     const std::optional<SplitAnswer> answer = parse_split_answer(r.reply);
     if (!answer || answer->status != "ok") return Marked::layout_changed;  // gone or drained
+    const std::optional<std::int64_t> stock =
+        answer->value ? parse_stored_value(*answer->value) : std::nullopt;
+    if (total != nullptr && stock && *stock > 0) *total += *stock;
   }
   return Marked::ok;
 }

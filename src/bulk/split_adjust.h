@@ -97,8 +97,10 @@ class SplitAdjust {
   /// Registers ("adding") or unregisters ("added") the add `nonce` on every bucket
   /// (lua/split_bucket-3.lua); failed sets the item not applied.
   enum class Marked { ok, layout_changed, failed };
+  /// Registers (`op` "adding") or unregisters ("added") an add on every bucket. Registering
+  /// adds the buckets' stocks, as each answered, to `*total` when given.
   Marked mark_add(ItemResult& item, const BucketLayout& layout, const std::string& op,
-                  const std::string& nonce);
+                  const std::string& nonce, std::int64_t* total = nullptr);
   /// Runs the stock script on bucket `index`; nullopt (item set) for an error, or a layout
   /// that changed (the bucket is gone or drained: `changed` is set). `short_unrecorded`: with
   /// an id, a short answer is not recorded in the ledger (lua/stock-2.lua, ARGV[10]).

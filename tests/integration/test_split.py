@@ -517,6 +517,22 @@ class DeductAndAdd(SplitTest):
         self.assertEqual((res.one["status"], res.one["stock"]), ("ok", 42))
         self.assertEqual(self.units("A"), 42)
 
+    def test_an_add_past_the_largest_stock_is_refused_on_the_total(self):
+        # Each bucket stays below 2^53-1, but the item's total must too: a merge could not
+        # hold it (it was left stuck mid-merge), and JSON readers would round it.
+        self.sc("init", "M", "9007199254740991")
+        self.split("M", 2)
+        for args in (("add", "M", "1"), ("add", "M", "1", "--request-id", "a1")):
+            res = self.sc(*args)
+            self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (1, "error", None), res)
+            self.assertIn("adding 1 to stock:{M} (a total of 9007199254740991 over 2 buckets) "
+                          "would pass 9007199254740991; nothing changed", res.one["error"])
+        self.assertEqual(self.units("M"), 9007199254740991)
+        self.assertEqual(self.sc("deduct", "M", "5").rc, 0)
+        self.assertEqual(self.sc("add", "M", "5").one["stock"], 9007199254740991)
+        res = self.sc("split", "M", "--buckets", "1")
+        self.assertEqual((res.rc, res.one["stock"]), (0, 9007199254740991), res)
+
     def test_every_bucket_sells_its_last_unit_and_then_the_item_is_sold_out(self):
         self.sc("init", "A", "9")
         self.split("A", 4)
