@@ -350,6 +350,50 @@ std::optional<int> finish_pending_transfers(Client& client, const std::string& s
   return finish_recorded(client, *transfers, error);
 }
 
+namespace {
+
+// The units of `transfers` (read before the buckets were) that their destination had not
+// received when this reads its receipt: they are in no bucket a reader counted. A transfer
+// recorded before the buckets were read had left its source by then, so it is never counted
+// twice; one received in between is left out, as any transfer under way. Nullopt, `error` set,
+// when a record or receipt cannot be read.
+std::optional<std::int64_t> units_in_transfer(Client& client,
+                                              const std::vector<BucketTransfers>& transfers,
+                                              std::string& error) {
+  std::vector<Call> calls;
+  std::vector<std::int64_t> units;
+  for (const BucketTransfers& bucket : transfers) {
+    for (const auto& [field, value] : bucket.recorded) {
+      const std::size_t space = value.find(' ');
+      const std::optional<std::int64_t> k =
+          space == std::string::npos ? std::nullopt : parse_stored_value(value.substr(0, space));
+      if (!k || *k <= 0) {
+        error = fmt::format("transfer {} recorded at {} reads {}", quote_value(field),
+                            bucket.bucket, quote_value(value));
+        return std::nullopt;
+      }
+      const std::string id = field.substr(field.find(':') + 1);
+      calls.push_back(Call::read({"EXISTS", receipt_key(value.substr(space + 1), id)}));
+      units.push_back(*k);
+    }
+  }
+  if (calls.empty()) return 0;
+  const std::vector<CallResult> results = client.run(calls);
+  std::int64_t moving = 0;
+  for (std::size_t t = 0; t < results.size(); ++t) {
+    const CallResult& r = results[t];
+    if (r.state != CallResult::State::replied || r.reply.is_error()) {
+      error = fmt::format("reading a transfer's receipt: {}",
+                          r.state == CallResult::State::replied ? r.reply.str : r.error);
+      return std::nullopt;
+    }
+    if (r.reply.integer == 0) moving += units[t];
+  }
+  return moving;
+}
+
+}  // namespace
+
 void read_split_item(Client& client, ItemResult& item, const std::string& record,
                      const std::vector<SlotRange>& ranges) {
   item.stock.reset();
@@ -363,8 +407,16 @@ void read_split_item(Client& client, ItemResult& item, const std::string& record
                                           quote_value(record), item.key));
   }
   const BucketLayout& buckets = layout->target;
+  // The transfers first, then the buckets, then the receipts: the units of a transfer cut off
+  // (a deduction or rebalance killed between its steps) are counted until someone finishes it,
+  // so that an export of the item is a whole snapshot (docs/split.md, "Moving units").
+  std::string error;
+  const std::optional<std::vector<BucketTransfers>> transfers =
+      read_transfers(client, item.key, buckets, error);
   const std::vector<std::optional<std::int64_t>> stocks =
       read_bucket_stocks(client, item.key, buckets);
+  const std::optional<std::int64_t> moving =
+      transfers ? units_in_transfer(client, *transfers, error) : std::nullopt;
   item.buckets = buckets.buckets();
   std::int64_t total = 0;
   std::string unreadable;
@@ -387,9 +439,13 @@ void read_split_item(Client& client, ItemResult& item, const std::string& record
                                  "total is unknown",
                                  unreadable));
   }
+  if (!moving) {
+    return set_error(item, Status::error,
+                     fmt::format("{}; the item's total is unknown", escape_control(error)));
+  }
   item.status = Status::ok;
   item.error.clear();
-  item.stock = total;
+  item.stock = total + *moving;
 }
 
 void SplitRunner::run(ItemResult& item, int buckets) {

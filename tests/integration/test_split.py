@@ -488,6 +488,10 @@ class Crashes(SplitTest):
                 if step == "split:send":  # units left one bucket and are recorded, not arrived
                     self.assertGreater(sum(self.in_transfer([k]) for k in self.bucket_keys("A")), 0)
                 self.assertEqual(self.units("A"), 100)
+                # Readers count the units on their way until the transfer is finished: an
+                # export taken now is a whole snapshot (before, it left them out, exit 0).
+                self.assertEqual(self.sc("get", "A").one["stock"], 100)
+                self.assertEqual(json.loads(self.sc("export").stdout)["stock"], 100)
                 res = self.sc(*finish)
                 self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
                 self.assertEqual(res.one["stock"], 0 if finish[0] == "deduct" else 100)
