@@ -7,8 +7,12 @@
 
 #include <algorithm>
 
+#include "core/cart_keys.h"
 #include "core/hash_slot.h"
 #include "core/hold_lines.h"
+#include "core/quantity.h"
+#include "core/split_layout.h"
+#include "core/split_plan.h"
 #include "holds/cart_record.h"
 #include "holds/group_finish.h"
 #include "holds/hold_runner.h"
@@ -43,6 +47,45 @@ Settled settle_cut_off(const Coordinator& coordinator, bool maybe_applied, const
 Settled settle_decided(CartStore& store, const std::string& action, const std::string& id,
                        Coordinator& coordinator, const ProtocolHooks& hooks);
 
+// The lines of cart record `raw` ("<state> <attempt> <exp> <deadline> <finished> <kind> <size>\n"
+// then <size> bytes of lines, as lua/cart-2.lua keeps it); nullopt when it reads otherwise.
+std::optional<std::vector<RecordLine>> raw_record_lines(const std::string& raw) {
+  const std::size_t end = raw.find('\n');
+  const std::size_t space = raw.rfind(' ', end);
+  if (end == std::string::npos || space == std::string::npos) return std::nullopt;
+  const std::optional<std::int64_t> size =
+      parse_stored_value(raw.substr(space + 1, end - space - 1));
+  if (!size || static_cast<std::size_t>(*size) > raw.size() - end - 1) return std::nullopt;
+  return record_lines(raw.substr(end + 1, static_cast<std::size_t>(*size)));
+}
+
+// A cancel or release gives units back to every line's item, which a split item cannot take
+// yet; the record's decision could not be taken back, so a line on a split item refuses the
+// settle before it decides anything (as one Redis's settle script refuses before it writes).
+// An item split between this read and the decision is still left to a run after its merge.
+std::optional<Settled> refuse_split_lines(CartStore& store, const std::string& action,
+                                          const std::string& id) {
+  if (action == "confirm") return std::nullopt;
+  const Reply raw = store.client.call(Call::read({"GET", cart_record_key(store.scheme, id)}));
+  if (raw.type != Reply::Type::string) return std::nullopt;  // the decision says what it is
+  const std::optional<std::vector<RecordLine>> lines = raw_record_lines(raw.str);
+  if (!lines) return std::nullopt;
+  std::vector<Call> calls;
+  calls.reserve(lines->size());
+  for (const RecordLine& line : *lines) calls.push_back(Call::read({"GET", line.key}));
+  const std::vector<CallResult> values = store.client.run(calls);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const CallResult& v = values[i];
+    if (v.state == CallResult::State::replied && v.reply.type == Reply::Type::string &&
+        is_split_record(v.reply.str)) {
+      return settled_answer(
+          Status::error, *lines, std::vector<std::optional<std::int64_t>>(lines->size()), false,
+          split_item_refused(action, (*lines)[i].sku, v.reply.str) + "; nothing changed");
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Settled settle_on_cluster(CartStore& store, const std::string& action, const std::string& id,
@@ -66,6 +109,7 @@ namespace {
 
 Settled settle_decided(CartStore& store, const std::string& action, const std::string& id,
                        Coordinator& coordinator, const ProtocolHooks& hooks) {
+  if (std::optional<Settled> refused = refuse_split_lines(store, action, id)) return *refused;
   CartRecord rec = coordinator.op("settle", {action});
   if (rec.state == CartState::missing || rec.status == "missing") {
     return settled_answer(Status::missing, {}, {}, false, "");
