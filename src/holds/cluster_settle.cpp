@@ -143,6 +143,7 @@ struct Reaping {
   std::vector<bool> settle;  ///< per group: has something to settle (not a tombstone)
   std::int64_t units_back = 0;
   std::vector<RecordLine> nowhere;  ///< lines given back while their stock key was missing
+  std::string unfinished;           ///< why a group could not be settled ("" when all were)
 };
 
 // Step 1: the record decides (a preparing attempt past its deadline aborts, a held hold past
@@ -158,7 +159,8 @@ std::vector<Reaping> decide_due(CartStore& store, const std::vector<std::string>
     std::optional<std::vector<RecordLine>> lines = record_lines(rec.lines);
     const GroupFinish todo = group_finish(rec.state);
     if (!lines || rec.finished || todo.action == GroupAction::none) continue;
-    Reaping r{ids[i], rec, todo, group_steps(store.scheme, ids[i], rec.attempt, *lines), {}, 0, {}};
+    Reaping r{ids[i], rec, todo, group_steps(store.scheme, ids[i], rec.attempt, *lines),
+              {},     0,   {},   {}};
     r.settle.assign(r.groups.size(), true);
     work.push_back(std::move(r));
   }
@@ -204,8 +206,15 @@ void settle_groups(CartStore& store, std::vector<Reaping>& work) {
     const GroupStep& step = r.groups[of[i].second];
     std::vector<std::optional<std::int64_t>> stocks;
     std::vector<std::size_t> nowhere;
-    read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back,
-                r.todo.gives_back ? &nowhere : nullptr);
+    try {
+      read_settle(step, r.todo.gives_back, replies[i], stocks, r.units_back,
+                  r.todo.gives_back ? &nowhere : nullptr);
+    } catch (const StockctlError& e) {
+      // A corrupt or split item: this record stays due with its decision, and the others
+      // of the window are finished all the same.
+      if (r.unfinished.empty()) r.unfinished = e.what();
+      continue;
+    }
     for (std::size_t line : nowhere) {
       for (std::size_t k = 0; k < step.lines.size(); ++k) {
         if (step.lines[k] == line) r.nowhere.push_back(step.group_lines[k]);
@@ -221,11 +230,12 @@ void mark_done(CartStore& store, const std::vector<Reaping>& work) {
   std::vector<Call> calls;
   calls.reserve(work.size());
   for (const Reaping& r : work) {
+    if (!r.unfinished.empty()) continue;
     calls.push_back(
         Coordinator(store, r.id)
             .call("done", {cart_state_name(r.rec.state), std::to_string(r.rec.attempt)}));
   }
-  durable_run(store.client, calls);
+  if (!calls.empty()) durable_run(store.client, calls);
 }
 
 void reap_window(CartStore& store, const std::vector<std::string>& ids, Reaped& count) {
@@ -234,6 +244,7 @@ void reap_window(CartStore& store, const std::vector<std::string>& ids, Reaped& 
   settle_groups(store, work);
   mark_done(store, work);
   for (const Reaping& r : work) {
+    if (!r.unfinished.empty()) count.unfinished.push_back(r.unfinished);
     if (r.units_back == 0) continue;
     ++count.holds;
     count.units += r.units_back;

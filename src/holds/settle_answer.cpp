@@ -89,13 +89,14 @@ ExitCode print_reap(Context& ctx, const Reaped& reaped) {
         "it is repaired ('stockctl init {} VALUE --force'); reap looks at it again a minute later",
         escape_control(item.sku), escape_control(item.key), escape_control(item.sku)));
   }
+  for (const std::string& why : reaped.unfinished) print_error("reap: " + why);
   nlohmann::ordered_json j;
   j["op"] = "reap";
   j["holds"] = reaped.holds;
   j["units"] = reaped.units;
   j["units_nowhere"] = nowhere_units;
   ctx.out().write_summary(j);
-  return reaped.kept.empty() ? ExitCode::ok : ExitCode::failure;
+  return reaped.kept.empty() && reaped.unfinished.empty() ? ExitCode::ok : ExitCode::failure;
 }
 
 void print_settle(Context& ctx, const std::string& action, const std::string& id,

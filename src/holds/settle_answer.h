@@ -64,6 +64,9 @@ struct Reaped {
   /// Items (sku, key; qty unused) whose stored value is not a stock value: their expired holds
   /// stay held until it is repaired.
   std::vector<RecordLine> kept;
+  /// Why a record's groups could not be finished (a cluster's reap): the record keeps its
+  /// decision and stays due, and the next reap tries it again.
+  std::vector<std::string> unfinished;
 };
 
 /// Prints reap's warnings (one per item of `reaped.nowhere`), an error per item of `kept`, and

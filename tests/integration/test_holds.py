@@ -446,6 +446,27 @@ class Expiry(HoldsTest):
         self.assertEqual(self.sc("deduct", "A", "1").one["stock"], 9)
         self.assertEqual(self.held("A"), 0)
 
+    def test_reap_of_a_hold_with_a_corrupt_item_prints_its_summary_and_names_it(self):
+        # On a cluster the group of the corrupt item stopped the whole reap: the others were
+        # given back, but no summary line was printed. Both targets now print it, exit 1.
+        self.sc("init", "R1", "10")
+        self.sc("init", "R2", "10")
+        out = self.sc("hold", "hr", "R1=2", "R2=3", "--expire", "1").one
+        self.r("SET", "stock:{R1}", "abc")
+        self.wait_past(out["expires_at_ms"])
+        res = self.sc("reap")
+        self.assertEqual(res.rc, 1, res)
+        self.assertEqual((res.one["op"], res.one["units"]), ("reap", 3), res)
+        self.assertIn("R1", res.stderr)
+        self.assertEqual(self.stock("R2"), 10)
+        self.r("SET", "stock:{R1}", "8")
+        if self.cluster:  # the record kept its decision and is still due
+            res = self.sc("reap")
+            self.assertEqual((res.rc, res.one["units"]), (0, 2), res)
+        else:  # the item is looked at again a minute later, or on its next touch
+            self.assertEqual(self.sc("deduct", "R1", "1").one["stock"], 9)
+        self.assertEqual((self.stock("R1"), self.held("R1")), (10 if self.cluster else 9, 0))
+
     def test_reap_returns_holds_of_items_nobody_touches(self):
         self.sc("init", "A", "10")
         self.sc("init", "B", "10")
