@@ -535,7 +535,8 @@ SplitRunner::Next SplitRunner::item_step(ItemResult& item, const std::string& op
   } else if (answer->status == "held") {
     set_error(item, Status::conflict,
               fmt::format("the item has {} units in holds that are not settled; confirm or "
-                          "release them (or let them expire), then split it; nothing changed",
+                          "release them (a hold that has expired gives its units back with "
+                          "stockctl reap), then split it; nothing changed",
                           value));
   } else if (answer->status == "expires") {
     set_error(item, Status::conflict,
