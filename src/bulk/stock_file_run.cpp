@@ -10,6 +10,7 @@
 #include "base/interrupt.h"
 #include "bulk/bulk_pass.h"
 #include "bulk/item_scan.h"
+#include "bulk/split_runner.h"
 #include "bulk/store_runner.h"
 #include "output/json_writer.h"
 #include "output/progress.h"
@@ -176,7 +177,10 @@ std::size_t report_extra_items(Context& ctx, const std::vector<std::uint64_t>& r
     for (std::size_t i = 0; i < extra.size(); ++i) {
       ItemResult& r = extra[i];
       if (values[i].state == CallResult::State::replied && !values[i].reply.is_error()) {
-        apply_stored_value(r, values[i].reply.string_or_nil());
+        const std::optional<std::string> value = values[i].reply.string_or_nil();
+        apply_stored_value(r, value);
+        // A split item: its total and bucket count, as get reads them.
+        if (value && is_split_record(*value)) read_split_item(ctx.redis(), r, *value, {});
       }
       r.status = Status::extra;
       r.error.clear();

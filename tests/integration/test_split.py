@@ -338,6 +338,17 @@ class BadInput(SplitTest):
         res = self.sc("split", "--file", path)
         self.assert_refused(res, 2, "split.csv:3: column 'buckets' must be a whole number")
         self.assertEqual(self.r("GET", "stock:{A}"), "10")
+        # The line names file and line, as every file command's lines do.
+        self.assertIn("split.csv:3: column 'buckets'", res.one["error"])
+        # An item named twice: both rows are invalid, as in init's sources.
+        path = self.write("twice.csv", "sku,buckets\nA,2\nB,2\nA,3\n")
+        res = self.sc("split", "--file", path)
+        self.assertEqual(res.rc, 2, res)
+        self.assertEqual([(line["sku"], line["error"]) for line in res.lines],
+                         [("A", "%s:2: duplicate SKU 'A' (again on line 4; every row of it is "
+                                "left out)" % path),
+                          ("A", "%s:4: duplicate SKU 'A' (first on line 2)" % path)])
+        self.assertEqual((self.r("GET", "stock:{A}"), self.r("GET", "stock:{B}")), ("10", "10"))
 
     def test_a_bucket_written_by_hand_with_a_corrupt_value(self):
         self.sc("init", "A", "10")
@@ -1189,6 +1200,13 @@ class InitAndRebuild(SplitTest):
 
     def snapshot(self):
         return {k: self.r("GET", k) for k in ["stock:{A}"] + self.bucket_keys("A")}
+
+    def test_rebuild_extra_reports_a_split_item_with_its_total(self):
+        path = self.write("x.csv", "sku,stock\nX,1\n")
+        res = self.sc("rebuild", "--file", path, "--extra", "--dry-run", "--report", "-")
+        extra = [line for line in res.lines if line.get("sku") == "A"]
+        self.assertEqual([(e["status"], e["stock"], e.get("buckets")) for e in extra],
+                         [("extra", 18, 4)], res)
 
     def test_init_finds_the_item_and_its_total_and_changes_nothing(self):
         before = self.snapshot()
