@@ -42,7 +42,9 @@ ParsedNumber parse_non_negative(std::string_view raw, std::string_view what) {
   std::string_view s = trim_blanks(raw);
   if (auto v = parse_digits(s)) return {*v, {}};
   if (all_digits(s)) {
-    return {0, fmt::format("{} is too large: {} at most {}", quote_value(s), what, kMaxStock)};
+    // "a stock value is at most ...": the noun alone, without the range in parentheses.
+    return {0, fmt::format("{} is too large: {} is at most {}", quote_value(s),
+                           what.substr(0, what.find(" (")), kMaxStock)};
   }
   // "+5" reads as a number to a person, but a value is written without a sign, as Redis
   // stores it: say so rather than leaving the reader to guess.

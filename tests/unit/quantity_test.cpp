@@ -21,6 +21,10 @@ TEST_CASE("parse_qty rejects zero, negative, fractional, overflowing and non-num
   ParsedNumber big = parse_qty("9007199254740992");
   CHECK_FALSE(big.ok());
   CHECK(big.error == "'9007199254740992' is too large: a quantity is at most 9007199254740991");
+  CHECK(parse_stock_value("9007199254740992").error ==
+        "'9007199254740992' is too large: a stock value is at most 9007199254740991");
+  CHECK(parse_count("99999999999999999999").error ==
+        "'99999999999999999999' is too large: a count is at most 9007199254740991");
   CHECK_FALSE(parse_qty("99999999999999999999999999").ok());
   CHECK(parse_qty("0").error == "'0' is not a quantity (an integer from 1 to 9007199254740991)");
 }
