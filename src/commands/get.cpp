@@ -269,8 +269,9 @@ ExitCode get_from_source(Context& ctx, const GetOptions& o, Format format) {
         if (!record.error.empty()) problem = record.error;
         ItemResult item = get_item(ctx, sku, o.details);
         if (!problem.empty()) {
-          print_error(fmt::format("{}:{}: {}", source.name(), record.line, problem));
-          set_error(item, Status::invalid, problem);
+          const std::string why = fmt::format("{}:{}: {}", source.name(), record.line, problem);
+          print_error(why);
+          set_error(item, Status::invalid, why);
           item.key.clear();
           item.has_held = false;
           item.details = false;

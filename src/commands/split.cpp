@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <set>
+#include <map>
 
 #include "app/context.h"
 #include "base/diagnostics.h"
@@ -67,7 +67,11 @@ std::vector<SplitRow> rows_from_file(const Context& ctx, const SplitOptions& o) 
       o.format.empty() ? format_from_extension(o.file) : parse_format(o.format);
   Source source(o.file, format ? format : std::optional<Format>(Format::csv), o.columns.delimiter);
   std::vector<SplitRow> rows;
-  std::set<std::string> seen;
+  struct Seen {
+    std::size_t row;
+    std::size_t line;
+  };
+  std::map<std::string, Seen> seen;  // the first row of each SKU
   std::string fatal;
   RecordHandler handler{
       [&o](const std::vector<bool>& present) {
@@ -89,12 +93,28 @@ std::vector<SplitRow> rows_from_file(const Context& ctx, const SplitOptions& o) 
         if (problem.empty()) {
           problem = parse_bucket_count(buckets.text, row.buckets, "column 'buckets'");
         }
-        if (problem.empty() && !seen.insert(sku).second) {
-          problem = fmt::format("duplicate SKU {}", quote_value(sku));
+        if (problem.empty()) {
+          // Every row of an item named twice is invalid, the first included (as init's rule):
+          // which count was meant is a guess.
+          const auto [first, fresh] = seen.emplace(sku, Seen{rows.size(), record.line});
+          if (!fresh) {
+            problem = fmt::format("duplicate SKU {} (first on line {})", quote_value(sku),
+                                  first->second.line);
+            SplitRow& earlier = rows[first->second.row];
+            if (earlier.item.status != Status::invalid) {
+              const std::string why = fmt::format(
+                  "{}:{}: duplicate SKU {} (again on line {}; every row of it is "
+                  "left out)",
+                  source.name(), first->second.line, quote_value(sku), record.line);
+              print_error(why);
+              set_error(earlier.item, Status::invalid, why);
+            }
+          }
         }
         if (!problem.empty()) {
-          print_error(fmt::format("{}:{}: {}", source.name(), record.line, problem));
-          set_error(row.item, Status::invalid, problem);
+          const std::string why = fmt::format("{}:{}: {}", source.name(), record.line, problem);
+          print_error(why);
+          set_error(row.item, Status::invalid, why);
         }
         rows.push_back(std::move(row));
         return true;

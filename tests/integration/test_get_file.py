@@ -133,6 +133,8 @@ class GetSource(ServerTest):
                          [("a", "ok"), ("b", "invalid"), ("bad{x}", "invalid")])
         self.assertIn("stockctl: error: %s:3: 3 fields but the header has 2" % path, res.stderr)
         self.assertIn("stockctl: error: %s:4: column 'sku': " % path, res.stderr)
+        self.assertTrue(res.lines[1]["error"].startswith("%s:3: 3 fields but the header has 2" % path),
+                        res.lines[1])
         nd = self.write("bad.ndjson", '{"sku":"a"}\n{"item":"b"}\n')
         res = self.sc("get", "--file", nd)
         self.assertEqual(res.rc, 2, res)
