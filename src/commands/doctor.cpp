@@ -11,6 +11,7 @@
 #include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/interrupt.h"
+#include "base/text.h"
 #include "bulk/split_runner.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
@@ -367,6 +368,7 @@ class Doctor {
                        "SKU --details"});
         continue;
       }
+      warn_about_transfers(item.node, item.key, *sku, record->target);
       // On one Redis there is nothing to spread over: every item with sound buckets counts.
       std::optional<Finding> uneven =
           cluster ? check_split_spread(item.key, *sku, *record, ranges) : std::nullopt;
@@ -387,6 +389,29 @@ class Doctor {
       report(Finding{"split", node, tally.broken ? CheckStatus::fail : CheckStatus::ok, detail,
                      tally.broken ? "see the split findings above" : ""});
     }
+  }
+
+  // Units recorded on their way between two buckets: a deduction or rebalance cut off between
+  // a transfer's steps leaves them until the next one that finds the buckets short finishes it.
+  // get and export count them; the warning says what finishes them now.
+  void warn_about_transfers(const std::string& node, const std::string& key, const std::string& sku,
+                            const BucketLayout& layout) {
+    std::string error;
+    const std::optional<std::vector<BucketTransfers>> transfers =
+        read_transfers(ctx_.redis(), key, layout, error);
+    std::size_t recorded = 0;
+    for (const BucketTransfers& bucket : transfers.value_or(std::vector<BucketTransfers>{})) {
+      recorded += bucket.recorded.size();
+    }
+    if (recorded == 0) return;
+    report(Finding{"split", node, CheckStatus::warn,
+                   fmt::format("item {}: {} between its buckets recorded and not finished (cut "
+                               "off between its steps, or under way as the scan read it); its "
+                               "total counts the units",
+                               quote_value(sku),
+                               recorded == 1 ? std::string("1 transfer of units")
+                                             : fmt::format("{} transfers of units", recorded)),
+                   fmt::format("stockctl rebalance {} finishes them", escape_control(sku))});
   }
 
   void report(const Finding& f) {

@@ -503,6 +503,13 @@ class Crashes(SplitTest):
                 # export taken now is a whole snapshot (before, it left them out, exit 0).
                 self.assertEqual(self.sc("get", "A").one["stock"], 100)
                 self.assertEqual(json.loads(self.sc("export").stdout)["stock"], 100)
+                if step == "split:send":  # doctor names it and what finishes it
+                    warned = [f for f in self.sc("doctor", "--scan").lines
+                              if f.get("check") == "split" and f["status"] == "warn"]
+                    self.assertEqual([f["hint"] for f in warned],
+                                     ["stockctl rebalance A finishes them"], warned)
+                    self.assertIn("between its buckets recorded and not finished",
+                                  warned[0]["detail"])
                 res = self.sc(*finish)
                 self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
                 self.assertEqual(res.one["stock"], 0 if finish[0] == "deduct" else 100)
