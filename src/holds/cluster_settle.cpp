@@ -78,8 +78,11 @@ std::optional<Settled> refuse_split_lines(CartStore& store, const std::string& a
     const CallResult& v = values[i];
     if (v.state == CallResult::State::replied && v.reply.type == Reply::Type::string &&
         is_split_record(v.reply.str)) {
+      // Each line's stock now, as a refused answer gives it (the split item's stays null).
+      std::vector<std::optional<std::int64_t>> stocks(lines->size());
+      read_missing_stocks(store.client, *lines, stocks);
       return settled_answer(
-          Status::error, *lines, std::vector<std::optional<std::int64_t>>(lines->size()), false,
+          Status::error, *lines, std::move(stocks), false,
           split_item_refused(action, (*lines)[i].sku, v.reply.str) + "; nothing changed");
     }
   }

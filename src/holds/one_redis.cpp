@@ -13,6 +13,7 @@
 #include "core/error_reply.h"
 #include "core/hold_lines.h"
 #include "core/sku.h"
+#include "holds/group_finish.h"
 #include "holds/hold_runner.h"
 #include "holds/settle_answer.h"
 #include "redis/errors.h"
@@ -80,7 +81,10 @@ Settled settle_on_one_redis(CartStore& store, const std::string& action, const s
       reply = bad->reply;
     }
     apply_error_reply(item, reply);
-    return report(item.status, *lines, {}, false, error_naming_item(item));
+    // Each line's stock now, as a refused answer gives it (one that is not a stock value, null).
+    std::vector<std::optional<std::int64_t>> stocks(lines->size());
+    read_missing_stocks(store.client, *lines, stocks);
+    return report(item.status, *lines, stocks, false, error_naming_item(item));
   }
   const std::optional<SettleReply> settled = parse_settle_reply(r);
   if (!settled || settled->stocks.size() != lines->size()) {

@@ -1370,6 +1370,9 @@ class FailClosed(SplitTest):
         self.assertIn("item 'Q1' is split over 2 buckets; cancel does not handle split items yet",
                       res.one["error"])
         self.assertNotIn("outcome unknown", res.one["error"])
+        # Each line's stock now, as a refused answer gives it; the split item's is not a value.
+        self.assertEqual([(l["sku"], l["stock"]) for l in res.one["lines"]],
+                         [("Q1", None), ("Q2", 9)], res)
         self.assertEqual((self.units("Q1"), self.units("Q2")), (9, 9))
         self.assertEqual(self.split("Q1", 1).rc, 0)
         res = self.sc("cancel", "oq")
