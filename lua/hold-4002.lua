@@ -265,6 +265,9 @@ if refused then
     end
     out[2 * i + 1], out[2 * i + 2] = code, stock
   end
+  -- A key created from its init source (or an expiry given back) logged nothing: say so. The
+  -- caller's repeat reads this refusal again, creating nothing more.
+  if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
   return out
 end
 
