@@ -21,6 +21,22 @@ long long sentinel_config_epoch(const std::vector<std::string>& fields) {
   return 0;
 }
 
+int sentinel_live_replicas(const std::vector<std::vector<std::string>>& replicas) {
+  int live = 0;
+  for (const std::vector<std::string>& fields : replicas) {
+    for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+      if (fields[i] != "flags") continue;
+      const std::string flags = "," + fields[i + 1] + ",";
+      if (flags.find(",s_down,") == std::string::npos &&
+          flags.find(",o_down,") == std::string::npos &&
+          flags.find(",disconnected,") == std::string::npos) {
+        ++live;
+      }
+    }
+  }
+  return live;
+}
+
 std::optional<std::string> sentinels_master(const std::vector<SentinelAnswer>& answers) {
   std::vector<std::string> to_try = sentinels_masters_to_try(answers);
   if (to_try.empty()) return std::nullopt;

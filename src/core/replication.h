@@ -31,6 +31,11 @@ struct SentinelAnswer {
 /// values; 0 when it has none.
 long long sentinel_config_epoch(const std::vector<std::string>& fields);
 
+/// The replicas a sentinel sees alive for the master, from SENTINEL REPLICAS: one flat list of
+/// field names and values per replica, counted when its flags hold none of s_down, o_down and
+/// disconnected (a replica a failover is promoting is alive, and attached to no one).
+int sentinel_live_replicas(const std::vector<std::vector<std::string>>& replicas);
+
 /// The master the sentinels name: the answer with the highest configuration epoch (a failover
 /// raises it, and a sentinel that has not heard of the failover yet still has the old one), the
 /// first such in the URL's order; nullopt when no sentinel answered. The one rule for the

@@ -58,6 +58,7 @@ Connection::Connection(const ConnectOptions& options)
     // new master. This object takes over the confirmed master's connection.
     std::unique_ptr<Connection> master = connect_to_master(options);
     where_ = std::move(master->where_);
+    sentinel_replicas_ = master->sentinel_replicas_;
     transport_ = std::move(master->transport_);
     reader_ = std::move(master->reader_);
     return;

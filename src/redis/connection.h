@@ -80,6 +80,11 @@ class Connection {
   ScriptCalls script_calls() const { return script_calls_; }
   void set_script_calls(ScriptCalls calls) { script_calls_ = calls; }
 
+  /// Behind Sentinel, the replicas of this master that the sentinels that named it see alive
+  /// (attached now or not: a failover promoting one detaches it first); 0 elsewhere.
+  int sentinel_replicas() const { return sentinel_replicas_; }
+  void set_sentinel_replicas(int replicas) { sentinel_replicas_ = replicas; }
+
  protected:
   /// For test doubles (tests/unit/fake_node.h), which override the virtual members: opens
   /// nothing.
@@ -103,6 +108,7 @@ class Connection {
 
   std::string where_;
   ScriptCalls script_calls_ = ScriptCalls::functions;
+  int sentinel_replicas_ = 0;
   long long timeout_ms_;
   long long extra_ms_ = 0;  ///< read_beyond_timeout's, while it reads
   std::unique_ptr<Transport> transport_;

@@ -31,9 +31,10 @@ ConnectOptions sentinel_options(const ConnectOptions& options, const SentinelAdd
   return s;
 }
 
-void append_question(Connection& conn, const std::string& master) {
+void append_question(Connection& conn, const std::string& master, bool replicas = false) {
   conn.append({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", master});
   conn.append({"SENTINEL", "MASTER", master});
+  if (replicas) conn.append({"SENTINEL", "REPLICAS", master});
 }
 
 long long config_epoch(const Reply& master) {
@@ -43,11 +44,22 @@ long long config_epoch(const Reply& master) {
   return sentinel_config_epoch(fields);
 }
 
-/// Reads the replies to append_question(): the master's address, or why there is none.
+int live_replicas(const Reply& list) {
+  std::vector<std::vector<std::string>> replicas;
+  for (const Reply& replica : list.elements) {
+    std::vector<std::string>& fields = replicas.emplace_back();
+    for (const Reply& field : replica.elements) fields.push_back(field.str);
+  }
+  return sentinel_live_replicas(replicas);
+}
+
+/// Reads the replies to append_question(): the master's address, or why there is none; with
+/// `replicas`, the replicas the sentinel sees alive for it (asked with replicas = true).
 std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& master,
-                                          std::string& why) {
+                                          std::string& why, int* replicas = nullptr) {
   Reply addr = conn.read();
   Reply info = conn.read();
+  if (replicas != nullptr) *replicas = live_replicas(conn.read());
   if (addr.is_error()) {
     why = fmt::format("sentinel {}: {}", conn.where(), addr.str);
     return std::nullopt;
@@ -64,18 +76,21 @@ std::optional<SentinelAnswer> read_answer(Connection& conn, const std::string& m
 
 /// Every sentinel's answer, in the URL's order; what the others said goes to `said`.
 /// `refused` counts the sentinels that refused for good (our credentials, TLS): asking them again
-/// cannot help.
+/// cannot help. `replicas[i]`: the replicas the sentinel of answer i knows for its master.
 std::vector<SentinelAnswer> ask_all(const ConnectOptions& options, const ConnectionFactory& open,
-                                    std::vector<std::string>& said, std::size_t& refused) {
+                                    std::vector<std::string>& said, std::size_t& refused,
+                                    std::vector<int>& replicas) {
   std::vector<SentinelAnswer> answers;
   refused = 0;
   for (const SentinelAddress& sentinel : options.url.sentinels) {
     try {
       std::unique_ptr<Connection> conn = open(sentinel_options(options, sentinel));
-      append_question(*conn, options.url.master);
+      append_question(*conn, options.url.master, true);
       std::string why;
-      if (auto answer = read_answer(*conn, options.url.master, why)) {
+      int known = 0;
+      if (auto answer = read_answer(*conn, options.url.master, why, &known)) {
         answers.push_back(*answer);
+        replicas.push_back(known);
       } else {
         said.push_back(why);
       }
@@ -125,7 +140,8 @@ std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options,
                                               const ConnectionFactory& open) {
   std::vector<std::string> said;
   std::size_t refused = 0;
-  const std::vector<SentinelAnswer> answers = ask_all(options, open, said, refused);
+  std::vector<int> replicas;
+  const std::vector<SentinelAnswer> answers = ask_all(options, open, said, refused, replicas);
   if (refused > 0 && refused == options.url.sentinels.size()) {
     // Every sentinel refused our credentials (or TLS): said once, not retried for
     // --retry-timeout as a sentinel that is down would be.
@@ -139,6 +155,11 @@ std::unique_ptr<Connection> connect_to_master(const ConnectOptions& options,
       std::unique_ptr<Connection> conn = open(data_options(options, address));
       if (ask_role(*conn).is_master()) {
         print_info(named_by(answers, address, options.url.master));
+        int known = 0;
+        for (std::size_t i = 0; i < answers.size(); ++i) {
+          if (answers[i].address == address) known = std::max(known, replicas[i]);
+        }
+        conn->set_sentinel_replicas(known);
         return conn;
       }
       // Mid-failover: the sentinels name a replica that is still being promoted (or a lagging

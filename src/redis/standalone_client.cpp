@@ -440,6 +440,22 @@ int StandaloneClient::replicas_to_wait_for_here() {
   // A server that refuses it (an ACL) is written to without waiting, as before the default.
   const int attached = ask_role(*conn_).attached();
   const bool sentinel = options_.url.kind == RedisUrl::Kind::sentinel;
+  // Behind Sentinel a master none of whose replicas is attached now, while the sentinels see one
+  // alive, is a master a failover may be replacing (promoting a replica detaches it first): its
+  // writes are waited for all the same, so that none is reported ok that only it holds. Before,
+  // the default turned to 0 here, and a failover lost thousands of ok deductions. A replica that
+  // is down is not waited for (the master's writes are as safe as the master).
+  if (sentinel && attached == 0 && conn_->sentinel_replicas() > 0) {
+    if (!warned_unreplicated_) {
+      warned_unreplicated_ = true;
+      print_warning(fmt::format(
+          "{} has no replica attached, but the sentinels see {} alive (a failover under way?): "
+          "waiting for one all the same, so that a write not copied is not reported ok "
+          "(--wait-replicas 0 writes without waiting)",
+          conn_->where(), conn_->sentinel_replicas()));
+    }
+    return replicas_to_wait_for(asked, conn_->sentinel_replicas());
+  }
   if (warn_unreplicated(asked, attached, sentinel) && !warned_unreplicated_) {
     warned_unreplicated_ = true;
     print_warning(fmt::format(

@@ -23,6 +23,14 @@ TEST_CASE("a primary left without replicas warns only where one was expected") {
   CHECK_FALSE(warn_unreplicated(0, 0, true));
 }
 
+TEST_CASE("the replicas a sentinel sees alive are those not down nor disconnected") {
+  CHECK(sentinel_live_replicas({}) == 0);
+  CHECK(sentinel_live_replicas({{"name", "a", "flags", "slave"},
+                                {"name", "b", "flags", "s_down,slave,disconnected"},
+                                {"name", "c", "flags", "slave,disconnected"},
+                                {"name", "d", "flags", "slave,promoted"}}) == 2);
+}
+
 TEST_CASE("the sentinels' master is the answer with the highest config epoch") {
   CHECK_FALSE(sentinels_master({}).has_value());
   CHECK(sentinels_master({{"a:1", 3, "s"}}) == "a:1");
