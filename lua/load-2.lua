@@ -61,5 +61,7 @@ for i = 1, rows do
   end
   out[i] = created and 1 or 0
 end
-if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
+-- Each row's answer stands (an error would hide which rows were created); the list that
+-- could not take an entry follows them.
+if log_lost then out[#out + 1] = log_lost end
 return out

@@ -257,6 +257,10 @@ if logging then
     -- @include log_entry
   end
 end
-if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
+-- Only a change that was made says so: a refusal answers as a refusal (a key created from the
+-- caller's initial stock on the way is then the change whose entry is missing, which get shows).
+if log_lost and answer ~= -2 then
+  return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost)
+end
 if answer == stock then return answer end
 return {answer, stock, 0}

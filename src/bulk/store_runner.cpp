@@ -327,9 +327,13 @@ std::vector<PutItem*> PutRunner::apply_load(const Window& window, const std::vec
   return apply_batches(
       window, sent, results,
       [](const Reply& reply, std::size_t row, std::size_t rows) {
-        if (reply.type != Reply::Type::array || reply.elements.size() != rows) {
+        // After the rows, a change log list of another type that took no entry (load-2.lua).
+        const bool lost = reply.type == Reply::Type::array && reply.elements.size() == rows + 1 &&
+                          reply.elements[rows].type == Reply::Type::string;
+        if (reply.type != Reply::Type::array || (reply.elements.size() != rows && !lost)) {
           return std::optional<long long>();
         }
+        if (lost && row == 0) print_warning(log_lost_warning(reply.elements[rows].str));
         return std::optional<long long>(reply.elements[row].integer);
       },
       [](const Reply&) { return std::string("unexpected reply from the load script"); });

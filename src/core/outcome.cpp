@@ -167,8 +167,8 @@ std::string log_lost_message(std::string_view log_key) {
   return fmt::format(
       "applied, but its change log entry was not written: {} holds another kind of value than the "
       "change log (a list; WRONGTYPE); the change stays: see stockctl get before you run it "
-      "again (the same request or hold id answers it again); look at the key with redis-cli "
-      "TYPE and remove it if it is not stockctl's",
+      "again (with a request id, the same id answers it); look at the key with redis-cli TYPE "
+      "and remove it if it is not stockctl's",
       escape_control(log_key));
 }
 

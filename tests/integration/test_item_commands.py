@@ -209,6 +209,20 @@ class Deduct(ServerTest):
                       "holds another kind of value than the change log (a list; WRONGTYPE); the "
                       "change stays: see stockctl get before you run it again", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{a}"), "4")
+        # A refused deduction answers as a refusal, though it created its key on the way.
+        self.r("SET", "stock:{n}:changes", "not a list")
+        res = self.sc("deduct", "n", "10", "--init-value", "3")
+        self.assertEqual((res.rc, res.one["status"], res.one["stock"]), (3, "insufficient", 3), res)
+        # A load's rows answer each for itself; the list that took no entry is a warning.
+        path = os.path.join(self.tmp, "load.csv")
+        with open(path, "w") as f:
+            f.write("sku,stock\nl1,1\nn,5\nl3,3\n")
+        self.r("SET", "stock:{l3}:changes", "not a list")
+        res = self.sc("init", "--file", path, "--ttl", "1000", "--report", "-")
+        self.assertEqual([(l["sku"], l["status"]) for l in res.lines[:3]],
+                         [("l1", "ok"), ("n", "exists"), ("l3", "ok")], res)
+        self.assertEqual(self.r("GET", "stock:{l3}"), "3")
+        self.assertIn("its change log entry was not written: stock:{l3}:changes", res.stderr)
         self.assertEqual(self.sc("deduct", "a", "1", "--no-log").one["stock"], 3)
         self.r("DEL", "stock:{a}:changes")
         ledger = "stock:{a}:ids:86400:%d" % (int(time.time()) // 86400)
