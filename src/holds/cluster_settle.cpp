@@ -60,14 +60,21 @@ std::optional<std::vector<RecordLine>> raw_record_lines(const std::string& raw) 
 }
 
 // A cancel or release gives units back to every line's item, which a split item cannot take
-// yet; the record's decision could not be taken back, so a line on a split item refuses the
-// settle before it decides anything (as one Redis's settle script refuses before it writes).
+// yet; the record's decision could not be taken back, so a line on a split item refuses a
+// settle that would give units back before it decides anything (one Redis's settle script
+// refuses those before it writes).
 // An item split between this read and the decision is still left to a run after its merge.
 std::optional<Settled> refuse_split_lines(CartStore& store, const std::string& action,
                                           const std::string& id) {
   if (action == "confirm") return std::nullopt;
   const Reply raw = store.client.call(Call::read({"GET", cart_record_key(store.scheme, id)}));
   if (raw.type != Reply::Type::string) return std::nullopt;  // the decision says what it is
+  // Only a settle that gives units back is refused: a replay, an expired hold, a conflict
+  // answer as the record says, as one Redis's settle script answers them.
+  const std::string state = raw.str.substr(0, raw.str.find(' '));
+  const bool gives_back =
+      state == "held" || (action == "cancel" && (state == "ordered" || state == "confirmed"));
+  if (!gives_back) return std::nullopt;
   const std::optional<std::vector<RecordLine>> lines = raw_record_lines(raw.str);
   if (!lines) return std::nullopt;
   std::vector<Call> calls;

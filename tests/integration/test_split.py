@@ -1378,6 +1378,10 @@ class FailClosed(SplitTest):
         res = self.sc("cancel", "oq")
         self.assertEqual((res.rc, res.one["status"]), (0, "ok"), res)
         self.assertEqual((self.units("Q1"), self.units("Q2")), (10, 10))
+        # A repeat moves no unit: it answers as the record says, split item or not.
+        self.assertEqual(self.split("Q1", 2).rc, 0)
+        res = self.sc("cancel", "oq")
+        self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")), (0, "ok", True), res)
 
     """Every command not taught split items yet refuses one, saying so, and changes nothing."""
 
