@@ -248,11 +248,25 @@ void mark_done(CartStore& store, const std::vector<Reaping>& work) {
   if (!calls.empty()) durable_run(store.client, calls);
 }
 
+// A record whose groups could not be finished is looked at again a minute later: its due score
+// goes a minute on (relative to itself, so no clock is read), so that the records behind it in
+// its slot's index are reached, and this run does not list it again and again.
+void put_off(CartStore& store, const std::vector<Reaping>& work) {
+  std::vector<Call> calls;
+  for (const Reaping& r : work) {
+    if (r.unfinished.empty()) continue;
+    const std::string due = due_key(store.scheme, key_slot(cart_record_key(store.scheme, r.id)));
+    calls.push_back(Call::idempotent_write({"ZADD", due, "XX", "INCR", "60000", r.id}));
+  }
+  if (!calls.empty()) store.client.run(calls);
+}
+
 void reap_window(CartStore& store, const std::vector<std::string>& ids, Reaped& count) {
   std::vector<Reaping> work = decide_due(store, ids);
   tombstone_groups(store, work);
   settle_groups(store, work);
   mark_done(store, work);
+  put_off(store, work);
   for (const Reaping& r : work) {
     if (!r.unfinished.empty()) count.unfinished.push_back(r.unfinished);
     if (r.units_back == 0) continue;
