@@ -136,6 +136,12 @@ void export_batch(ExportRun& run, std::vector<ScannedItem>& batch) {
     }
     // A key deleted since SCAN named it was not present for the whole scan: leave it out.
     if (value.reply.is_nil() || ttl.reply.integer == -2) continue;
+    if (held.reply.is_error()) {
+      // Without its holds the stock would leave out the units of holds that expired, and a
+      // restore from the snapshot would lose them: no snapshot rather than a wrong one.
+      throw StockctlError(fmt::format("cannot read the holds of {}: {}", batch[i].key,
+                                      escape_control(without_script_location(held.reply.str))));
+    }
     // The logical state, as get shows it: expired holds' units not yet given back are stock.
     const std::optional<HeldView> view = held_view_from(held);
     std::optional<std::int64_t> stock;

@@ -81,6 +81,13 @@ void apply_reads(ItemResult& item, const CallResult* results) {
   // The logical state: the units of expired holds not yet given back count in the stock, as
   // they will once the next touch or reap returns them, and not as held.
   const std::optional<HeldView> view = held_view_from(results[1]);
+  if (results[1].state == CallResult::State::replied && results[1].reply.is_error()) {
+    // Without its holds the stock would leave out the units of holds that expired: no answer
+    // rather than a number too low.
+    return set_error(item, Status::error,
+                     fmt::format("cannot read the holds of {}: {}", item.key,
+                                 escape_control(without_script_location(results[1].reply.str))));
+  }
   apply_stored_value(
       item, view ? logical_value(r.reply.string_or_nil(), *view) : r.reply.string_or_nil());
   if (item.status != Status::error && view) item.held = view->held;

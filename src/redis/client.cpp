@@ -87,10 +87,16 @@ void Client::split_refused_reads(const std::vector<Call>& calls, std::vector<Cal
   std::vector<std::size_t> first_read;  // per refused call: where its reads start in `reads`
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const CallResult& r = results[i];
-    if (calls[i].split == nullptr || r.state != CallResult::State::replied ||
-        r.reply.error_kind() != ErrorReply::tryagain) {
-      continue;
-    }
+    // A script the server refused before it ran, that plain reads can stand in for: one whose
+    // keys a migration splits (TRYAGAIN), or a read-only script refused as a script (a server
+    // at its maxmemory, or short of replicas for min-replicas-to-write, refuses scripts that
+    // are not flagged as read-only; an ACL may allow reads and no scripting).
+    const bool refused_script =
+        r.state == CallResult::State::replied && r.reply.is_error() &&
+        (r.reply.error_kind() == ErrorReply::tryagain ||
+         r.reply.error_kind() == ErrorReply::noperm || r.reply.str.rfind("OOM ", 0) == 0 ||
+         r.reply.str.rfind("NOREPLICAS ", 0) == 0);
+    if (calls[i].split == nullptr || !refused_script) continue;
     refused.push_back(i);
     first_read.push_back(reads.size());
     std::vector<Call> own = calls[i].split->reads(calls[i]);

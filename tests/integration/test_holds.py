@@ -498,6 +498,22 @@ class Expiry(HoldsTest):
 
 
     @standalone_only
+    def test_get_and_export_count_expired_holds_when_the_server_refuses_scripts(self):
+        # At its maxmemory a server refuses scripts not flagged read-only: the held view fell
+        # back to the stored value, and get and export said 8 where the item holds 10, exit 0.
+        self.sc("init", "H", "10")
+        self.wait_past(self.sc("hold", "h1", "H=2", "--expire", "1").one["expires_at_ms"])
+        used = int(self.r("INFO", "memory").split("used_memory:")[1].split()[0])
+        self.r("CONFIG", "SET", "maxmemory", str(used - 1000))
+        try:
+            res = self.sc("get", "H")
+            self.assertEqual((res.rc, res.one["stock"], res.one["held"]), (0, 10, 0), res)
+            res = self.sc("export")
+            self.assertEqual((res.rc, json.loads(res.stdout)["stock"]), (0, 10), res)
+        finally:
+            self.r("CONFIG", "SET", "maxmemory", "0")
+
+    @standalone_only
     def test_settling_reports_the_stock_get_shows_with_other_holds_expired(self):
         # The settle gives back every expired hold of its items first, as every script that
         # touches an item does: the stock it reports is the item's stock now, not 7.
