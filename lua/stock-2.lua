@@ -103,6 +103,11 @@ if ledger and not (KEYS[4] and ARGV[4]) then
   return redis.error_reply('STOCKCTL_INVALID a request id needs the ledger keys and lifetime')
 end
 local logging = log_max and log_max ~= ''
+-- Checked before anything changes: the log's trim reads it after the change (an application
+-- that sent 0 got a Redis error with the units already added).
+if logging and not (#log_max <= 13 and find(log_max, '^[1-9]%d*$')) then
+  return redis.error_reply('STOCKCTL_INVALID log ' .. log_max)
+end
 
 if op ~= 'deduct' and op ~= 'add' then
   return redis.error_reply('STOCKCTL_INVALID op ' .. tostring(op))

@@ -93,6 +93,20 @@ class Functions(ServerTest):
         for key in ("stock:{u}", "stock:{bad}", "stock:{few}", "stock:{missing}"):
             self.assertNotIn("evalsha", commandstats(self.node(key)))
 
+    def test_an_application_that_sends_a_bad_log_length_changes_nothing(self):
+        # docs/library.md: an error means nothing changed. A length of 0 was read only by the
+        # log's trim, after the units were added.
+        self.r("SET", "stock:{z}", "9")
+        self.assertEqual(self.sc("add", "z", "1").rc, 0)  # the log exists: the trim is reached
+        name = self.sc("library").one["name"]
+        node = self.node("stock:{z}")
+        for length in ("0", "abc", "-5"):
+            with self.assertRaises(Exception) as refused:
+                node("FCALL", name.replace("stockctl_", "stockctl_stock_", 1), "2", "stock:{z}",
+                     "stock:{z}:changes", "add", "4", "", "", "", "0", length, "shop", "refund")
+            self.assertIn("STOCKCTL_INVALID log %s" % length, str(refused.exception))
+        self.assertEqual(self.r("GET", "stock:{z}"), "10")
+
     @standalone_only
     def test_a_user_who_may_not_load_functions_falls_back_to_evalsha(self):
         self.r("ACL", "SETUSER", "clerk", "on", ">clerk-pw", "~*", "+@all", "-function")
