@@ -22,7 +22,7 @@ std::string lower(std::string_view text) {
 }  // namespace
 
 ErrorReply classify_error_reply(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 16> kCodes{{
+  static constexpr std::array<std::pair<std::string_view, ErrorReply>, 18> kCodes{{
       {"NOSCRIPT", ErrorReply::noscript},
       {"NOAUTH", ErrorReply::noauth},
       {"MOVED", ErrorReply::moved},
@@ -38,6 +38,8 @@ ErrorReply classify_error_reply(std::string_view text) {
       {"STOCKCTL_OVERFLOW", ErrorReply::stockctl_overflow},
       {"STOCKCTL_INVALID", ErrorReply::stockctl_invalid},
       {"STOCKCTL_LOG_LOST", ErrorReply::stockctl_log_lost},
+      {"OOM", ErrorReply::writes_refused},
+      {"NOREPLICAS", ErrorReply::writes_refused},
       {"NOPERM", ErrorReply::noperm},
   }};
   const std::string_view code = text.substr(0, text.find(' '));

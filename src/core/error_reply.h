@@ -30,6 +30,7 @@ enum class ErrorReply {
   stockctl_overflow,  ///< a script refused an addition past the largest stock
   stockctl_invalid,   ///< a script was called with keys or arguments it does not accept (a bug)
   stockctl_log_lost,  ///< a script made its whole change but met a log key of another type
+  writes_refused,     ///< OOM or NOREPLICAS: the server refuses writes (and unflagged scripts) now
   unknown_command,    ///< "ERR unknown command": the server does not know the command
   no_function,        ///< "ERR Function not found": the server has no copy of the library
   library_exists,     ///< FUNCTION LOAD of a library that is already there

@@ -91,11 +91,11 @@ void Client::split_refused_reads(const std::vector<Call>& calls, std::vector<Cal
     // keys a migration splits (TRYAGAIN), or a read-only script refused as a script (a server
     // at its maxmemory, or short of replicas for min-replicas-to-write, refuses scripts that
     // are not flagged as read-only; an ACL may allow reads and no scripting).
-    const bool refused_script =
-        r.state == CallResult::State::replied && r.reply.is_error() &&
-        (r.reply.error_kind() == ErrorReply::tryagain ||
-         r.reply.error_kind() == ErrorReply::noperm || r.reply.str.rfind("OOM ", 0) == 0 ||
-         r.reply.str.rfind("NOREPLICAS ", 0) == 0);
+    const ErrorReply kind = r.state == CallResult::State::replied && r.reply.is_error()
+                                ? r.reply.error_kind()
+                                : ErrorReply::other;
+    const bool refused_script = kind == ErrorReply::tryagain || kind == ErrorReply::noperm ||
+                                kind == ErrorReply::writes_refused;
     if (calls[i].split == nullptr || !refused_script) continue;
     refused.push_back(i);
     first_read.push_back(reads.size());

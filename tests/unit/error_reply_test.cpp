@@ -14,6 +14,10 @@ TEST_CASE("an error reply is classified by its code") {
         ErrorReply::tryagain);
   CHECK(classify_error_reply("WRONGTYPE Operation against a key holding the wrong kind of value") ==
         ErrorReply::wrongtype);
+  CHECK(classify_error_reply("OOM command not allowed when used memory > 'maxmemory'.") ==
+        ErrorReply::writes_refused);
+  CHECK(classify_error_reply("NOREPLICAS Not enough good replicas to write.") ==
+        ErrorReply::writes_refused);
   CHECK(classify_error_reply("STOCKCTL_CONFLICT deduct 2 ok 8") == ErrorReply::stockctl_conflict);
   CHECK(classify_error_reply("STOCKCTL_CORRUPT abc") == ErrorReply::stockctl_corrupt);
   CHECK(classify_error_reply("STOCKCTL_OVERFLOW 9007199254740991") ==
