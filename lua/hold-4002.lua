@@ -93,18 +93,23 @@ for i = 1, n do
   end
 end
 
--- One EXISTS asks for the id's record and every line's holds (up to 3 lines without a table):
--- a new id on items without holds, the common case, needs no other read before its stocks.
+-- One EXISTS asks for the id's record and every line's holds and held units (up to 3 lines
+-- without a table): a new id on items without holds, the common case, needs no other read
+-- before its stocks. (Held units exist only beside holds; one left alone is another program's,
+-- and the path for items with holds checks its type before anything changes.)
 local found
 if n == 1 then
-  found = call('EXISTS', KEYS[1], KEYS[4])
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[5])
 elseif n == 2 then
-  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[4 + G])
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[5], KEYS[4 + G], KEYS[5 + G])
 elseif n == 3 then
-  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[4 + G], KEYS[4 + 2 * G])
+  found = call('EXISTS', KEYS[1], KEYS[4], KEYS[5], KEYS[4 + G], KEYS[5 + G], KEYS[4 + 2 * G],
+      KEYS[5 + 2 * G])
 else
   local keys = {KEYS[1]}
-  for i = 1, n do keys[i + 1] = KEYS[4 + G * (i - 1)] end
+  for i = 1, n do
+    keys[2 * i], keys[2 * i + 1] = KEYS[4 + G * (i - 1)], KEYS[5 + G * (i - 1)]
+  end
   found = call('EXISTS', unpack(keys))
 end
 
@@ -171,6 +176,10 @@ for i = 1, n do
       now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
     end
     local holds_key, held_key = KEYS[k + 2], KEYS[k + 3]
+    -- A key of another type where a hold is written stops the script here, before any change:
+    -- past here a WRONGTYPE would come after the stock's DECRBY, and the unit would be lost.
+    -- (The holds key is read below; the held units are written only by a hold.)
+    if kind == 'hold' then call('HLEN', held_key) end
     local ids = call('ZRANGEBYSCORE', holds_key, '-inf', now)
     if #ids > 0 then
       local log_key, actor, reason = logging and KEYS[k + 4], ARGV[7], ARGV[8]
@@ -271,6 +280,10 @@ if refused then
   return out
 end
 
+-- The index is read before the first write (the read the first line needs anyway): a key of
+-- another type there stops the script before any change, not after the first DECRBY.
+local earliest_1 = holding and call('ZSCORE', KEYS[2], KEYS[3])
+
 -- The record outlives the hold: confirm and cancel must find it. Its text is one concatenation
 -- for up to 3 lines (each string made on the way costs an allocation, and collecting it).
 local head = holding and 'held ' .. expires_at or 'ordered 0'
@@ -329,7 +342,8 @@ for i = 1, n do
       call('ZADD', KEYS[k + 2], expires_at, id)
       call('HSET', KEYS[k + 3], id, qty)
       call('HINCRBY', KEYS[k + 3], '', qty)
-      local earliest = call('ZSCORE', KEYS[2], stock_key)
+      local earliest = earliest_1
+      if i > 1 then earliest = call('ZSCORE', KEYS[2], stock_key) end
       if not earliest or tonumber(earliest) > expires_at then
         call('ZADD', KEYS[2], expires_at, stock_key)
       end

@@ -117,18 +117,31 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
                    unacknowledged(result, store_.client.options())));
 }
 
-std::optional<std::pair<std::size_t, std::string>> HoldRunner::line_of_another_type(
+std::optional<HoldRunner::KeyOfAnotherType> HoldRunner::key_of_another_type(
     const Cart& cart) const {
+  // The keys hold-4002.lua meets before it changes anything, in its order: each line's stock,
+  // holds and held units, then the index of items with holds.
+  std::vector<KeyType> keys;
+  std::vector<std::size_t> lines;
+  for (std::size_t i = 0; i < cart.keys.size(); ++i) {
+    const std::string& key = cart.keys[i];
+    keys.push_back({key, "", "string", "a stock value"});
+    keys.push_back({companion_key(key, kHoldsSuffix), "", "zset", "the item's holds"});
+    keys.push_back({companion_key(key, kHeldSuffix), "", "hash", "the item's held units"});
+    lines.insert(lines.end(), 3, i);
+  }
+  keys.push_back({cart.index_key, "", "zset", "the index of items with holds"});
+  lines.push_back(cart.keys.size());
   std::vector<Call> calls;
-  calls.reserve(cart.keys.size());
-  for (const std::string& key : cart.keys) calls.push_back(Call::read({"TYPE", key}));
+  calls.reserve(keys.size());
+  for (const KeyType& k : keys) calls.push_back(Call::read({"TYPE", k.key}));
   const std::vector<CallResult> types = store_.client.run(calls);
   for (std::size_t i = 0; i < types.size(); ++i) {
     const CallResult& type = types[i];
-    if (type.state == CallResult::State::replied && !type.reply.is_error() &&
-        type.reply.str != "string" && type.reply.str != "none") {
-      return std::make_pair(i, type.reply.str);
-    }
+    if (type.state != CallResult::State::replied || type.reply.is_error()) continue;
+    if (type.reply.str == "none" || type.reply.str == keys[i].expected) continue;
+    keys[i].type = type.reply.str;
+    return KeyOfAnotherType{lines[i], std::move(keys[i])};
   }
   return std::nullopt;
 }
@@ -156,16 +169,19 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
     item.sku = cart.lines[corrupt->index].sku;
     reply = std::move(corrupt->reply);
   } else if (classify_error_reply(text) == ErrorReply::wrongtype) {
-    // The script does not say which key it met: the message names the first line whose stock
-    // key is not a string (one read each, on this error only), not the hold's record. The
-    // script stopped there, before it wrote anything.
-    if (std::optional<std::pair<std::size_t, std::string>> line = line_of_another_type(cart)) {
-      item.key = cart.keys[line->first];
-      item.sku = cart.lines[line->first].sku;
+    // The script does not say which key it met: the message names the first key of another
+    // type in the order the script reads them (one read each, on this error only), not the
+    // hold's record. The script stopped there, before it wrote anything.
+    if (std::optional<KeyOfAnotherType> found = key_of_another_type(cart)) {
+      if (found->line < cart.keys.size()) {
+        item.key = cart.keys[found->line];
+        item.sku = cart.lines[found->line].sku;
+      }
+      const KeyType& k = found->key;
       set_error(item, Status::error,
-                fmt::format("{} holds a {}, not a stock value (WRONGTYPE); look at it with "
-                            "redis-cli TYPE, and remove it if it is not the item's",
-                            item.key, line->second));
+                fmt::format("{} holds a {}, not {} (a {}; WRONGTYPE); look at it with redis-cli "
+                            "TYPE, and remove it if it is not stockctl's",
+                            k.key, k.type, k.what, k.expected));
       return fail(cart, item.status,
                   fmt::format("{}; nothing was {}", error_naming_item(item),
                               kind_ == CartKind::hold ? "held" : "ordered"));

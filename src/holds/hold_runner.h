@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bulk/adjust_runner.h"
+#include "core/outcome.h"
 #include "holds/cart.h"
 #include "holds/cart_store.h"
 #include "holds/settle_answer.h"
@@ -34,9 +35,14 @@ class HoldRunner {
   /// change log of another type: the change was whole, and the repeat reads its answer.
   CallResult past_lost_log(const Cart& cart, CallResult result, bool& lost) const;
   void apply_error(Cart& cart, const std::string& text) const;
-  /// The first line whose stock key holds another type than a string, and that type, read
-  /// after a WRONGTYPE.
-  std::optional<std::pair<std::size_t, std::string>> line_of_another_type(const Cart& cart) const;
+  /// A key of another type than stockctl keeps there, and its line (the number of lines for
+  /// the index of items with holds).
+  struct KeyOfAnotherType {
+    std::size_t line;
+    KeyType key;
+  };
+  /// The first key hold-4002.lua reads that holds another type, read after a WRONGTYPE.
+  std::optional<KeyOfAnotherType> key_of_another_type(const Cart& cart) const;
   void check_acks(Cart& cart, const CallResult& result) const;
   void initialize(Cart& cart);
 

@@ -549,6 +549,46 @@ class Expiry(HoldsTest):
         self.assertEqual((again.one["units_nowhere"], again.stderr), (0, ""), again)
 
 
+class CompanionOfAnotherType(HoldsTest):
+    """Another program's key where a hold writes its units (the item's held units or holds, or
+    the index of items with holds): the hold stops before it changes anything, names the key,
+    and the same id holds once the key is removed. (Before, a string at the held units stopped
+    the script after its DECRBY: the unit was in no hold, and lost.)"""
+
+    def setUp(self):
+        super().setUp()
+        self.sc("init", "A", "10")
+        self.sc("init", "B", "10")
+
+    def assertRefused(self, key, type_, what):
+        res = self.sc("hold", "h1", "A=1", "B=2")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("%s holds a %s, not %s" % (key, type_, what), res.one["error"])
+        self.assertIn("; nothing was held", res.one["error"])
+        self.assertEqual([self.stock("A"), self.stock("B")], [10, 10])
+        self.r("DEL", key)
+        res = self.sc("hold", "h1", "A=1", "B=2")
+        self.assertEqual((res.rc, res.one["status"], res.one.get("replayed")), (0, "ok", None),
+                         res)
+        self.assertEqual([self.stock("A"), self.stock("B"), self.held("A"), self.held("B")],
+                         [9, 8, 1, 2])
+
+    def test_held_units_of_another_type(self):
+        self.r("SET", "stock:{B}:held", "not a hash")
+        self.assertRefused("stock:{B}:held", "string", "the item's held units (a hash;")
+
+    def test_holds_of_another_type(self):
+        self.r("RPUSH", "stock:{B}:holds", "x")
+        self.assertRefused("stock:{B}:holds", "list", "the item's holds (a zset;")
+
+    def test_the_index_of_another_type(self):
+        if self.cluster:
+            self.skipTest("a cluster cart's groups keep an index per slot")
+        self.r("SET", "stockctl:holds-index:stock:", "x")
+        self.assertRefused("stockctl:holds-index:stock:", "string",
+                           "the index of items with holds (a zset;")
+
+
 class LogOfAnotherType(HoldsTest):
     """Another program's string where an item's change log is: every script skips the entry,
     makes its whole change, and says so (before, the hold script stopped after its DECRBY, and

@@ -192,7 +192,7 @@ class Deduct(ServerTest):
             self.assertNotIn("@user_function", res.stderr)
             self.assertNotIn("script:", res.stderr)
         res = self.sc("order", "o1", "a=1", "w=1")
-        self.assertIn("item 'w': stock:{w} holds a list, not a stock value (WRONGTYPE)",
+        self.assertIn("item 'w': stock:{w} holds a list, not a stock value (a string; WRONGTYPE)",
                       res.one["error"])
         self.assertIn("; nothing was ordered", res.one["error"])
         self.assertEqual(self.r("GET", "stock:{a}"), "5")
