@@ -139,14 +139,19 @@ if logging and previous ~= value then
       previous and 'overwrite' or ARGV[6], '', previous or '', value, '', ''
   -- @include log_entry
 end
-if logging and ttl > 0 then
-  -- An item given an expiry takes its log with it: its entry in an earlier version's slot hash
-  -- (which has no expiry per field) moves to the head of its list, and the list and its first
-  -- key expire with it.
-  local first = KEYS[5] and redis.call('HGET', KEYS[5], key)
-  if first then
-    redis.call('HDEL', KEYS[5], key)
+-- An item given an expiry takes its log with it: its entry in an earlier version's slot hash
+-- (which has no expiry per field) moves to the head of its list, and the list and its first
+-- key expire with it. The value is written already: a key of another type here must not stop
+-- the script (it is not rolled back), so the reads are pcalls, and a list of another type
+-- (another program's: it gets no entry and no expiry from us) is reported as the entries' are.
+if logging and ttl > 0 and not log_lost and type(redis.pcall('LLEN', KEYS[3])) ~= 'number' then
+  log_lost = KEYS[3]
+end
+if logging and ttl > 0 and not log_lost then
+  local first = KEYS[5] and redis.pcall('HGET', KEYS[5], key)
+  if type(first) == 'string' then
     redis.call('LPUSH', KEYS[3], first)
+    redis.call('HDEL', KEYS[5], key)
   end
   redis.call('EXPIRE', KEYS[3], ARGV[3])
   -- Only a first entry (it holds the separator; a stock value never does): under a prefix with

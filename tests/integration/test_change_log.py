@@ -206,6 +206,33 @@ class ChangeLog(ServerTest):
         self.assertEqual(self.r("GET", "stock:{m5}:first"), "old entry")
         self.assertEqual(self.r("LLEN", "stock:{m5}:changes"), 1, "m5's entry went to its list")
 
+    def test_an_expiry_given_past_keys_of_another_type_stops_nothing_halfway(self):
+        # The value is written before the log moves: another program's list, or slot hash, must
+        # not stop the script there. The list is left alone and the line says the change was
+        # applied; the first entry stays where it was, to move once the list is repaired.
+        key, old = "stock:{o4}", self.old_slot_log("stock:{o4}")
+        entry = "1764536400123-0\x1finit\x1f\x1f\x1f5\x1f\x1f\x1f3\x1fold"
+        self.r("SET", key, "5")
+        self.r("HSET", old, key, entry)
+        self.r("SET", key + ":changes", "not a list")
+        res = self.sc("init", "o4", "6", "--force", "--ttl", "60")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertIn("applied, but its change log entry was not written", res.one["error"])
+        self.assertEqual(self.r("GET", key), "6")
+        self.assertEqual((self.r("GET", key + ":changes"), self.r("PTTL", key + ":changes")),
+                         ("not a list", -1), "another program's key, left alone")
+        self.assertEqual(self.r("HGET", old, key), entry, "not moved, not lost")
+        self.r("DEL", key + ":changes")
+        self.assertEqual(self.sc("init", "o4", "6", "--force", "--ttl", "60").rc, 0)
+        self.assertIsNone(self.r("HGET", old, key))
+        self.assertEqual([e["actor"] for e in self.log("o4").lines][0], "old")
+        # A slot hash of another type: nothing to move from it, the change is whole.
+        self.r("DEL", old)
+        self.r("SET", old, "x")
+        self.r("SET", "stock:{o4}", "5")
+        self.assertEqual(self.sc("init", "o4", "7", "--force", "--ttl", "60").rc, 0)
+        self.assertEqual((self.r("GET", key), self.r("GET", old)), ("7", "x"))
+
     def test_first_entries_of_earlier_versions_are_read_moved_and_deleted(self):
         # Earlier versions kept a loaded item's first entry in a hash per slot.
         for sku in ("o1", "o2", "o3"):
