@@ -49,6 +49,8 @@
 --   {"unlimited", "-1"}              begin: unlimited stock is not split
 --   {"held", <units>}                begin: the item has holds that are not settled
 --   {"expires", <ms>}                begin: the stock key has an expiry
+-- A begin that gave expired holds back and could not log it (another type where the change
+-- log is) adds "log_lost", <the log's key> after any of these; the step itself was taken.
 -- Error replies: STOCKCTL_INVALID <what>: "op <op>", "layout <gen> <tags>", "moved <k>",
 -- "total <t>", "log <max>".
 local POSITIVE = '^[1-9]%d*$'
@@ -125,27 +127,37 @@ if op == 'keep_log' then
   return {'ok', #all - first + 1}
 end
 
+-- An expired hold's entry that was not written (another program's list where the log is) does
+-- not stop the split: the answer names the list at its end, and the caller warns.
+local function answer(reply)
+  if log_lost then
+    reply[#reply + 1] = 'log_lost'
+    reply[#reply + 1] = log_lost
+  end
+  return reply
+end
+
 local raw = redis.call('GET', key)
-if not raw then return {'missing', false} end
+if not raw then return answer({'missing', false}) end
 
 if op == 'begin' and expected == 'plain' then
-  if find(raw, '^stockctl:split:1 ') then return {'changed', raw} end
-  if raw == '-1' then return {'unlimited', raw} end
+  if find(raw, '^stockctl:split:1 ') then return answer({'changed', raw}) end
+  if raw == '-1' then return answer({'unlimited', raw}) end
   if raw ~= '0' and not (#raw <= 16 and find(raw, POSITIVE) and tonumber(raw) <= MAX) then
-    return {'corrupt', raw}
+    return answer({'corrupt', raw})
   end
   if redis.call('ZCARD', KEYS[2]) > 0 then
-    return {'held', redis.call('HGET', KEYS[3], '') or '0'}
+    return answer({'held', redis.call('HGET', KEYS[3], '') or '0'})
   end
   local ttl = redis.call('PTTL', key)
-  if ttl > 0 then return {'expires', ttl} end
+  if ttl > 0 then return answer({'expires', ttl}) end
   local gen, slots = ARGV[3], ARGV[4]
   if not (gen and find(gen, '^%x+$') and slots and find(slots, '^[%d,]+$')) then
     return redis.error_reply('STOCKCTL_INVALID layout ' .. tostring(gen) .. ' ' .. tostring(slots))
   end
   local record = 'stockctl:split:1 fill ' .. gen .. ' ' .. slots .. ' ' .. raw .. ' - -'
   redis.call('SET', key, record)
-  return {'ok', record}
+  return answer({'ok', record})
 end
 
 if op == 'rebalanced' then

@@ -14,6 +14,7 @@
 #include "base/diagnostics.h"
 #include "base/text.h"
 #include "bulk/replica_ack.h"
+#include "core/outcome.h"
 #include "core/quantity.h"
 #include "core/sku.h"
 #include "core/split_plan.h"
@@ -65,6 +66,16 @@ bool split_step_confirmed(ItemResult& item, const CallResult& result, const Clie
             fmt::format("{} {}; run the same stockctl split command again", step,
                         unacknowledged(result, options)));
   return false;
+}
+
+// A begin that gave the item's expired holds back, and could not log it, says so after its
+// answer ("log_lost", the list): the step was taken, and the split goes on.
+void warn_if_log_lost(const ItemResult& item, const SplitAnswer& answer) {
+  const std::vector<std::string>& more = answer.more;
+  const auto marker = std::find(more.begin(), more.end(), "log_lost");
+  if (marker == more.end() || marker + 1 == more.end()) return;
+  print_warning(fmt::format("split {}: an expired hold's units were given back, but {}",
+                            quote_value(item.sku), log_lost_warning(*(marker + 1))));
 }
 
 }  // namespace
@@ -519,6 +530,7 @@ SplitRunner::Next SplitRunner::item_step(ItemResult& item, const std::string& op
   const std::vector<CallResult> results = client_.run({split_item_call(request)});
   const std::optional<SplitAnswer> answer = split_answer_or_error(item, results[0], "split_item");
   if (!answer) return Next::stop;
+  warn_if_log_lost(item, *answer);
   if (answer->status == "ok") {
     if (!split_step_confirmed(item, results[0], client_.options(), "the split's " + op + " was")) {
       return Next::stop;
