@@ -49,10 +49,11 @@ bool never_held_reply(const std::string& record, const Reply& r);
 /// the units it gave back now (into `units_back`, when `back`), and, when given `nowhere` (the
 /// settle gives units back to stock), the lines it settled now whose stock key was missing. Throws
 /// StockctlError naming the item when a stored value is corrupt, and for a reply that is not the
-/// script's.
+/// script's. `replay_applied`: `r` replays a settle this run applied (sent again to read its
+/// answer), so its units count as given back now.
 void read_settle(const GroupStep& step, bool back, const Reply& r,
                  std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back,
-                 std::vector<std::size_t>* nowhere = nullptr);
+                 std::vector<std::size_t>* nowhere = nullptr, bool replay_applied = false);
 
 /// The EXPIRE that keeps a finished group's record `keep_s` seconds (for replays).
 Call keep_call(const std::string& record, long long keep_s);

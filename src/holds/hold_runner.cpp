@@ -157,7 +157,7 @@ void HoldRunner::apply_error(Cart& cart, const std::string& text) const {
   if (classify_error_reply(text) == ErrorReply::stockctl_log_lost) {
     // Every line was held (or ordered) and the record written; only a log entry is missing.
     // The same id answers the cart again as a replay.
-    return fail(cart, Status::error, log_lost_message(text.substr(text.find(' ') + 1)));
+    return fail(cart, Status::error, log_lost_message(lost_log_key(text)));
   }
   ItemResult item;
   item.key = cart.record_key;
