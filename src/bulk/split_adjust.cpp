@@ -279,8 +279,10 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
   // Each bucket refuses only what would pass the largest stock in it; the item's total must not
   // pass it either (a merge could not hold it, and readers of the total would round it). The
   // total is the buckets' as registering read them (units on their way between two are left
-  // out, and two adds near the limit at once can still pass it: docs/split.md).
-  if (item.qty && *item.qty > kMaxStock - total) {
+  // out, and two adds near the limit at once can still pass it: docs/split.md). An id already
+  // recorded in its home bucket is a repeat of an add that was applied: it answers as recorded.
+  if (item.qty && *item.qty > kMaxStock - total &&
+      !(!item.request_id.empty() && ledger_has_id(item, bucket_key(item.key, layout, home)))) {
     mark_add(item, layout, "added", nonce);
     item.stock.reset();
     set_error(item, Status::error,

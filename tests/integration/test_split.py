@@ -551,7 +551,12 @@ class DeductAndAdd(SplitTest):
                           "would pass 9007199254740991; nothing changed", res.one["error"])
         self.assertEqual(self.units("M"), 9007199254740991)
         self.assertEqual(self.sc("deduct", "M", "5").rc, 0)
-        self.assertEqual(self.sc("add", "M", "5").one["stock"], 9007199254740991)
+        self.assertEqual(self.sc("add", "M", "5", "--request-id", "a2").one["stock"],
+                         9007199254740991)
+        # Its retry is a repeat, answered as recorded, not an add past the limit.
+        res = self.sc("add", "M", "5", "--request-id", "a2")
+        self.assertEqual((res.rc, res.one["status"], res.one.get("replayed"), res.one["stock"]),
+                         (0, "ok", True, 9007199254740991), res)
         res = self.sc("split", "M", "--buckets", "1")
         self.assertEqual((res.rc, res.one["stock"]), (0, 9007199254740991), res)
 
