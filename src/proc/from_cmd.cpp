@@ -63,6 +63,10 @@ std::string CommandOutput::finish() {
   bool exited = !timed_out_ && !interrupt_seen() &&
                 child_.wait_exit(
                     deadline_, [this] { forward_stderr(); }, interrupt_seen);
+  // Output still open at the deadline after the shell itself had exited: a process it left
+  // running (`cmd &`) holds the pipe, and what it might still write is not known.
+  const bool shell_exited =
+      !exited && !interrupted_ && child_.wait_exit(std::chrono::steady_clock::now());
   int status = child_.stop();
   // What the group wrote before it ended is still in the pipe; nobody is left to write more.
   if (child_.stderr_fd() >= 0) {
@@ -76,6 +80,13 @@ std::string CommandOutput::finish() {
                            fmt::format("{} while --from-cmd ran; its process group was killed and "
                                        "nothing was written",
                                        interrupt_reason()));
+  }
+  if (!exited && shell_exited) {
+    return fmt::format(
+        "{}, but a process it left running kept its output open until --from-cmd-timeout ({} "
+        "ms); its process group was killed",
+        exited_cleanly(status) ? "exited with status 0" : describe_wait_status(status),
+        timeout_.count());
   }
   if (!exited) {
     return fmt::format(

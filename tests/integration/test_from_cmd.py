@@ -91,6 +91,20 @@ class FromCmd(ServerTest):
             self.assertTrue(group_gone(int(f.read())))
         self.assertEqual(self.r("DBSIZE"), 0)
 
+    def test_a_background_process_holding_the_output_is_named(self):
+        # The shell exits 0 at once, but `sleep &` keeps its output open: the output may not be
+        # whole, and the message says what held it rather than that the command still ran.
+        pid_file = os.path.join(self.tmp, "pgid-background")
+        cmd = "echo $$ > %s; sleep 60 & printf 'sku,stock\\nA,1\\n'" % shlex.quote(pid_file)
+        res = self.rebuild(cmd, "--from-cmd-timeout", "500")
+        self.assertEqual(res.rc, 1, res)
+        self.assertIn("--from-cmd exited with status 0, but a process it left running kept its "
+                      "output open until --from-cmd-timeout (500 ms); its process group was "
+                      "killed", res.stderr)
+        with open(pid_file) as f:
+            self.assertTrue(group_gone(int(f.read())))
+        self.assertEqual(self.r("DBSIZE"), 0)
+
     def test_an_interrupt_stops_the_command_at_once(self):
         # The command runs in a process group of its own, which a terminal's Ctrl-C does not
         # reach: stockctl must stop it, not wait for it (up to --from-cmd-timeout, 10 minutes).
