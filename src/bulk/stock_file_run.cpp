@@ -216,7 +216,12 @@ std::size_t StockFileRun::validate() {
     validation_ = check_source(*source_, reader_, options_.source.skip_invalid, options_.extra);
   } catch (const InputError& e) {
     // A source that cannot be read as rows at all still ends with its summary, and its
-    // --report replaced: an earlier run's must not be read as this one's.
+    // --report replaced: an earlier run's must not be read as this one's. One that broke
+    // partway counts the rows read before (their invalid ones were printed).
+    if (const auto* broken = dynamic_cast<const BrokenSource*>(&e)) {
+      validation_.rows = broken->rows();
+      for (std::size_t i = 0; i < broken->invalid(); ++i) ctx_.count(Status::invalid);
+    }
     print_refusal(e.what());
     replace_report_unread();
     throw;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/errors.h"
 #include "core/stock_index.h"  // sku_hash: the 8-byte hash duplicate detection keeps per row
 #include "sources/open_source.h"
 
@@ -38,6 +39,20 @@ struct RowReader {
 struct DuplicateRow {
   std::size_t line = 0;
   std::string why;  ///< "duplicate SKU (first on line 2)"
+};
+
+/// A source whose structure broke partway (an unterminated quote, a row of the wrong width...):
+/// InputError, with what was read before it, so that the run's summary counts those rows.
+class BrokenSource : public InputError {
+ public:
+  BrokenSource(const std::string& message, std::size_t rows, std::size_t invalid)
+      : InputError(message), rows_(rows), invalid_(invalid) {}
+  std::size_t rows() const { return rows_; }
+  std::size_t invalid() const { return invalid_; }
+
+ private:
+  std::size_t rows_;
+  std::size_t invalid_;
 };
 
 /// What validation found.

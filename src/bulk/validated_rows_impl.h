@@ -95,7 +95,8 @@ Validation check_source(Source& source, const RowReader<Row>& reader, bool skip_
                                              interrupt_reason(), source.name()));
         }
         if (record.fatal) {
-          throw InputError(fmt::format("{}:{}: {}", source.name(), record.line, record.error));
+          throw BrokenSource(fmt::format("{}:{}: {}", source.name(), record.line, record.error),
+                             v.rows, v.invalid);
         }
         ++v.rows;
         Row row;

@@ -86,6 +86,17 @@ class InitFile(ServerTest):
                 with open(report, "w") as f:
                     f.write('{"op":"rebuild","sku":"OLD","status":"ok"}\n')
 
+    def test_a_source_that_breaks_partway_counts_the_rows_before(self):
+        # Row 3 was found invalid (and printed) before line 4 broke the file: the summary says
+        # so, not "rows": 0 with no invalid row.
+        path = self.write("broken.csv", 'sku,stock\nA,1\nB,x\n"C,1\n')
+        res = self.sc("init", "--file", path)
+        self.assertEqual((res.rc, res.one["status"], res.one["rows"], res.one["counts"]["invalid"]),
+                         (2, "invalid", 2, 1), res)
+        self.assertIn("%s:3: column 'stock'" % path, res.stderr)
+        self.assertIn("%s:4: unterminated quoted field" % path, res.one["error"])
+        self.assertEqual(self.r("DBSIZE"), 0)
+
     def test_duplicate_sku_is_invalid(self):
         path = self.write("dup.csv", "sku,stock\nA,1\nB,2\nA,3\n")
         res = self.sc("init", "--file", path)
