@@ -1,5 +1,6 @@
 #include "output/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -9,11 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "base/diagnostics.h"
 #include "base/errors.h"
 #include "base/text.h"
 
@@ -303,8 +306,46 @@ std::string clashing_files(const std::vector<NamedFile>& files) {
   return "";
 }
 
+// The temporary files of earlier runs that died before they could remove theirs (SIGKILL, a
+// power cut): "<target>.tmp.<pid>.<6 characters>" whose process is not running here. They are
+// named, never removed: on a shared file system the process may be another machine's.
+namespace {
+std::vector<std::string> abandoned_temp_files(const std::string& target) {
+  std::vector<std::string> found;
+  const std::string dir = directory_of(target);
+  const std::string base = target.substr(target.rfind('/') + 1);
+  const std::string prefix = base + ".tmp.";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return found;
+  while (const dirent* entry = readdir(d)) {
+    const std::string_view name = entry->d_name;
+    if (name.size() <= prefix.size() + 7 || name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string_view rest = name.substr(prefix.size());  // "<pid>.XXXXXX"
+    const std::size_t dot = rest.find('.');
+    if (dot == 0 || dot == std::string_view::npos || rest.size() - dot - 1 != 6) continue;
+    const std::string_view digits = rest.substr(0, dot);
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(std::string(digits)));
+    if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    found.push_back((dir == "." && target.find('/') == std::string::npos ? "" : dir) +
+                    std::string(name));
+  }
+  closedir(d);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+}  // namespace
+
 void AtomicFile::open_temp() {
   refuse_read_only(target_.path, what_, path_);
+  for (const std::string& left : abandoned_temp_files(target_.path)) {
+    print_warning(
+        fmt::format("{} was left by an earlier run that was killed before it finished "
+                    "(its process is not running); remove it once you have checked",
+                    quoted_path(left)));
+  }
   // A name of our own, created exclusively: in a shared directory, a file someone else put
   // under a predictable name is never adopted and renamed into place.
   std::string name = fmt::format("{}.tmp.{}.XXXXXX", target_.path, getpid());

@@ -357,6 +357,25 @@ class Symlinks(OutputFilesTest):
             self.assert_report(f.read())
         self.assert_only("r.jsonl")
 
+    def test_a_temporary_file_a_killed_run_left_is_named_not_removed(self):
+        # SIGKILL leaves "<file>.tmp.<pid>.XXXXXX" behind: the next run names it, and leaves
+        # it (on a shared file system the process may be another machine's).
+        gone = subprocess.Popen(["true"])
+        gone.wait()  # reaped: its pid names no process
+        left = self.path("r.jsonl.tmp.%d.AbC123" % gone.pid)
+        live = self.path("r.jsonl.tmp.%d.XyZ789" % os.getpid())
+        for path in (left, live):
+            with open(path, "w") as f:
+                f.write("half\n")
+        res = self.init("--report", self.path("r.jsonl"))
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn("warning: '%s' was left by an earlier run that was killed" % left,
+                      res.stderr)
+        self.assertNotIn(os.path.basename(live), res.stderr, "its process is running")
+        self.assertTrue(os.path.exists(left) and os.path.exists(live))
+        with open(self.path("r.jsonl")) as f:
+            self.assert_report(f.read())
+
 
 class StandardOutput(OutputFilesTest):
     def test_report_dash_writes_the_lines_on_standard_output_before_the_summary(self):
