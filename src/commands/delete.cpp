@@ -13,6 +13,7 @@
 #include "commands/holds.h"
 #include "commands/program.h"
 #include "core/cart_keys.h"
+#include "core/error_reply.h"
 #include "core/sku.h"
 #include "redis/errors.h"
 #include "redis/scripts/held.h"
@@ -64,7 +65,11 @@ std::vector<std::vector<std::string>> find_request_records(Context& ctx,
     do {
       Reply reply = ctx.redis().call_on(
           node, Call::read({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}));
-      if (reply.is_error() || reply.elements.size() != 2) {
+      if (reply.is_error()) {
+        throw ConnectionError(fmt::format(
+            "SCAN: {}", error_on(ctx.redis().node_address(node), reply.str, ctx.scheme().prefix)));
+      }
+      if (reply.elements.size() != 2) {
         throw ConnectionError(fmt::format("SCAN: {}", describe_reply(reply)));
       }
       cursor = reply.elements[0].str;
@@ -91,6 +96,19 @@ void report_removed(ItemResult& item, const CallResult& held,
   item.held = view ? std::optional<std::int64_t>(view->held) : std::nullopt;
 }
 
+// Whether the item may be removed: with --force, or when it has no unexpired holds (else it is
+// `conflict`). An item whose holds cannot be read gets that error, and nothing is sent for it.
+bool may_remove(Client& client, ItemResult& item, bool force) {
+  if (force) return true;
+  try {
+    if (!has_unexpired_holds(client, item.key)) return true;
+    set_error(item, Status::conflict, "the item has unexpired holds (--force deletes it)");
+  } catch (const ConnectionError& e) {
+    set_not_applied(item, e.what());
+  }
+  return false;
+}
+
 // What the item held, so that its line says what was removed: its holds, then its stock key,
 // taken by the remove script, for the items `which` names. The script keeps a split item's
 // layout record (checked in the same moment as the delete, so that a split beginning meanwhile
@@ -102,11 +120,7 @@ std::vector<std::size_t> remove_once(Context& ctx, std::vector<ItemResult>& item
   std::vector<Call> calls;
   std::vector<std::size_t> sent;
   for (std::size_t i : which) {
-    if (!items[i].error.empty()) continue;
-    if (!force && has_unexpired_holds(ctx.redis(), items[i].key)) {
-      set_error(items[i], Status::conflict, "the item has unexpired holds (--force deletes it)");
-      continue;
-    }
+    if (!items[i].error.empty() || !may_remove(ctx.redis(), items[i], force)) continue;
     calls.push_back(held_view_call(items[i].key));
     calls.push_back(remove_call(items[i].key));
     sent.push_back(i);
@@ -119,7 +133,7 @@ std::vector<std::size_t> remove_once(Context& ctx, std::vector<ItemResult>& item
     if (r.state != CallResult::State::replied) {
       set_error(item, Status::error, r.error);
     } else if (r.reply.is_error()) {
-      set_error(item, Status::error, fmt::format("{}: {}", item.key, r.reply.str));
+      apply_error_reply(item, r.reply.str);  // NOPERM (no scripting) says what the user lacks
     } else if (std::optional<RemoveAnswer> answer = parse_remove_answer(r.reply); !answer) {
       set_error(
           item, Status::error,
@@ -139,7 +153,18 @@ std::vector<std::size_t> remove_once(Context& ctx, std::vector<ItemResult>& item
 // merge fails keeps its error and is not deleted.
 std::vector<std::size_t> merge_split_items(Context& ctx, std::vector<ItemResult>& items,
                                            const std::vector<std::size_t>& which, bool cluster) {
-  SplitRunner runner(ctx.redis(), read_slot_ranges(ctx.redis(), cluster), ctx.change_log());
+  std::vector<SlotRange> ranges;
+  try {
+    ranges = read_slot_ranges(ctx.redis(), cluster);
+  } catch (const ConnectionError& e) {  // the cluster's slot map: nothing merged yet
+    for (std::size_t i : which) {
+      set_error(
+          items[i], Status::error,
+          fmt::format("merging its buckets before the delete: {}; nothing deleted", e.what()));
+    }
+    return {};
+  }
+  SplitRunner runner(ctx.redis(), std::move(ranges), ctx.change_log());
   std::vector<std::size_t> merged;
   for (std::size_t i : which) {
     ItemResult merge = items[i];
@@ -215,6 +240,7 @@ void remove_companions(Context& ctx, std::vector<ItemResult>& items,
                        const std::vector<std::vector<std::string>>& records, bool cluster) {
   const std::vector<std::string> own = own_late_companions(ctx, items, removed);
   std::vector<Call> calls;
+  std::vector<std::string> named;  // per call, the key a refusal of it names
   const std::size_t per_item = cluster ? 3 : 2;
   for (std::size_t k = 0; k < removed.size(); ++k) {
     const std::size_t i = removed[k];
@@ -229,10 +255,15 @@ void remove_companions(Context& ctx, std::vector<ItemResult>& items,
     }
     companions.args.insert(companions.args.end(), records[i].begin(), records[i].end());
     calls.push_back(std::move(companions));
+    named.push_back(key);
+    // Under ~stockctl:*, which a user limited to the items' keys may not touch: the refusal
+    // names these keys, not the item's.
     calls.push_back(Call::idempotent_write({"HDEL", slot_log_key(key), key}));
+    named.push_back(slot_log_key(key));
     if (cluster) {
       calls.push_back(
           Call::idempotent_write({"ZREM", group_index_key(ctx.scheme(), cart_slot(key)), key}));
+      named.push_back(calls.back().args[1]);
     }
   }
   const std::vector<CallResult> results = ctx.redis().run(calls);
@@ -243,10 +274,51 @@ void remove_companions(Context& ctx, std::vector<ItemResult>& items,
       if (r.state != CallResult::State::replied) {
         set_error(item, Status::error, r.error);
       } else if (r.reply.is_error()) {
-        set_error(item, Status::error, fmt::format("{}: {}", item.key, r.reply.str));
+        set_error(item, Status::error, error_on(named[c], r.reply.str, ctx.scheme().prefix));
       }
     }
   }
+}
+
+// The merge carried the buckets' request ids into the merged items' own ledgers: found now,
+// into `records`. When they cannot be looked for, those items (deleted) say so: a second
+// delete finds them.
+void find_carried_records(Context& ctx, std::vector<ItemResult>& items,
+                          const std::vector<std::size_t>& merged,
+                          std::vector<std::vector<std::string>>& records) {
+  std::vector<ItemResult> merged_items;
+  merged_items.reserve(merged.size());
+  for (std::size_t i : merged) merged_items.push_back(items[i]);
+  try {
+    const std::vector<std::vector<std::string>> carried = find_request_records(ctx, merged_items);
+    for (std::size_t m = 0; m < merged.size(); ++m) records[merged[m]] = carried[m];
+  } catch (const ConnectionError& e) {
+    for (std::size_t i : merged) {
+      set_error(items[i], Status::error,
+                fmt::format("{}: deleted, but the request ledgers its buckets' merge carried "
+                            "cannot be looked for (delete it again to remove them): {}",
+                            items[i].key, e.what()));
+    }
+  }
+}
+
+// Removes the items and their companions, each item left with its answer: a step that fails
+// (refused, unanswered) ends no run without one line per item.
+void delete_items(Context& ctx, std::vector<ItemResult>& items, bool force, bool cluster) {
+  std::vector<std::vector<std::string>> records;
+  try {
+    records = find_request_records(ctx, items);
+  } catch (const ConnectionError& e) {
+    for (ItemResult& item : items) {  // nothing was sent yet
+      set_not_applied(item, fmt::format("{}: its request ledgers cannot be looked for: {}",
+                                        item.key, e.what()));
+    }
+    return;
+  }
+  std::vector<std::size_t> merged;
+  std::vector<std::size_t> removed = remove_stock_keys(ctx, items, force, cluster, merged);
+  if (!merged.empty()) find_carried_records(ctx, items, merged, records);
+  remove_companions(ctx, items, removed, records, cluster);
 }
 
 ExitCode run_delete(Program& program, const DeleteOptions& o) {
@@ -255,19 +327,8 @@ ExitCode run_delete(Program& program, const DeleteOptions& o) {
   ExitFold fold;
   if (refuse_invalid_items(ctx, items, "deleted", fold)) return fold.code();
   ctx.on_unconnected(items, true);
-  std::vector<std::vector<std::string>> records = find_request_records(ctx, items);
-  std::vector<std::size_t> merged;
-  std::vector<std::size_t> removed =
-      remove_stock_keys(ctx, items, o.force, program.common.cluster, merged);
-  if (!merged.empty()) {
-    // The merge carried the buckets' request ids into the item's own ledgers: found now.
-    std::vector<ItemResult> merged_items;
-    merged_items.reserve(merged.size());
-    for (std::size_t i : merged) merged_items.push_back(items[i]);
-    const std::vector<std::vector<std::string>> carried = find_request_records(ctx, merged_items);
-    for (std::size_t m = 0; m < merged.size(); ++m) records[merged[m]] = carried[m];
-  }
-  remove_companions(ctx, items, removed, records, program.common.cluster);
+  ctx.redis();  // connects first: when it cannot, on_unconnected has given every item its line
+  delete_items(ctx, items, o.force, program.common.cluster);
   for (const ItemResult& item : items) {
     if (item.status == Status::error || item.status == Status::conflict) {
       print_error(fmt::format("item '{}': {}", item.sku, item.error));

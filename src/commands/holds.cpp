@@ -10,6 +10,8 @@
 #include <optional>
 
 #include "commands/program.h"
+#include "core/error_reply.h"
+#include "core/outcome.h"
 #include "core/sku.h"
 #include "holds/run.h"
 #include "redis/errors.h"
@@ -23,9 +25,10 @@ std::int64_t held_units(Client& client, const std::string& stock_key) {
   result.reply = client.call(held_view_call(stock_key));
   const std::optional<HeldView> view = held_view_from(result);
   if (!view) {
-    throw ConnectionError(
-        fmt::format("{}: cannot read its holds: {}", stock_key,
-                    result.reply.is_error() ? result.reply.str : describe_reply(result.reply)));
+    throw ConnectionError(fmt::format(
+        "cannot read the holds of {}",
+        result.reply.is_error() ? error_on(stock_key, result.reply.str, items_prefix_of(stock_key))
+                                : fmt::format("{}: {}", stock_key, describe_reply(result.reply))));
   }
   return view->held;
 }

@@ -97,6 +97,18 @@ std::string noperm_hint(std::string_view prefix) {
          "lock, change logs), and the commands of the ACL recipe in the README";
 }
 
+std::string with_noperm_hint(std::string_view text, std::string_view prefix) {
+  std::string out = escape_control(text);
+  if (classify_error_reply(text) == ErrorReply::noperm) out += "; " + noperm_hint(prefix);
+  return out;
+}
+
+std::string error_on(std::string_view where, std::string_view text, std::string_view prefix) {
+  const bool refused = classify_error_reply(text) == ErrorReply::noperm;
+  return (refused ? "refused on " : "") + escape_control(where) + ": " +
+         with_noperm_hint(text, prefix);
+}
+
 std::string without_script_location(std::string_view text) {
   const std::size_t at = text.rfind(" script: ");
   if (at == std::string_view::npos || text.find(", on @user_", at) == std::string_view::npos) {

@@ -58,6 +58,15 @@ std::optional<CorruptLine> corrupt_line(std::string_view text);
 /// needs, for a message. `prefix` is the items' key prefix (--prefix); "" when unknown.
 std::string noperm_hint(std::string_view prefix);
 
+/// The error reply `text` for a message (control characters escaped), followed for an ACL
+/// refusal by "; " and noperm_hint(prefix): a refused user learns what to add.
+std::string with_noperm_hint(std::string_view text, std::string_view prefix);
+
+/// The error reply `text` to a call on `where` (a key, or a node's address), for a message:
+/// "WHERE: TEXT", and for an ACL refusal "refused on WHERE: TEXT; " and noperm_hint(prefix), as
+/// an item's NOPERM reads (apply_error_reply): Redis does not say which key it refused.
+std::string error_on(std::string_view where, std::string_view text, std::string_view prefix);
+
 /// `text` without the place in a script that Redis 7 adds to an error raised inside one ("...
 /// script: stockctl_stock_<tag>, on @user_function:592."): it names our code, not the user's
 /// data, and a message reads better without it.

@@ -144,8 +144,8 @@ std::string earlier_use(const std::string& record) {
                      escape_control(record.substr(space + 1, end - space - 1)));
 }
 
-// The items' prefix, for a message: what stands before a stock key's hash tag, or before the
-// tag of one of stockctl's own keys ("stockctl:hold:<prefix>{ID}"); "" when the key does not say.
+}  // namespace
+
 std::string_view items_prefix_of(std::string_view key) {
   if (key.rfind("stockctl:", 0) == 0) {
     const std::size_t kind_end = key.find(':', 9);
@@ -154,8 +154,6 @@ std::string_view items_prefix_of(std::string_view key) {
   const std::size_t brace = key.find('{');
   return brace == std::string_view::npos ? std::string_view() : key.substr(0, brace);
 }
-
-}  // namespace
 
 std::string error_naming_item(const ItemResult& item) {
   if (item.sku.empty()) return item.error;
@@ -213,9 +211,7 @@ void apply_error_reply(ItemResult& item, const std::string& text) {
               fmt::format("the server answered {}: it is a Redis Cluster node; use --cluster",
                           quote_value(text)));
   } else if (kind == ErrorReply::noperm) {
-    set_error(item, Status::error,
-              fmt::format("refused on {}: {}; {}", item.key, escape_control(text),
-                          noperm_hint(items_prefix_of(item.key))));
+    set_error(item, Status::error, error_on(item.key, text, items_prefix_of(item.key)));
   } else if (not_executed(kind)) {
     // CLUSTERDOWN, TRYAGAIN, LOADING, READONLY, MASTERDOWN: refused before the command ran
     // (retried until --retry-timeout): a write did not happen.

@@ -125,6 +125,10 @@ std::string log_lost_warning(std::string_view log_key);
 /// The key a STOCKCTL_LOG_LOST reply names; "" for any other reply.
 std::string lost_log_key(std::string_view error_text);
 
+/// The items' prefix, for a message: what stands before a stock key's hash tag, or before the
+/// tag of one of stockctl's own keys ("stockctl:hold:<prefix>{ID}"); "" when the key does not say.
+std::string_view items_prefix_of(std::string_view key);
+
 /// Turns an error reply of our scripts or of Redis into the item's error status and message.
 void apply_error_reply(ItemResult& item, const std::string& error_text);
 

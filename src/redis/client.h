@@ -143,6 +143,9 @@ class Client {
   /// Whether writes wait for replicas (a WAIT after each window) on some primary, as far as
   /// the connections made so far tell.
   virtual bool waits_for_replicas() const { return false; }
+  /// The address of `node`, one of primaries(), for a message: "host:port" (a unix socket's
+  /// path), never the "" a standalone server is named by.
+  virtual std::string node_address(const std::string& node) const { return node; }
   /// Runs one keyless call (SCAN, ...) on `node`, one of primaries(), and returns its reply.
   /// Throws ConnectionError when no reply came.
   virtual Reply call_on(const std::string& node, const Call& call);

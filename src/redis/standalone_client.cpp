@@ -11,6 +11,7 @@
 #include "redis/call.h"
 #include "redis/errors.h"
 #include "redis/role.h"
+#include "redis/url.h"
 
 namespace stockctl {
 
@@ -24,6 +25,11 @@ std::vector<CallResult> StandaloneClient::send(const std::vector<Call>& calls) {
   std::vector<CallResult> results = send_raw(calls);
   reload_missing_scripts(calls, results);
   return results;
+}
+
+std::string StandaloneClient::node_address(const std::string& node) const {
+  if (!node.empty()) return node;
+  return conn_ ? conn_->where() : describe_endpoint(options_.url);
 }
 
 void StandaloneClient::recover() noexcept {

@@ -23,6 +23,8 @@ class StandaloneClient : public Client {
   void start(std::vector<Call> calls) override;
   std::vector<CallResult> finish() override;
   bool waits_for_replicas() const override { return wait_for_ > 0; }
+  /// The server connected to (behind Sentinel, the master), else the URL's.
+  std::string node_address(const std::string& node) const override;
 
  protected:
   std::vector<CallResult> send(const std::vector<Call>& calls) override;

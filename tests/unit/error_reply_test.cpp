@@ -110,3 +110,14 @@ TEST_CASE("the place in a script Redis adds to an error is left out of messages"
   CHECK(without_script_location("ERR no script: here") == "ERR no script: here");
   CHECK(without_script_location("OOM command not allowed") == "OOM command not allowed");
 }
+
+TEST_CASE("a refusal names where it happened and, for an ACL, what the user lacks") {
+  CHECK(with_noperm_hint("ERR boom\n", "stock:") == "ERR boom\\n");
+  CHECK(
+      with_noperm_hint("NOPERM this user has no permissions to run the 'scan' command", "shop:") ==
+      "NOPERM this user has no permissions to run the 'scan' command; " + noperm_hint("shop:"));
+  CHECK(error_on("stockctl:log:{7}", "NOPERM No permissions to access a key", "stock:") ==
+        "refused on stockctl:log:{7}: NOPERM No permissions to access a key; " +
+            noperm_hint("stock:"));
+  CHECK(error_on("stock:{A}", "ERR boom", "stock:") == "stock:{A}: ERR boom");
+}
