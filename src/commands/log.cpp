@@ -16,6 +16,7 @@
 #include "cli/common_options.h"
 #include "commands/program.h"
 #include "core/change_log.h"
+#include "core/error_reply.h"
 #include "core/sku.h"
 #include "core/split_layout.h"
 #include "core/split_plan.h"
@@ -80,9 +81,11 @@ std::vector<LogEntry> stream_entries(const Reply& reply, const std::string& log)
   return entries;
 }
 
-Reply read_call(Client& client, std::vector<std::string> argv, const std::string& key) {
-  Reply reply = client.call(Call::read(std::move(argv)));
-  if (reply.is_error()) throw StockctlError(fmt::format("{}: {}", key, reply.str));
+// A read of `key`; an error reply ends the run naming the key, and for an ACL refusal what the
+// user lacks: the log reads stockctl:log:{<tag>} too, outside the items' prefix.
+Reply read_call(Context& ctx, std::vector<std::string> argv, const std::string& key) {
+  Reply reply = ctx.redis().call(Call::read(std::move(argv)));
+  if (reply.is_error()) throw StockctlError(error_on(key, reply.str, ctx.scheme().prefix));
   return reply;
 }
 
@@ -103,8 +106,7 @@ void read_stream(Context& ctx, const std::string& key, std::int64_t since, ItemL
   std::string start = std::to_string(since);
   for (;;) {
     std::vector<LogEntry> page = stream_entries(
-        read_call(ctx.redis(), {"XRANGE", stream, start, "+", "COUNT", std::to_string(kPage)},
-                  stream),
+        read_call(ctx, {"XRANGE", stream, start, "+", "COUNT", std::to_string(kPage)}, stream),
         stream);
     for (LogEntry& e : page) log.entries.push_back(std::move(e));
     stop_if_interrupted();
@@ -118,7 +120,7 @@ void read_stream_tail(Context& ctx, const std::string& key, std::int64_t since, 
                       ItemLog& log) {
   const std::string stream = stream_log_key(key);
   std::vector<LogEntry> newest = stream_entries(
-      read_call(ctx.redis(),
+      read_call(ctx,
                 {"XREVRANGE", stream, "+", std::to_string(since), "COUNT", std::to_string(count)},
                 stream),
       stream);
@@ -136,7 +138,7 @@ std::vector<LogEntry> read_first_entries(Context& ctx, const std::string& key, s
   // version let an item be named "<id>:first" (delete.cpp, own_late_companions): only a first
   // entry counts.
   const Reply own = ctx.redis().call(Call::read({"GET", first_key}));
-  const Reply old = read_call(ctx.redis(), {"HGET", slot_log, key}, slot_log);
+  const Reply old = read_call(ctx, {"HGET", slot_log, key}, slot_log);
   std::vector<LogEntry> found;
   for (std::optional<LogEntry> e :
        {own.type == Reply::Type::string ? parse_first_log_entry(own.str) : std::nullopt,
@@ -159,8 +161,8 @@ void read_packed(Context& ctx, const std::string& key, std::int64_t since, ItemL
   std::vector<LogEntry> first = read_first_entries(ctx, key, since, log);
   const std::string list = log_key(key);
   for (long long at = 0;; at += kPage) {
-    Reply page = read_call(
-        ctx.redis(), {"LRANGE", list, std::to_string(at), std::to_string(at + kPage - 1)}, list);
+    Reply page =
+        read_call(ctx, {"LRANGE", list, std::to_string(at), std::to_string(at + kPage - 1)}, list);
     keep_list_entries(page, since, log);
     stop_if_interrupted();
     if (static_cast<long long>(page.elements.size()) < kPage) break;
@@ -175,8 +177,8 @@ void read_newest(Context& ctx, const std::string& key, std::int64_t since, long 
                  ItemLog& log) {
   std::vector<LogEntry> first = read_first_entries(ctx, key, since, log);
   const std::string list = log_key(key);
-  keep_list_entries(read_call(ctx.redis(), {"LRANGE", list, std::to_string(-limit), "-1"}, list),
-                    since, log);
+  keep_list_entries(read_call(ctx, {"LRANGE", list, std::to_string(-limit), "-1"}, list), since,
+                    log);
   for (LogEntry& e : first) place_first_entry(log.entries, std::move(e));
   const auto have = static_cast<long long>(log.entries.size());
   if (have < limit) read_stream_tail(ctx, key, since, limit - have, log);
@@ -202,33 +204,18 @@ nlohmann::ordered_json log_status_json(const std::string& sku, const std::string
   return j;
 }
 
-ExitCode run_log(Program& program, LogOptions& o) {
-  Context ctx(program);
-  if (std::string problem = accept_sku(o.sku, ctx.scheme()); !problem.empty()) {
-    throw InputError(fmt::format("item '{}': {}", o.sku, problem));
-  }
-  std::int64_t since = 0;
-  if (!o.since.empty()) {
-    std::string error;
-    auto ms = parse_log_time(o.since, error);
-    if (!ms) throw InputError(fmt::format("--since '{}': {}", o.since, error));
-    since = *ms;
-  }
-  const std::string key = stock_key(ctx.scheme(), o.sku);
-  ctx.on_unconnected([&ctx, &o, &key](const std::string& reason) {
-    ctx.out().write(log_status_json(o.sku, key, Status::error, reason));
-  });
-  // A split item's deductions and additions are in its buckets' logs (docs/split.md): those of
-  // the live layout are read too, and every entry placed by its time. A layout being replaced
-  // is refused rather than shown in part.
-  const Reply value = read_call(ctx.redis(), {"GET", key}, key);
+// Everything the log of the item at `key` shows: its own entries and its buckets', oldest
+// first. A split item's deductions and additions are in its buckets' logs (docs/split.md): those
+// of the live layout are read too, and every entry placed by its time. A layout being replaced
+// is refused rather than shown in part. Throws StockctlError (ConnectionError) when a read fails.
+ItemLog read_item_log(Context& ctx, const LogOptions& o, const std::string& key,
+                      std::int64_t since) {
+  const Reply value = read_call(ctx, {"GET", key}, key);
   std::vector<std::string> buckets;
   if (value.type == Reply::Type::string && is_split_record(value.str)) {
     const std::optional<SplitRecord> record = parse_split_record(value.str);
     if (!record || record->state != SplitState::live) {
-      const std::string why = split_item_refused("log", o.sku, value.str);
-      ctx.out().write(log_status_json(o.sku, key, Status::error, why));
-      throw StockctlError(why);
+      throw StockctlError(split_item_refused("log", o.sku, value.str));
     }
     buckets = bucket_keys(key, record->target);
   }
@@ -256,6 +243,52 @@ ExitCode run_log(Program& program, LogOptions& o) {
     std::stable_sort(log.entries.begin(), log.entries.end(),
                      [](const LogEntry& a, const LogEntry& b) { return a.time_ms < b.time_ms; });
   }
+  return log;
+}
+
+// Whether the item at `key` exists though its log shows nothing. One EXISTS per key: each
+// follows ASK at once while the item's slot migrates, where one EXISTS of several would be
+// refused with TRYAGAIN until the migration ends.
+bool item_exists(Context& ctx, const std::string& key) {
+  for (const std::string& k : {key, log_key(key), stream_log_key(key)}) {
+    if (read_call(ctx, {"EXISTS", k}, k).integer > 0) return true;
+  }
+  return false;
+}
+
+// What `read` returns; when it fails, the item's line says why (as every item command's does
+// when it cannot answer) before the error ends the run.
+template <typename Read>
+auto or_error_line(Context& ctx, const std::string& sku, const std::string& key, Read read) {
+  try {
+    return read();
+  } catch (const InterruptedError&) {
+    throw;
+  } catch (const StockctlError& e) {
+    ctx.out().write(log_status_json(sku, key, Status::error, e.what()));
+    throw;
+  }
+}
+
+ExitCode run_log(Program& program, LogOptions& o) {
+  Context ctx(program);
+  if (std::string problem = accept_sku(o.sku, ctx.scheme()); !problem.empty()) {
+    throw InputError(fmt::format("item '{}': {}", o.sku, problem));
+  }
+  std::int64_t since = 0;
+  if (!o.since.empty()) {
+    std::string error;
+    auto ms = parse_log_time(o.since, error);
+    if (!ms) throw InputError(fmt::format("--since '{}': {}", o.since, error));
+    since = *ms;
+  }
+  const std::string key = stock_key(ctx.scheme(), o.sku);
+  ctx.on_unconnected([&ctx, &o, &key](const std::string& reason) {
+    ctx.out().write(log_status_json(o.sku, key, Status::error, reason));
+  });
+  ctx.redis();  // connects first: when it cannot, on_unconnected has printed the item's line
+  const ItemLog log =
+      or_error_line(ctx, o.sku, key, [&] { return read_item_log(ctx, o, key, since); });
   std::size_t from = 0;
   if (o.limit > 0 && log.entries.size() > static_cast<std::size_t>(o.limit)) {
     from = log.entries.size() - static_cast<std::size_t>(o.limit);
@@ -265,11 +298,7 @@ ExitCode run_log(Program& program, LogOptions& o) {
   }
   if (!log.entries.empty() || log.first_entry) return ExitCode::ok;
   // Nothing to show: say so only when the item itself does not exist either.
-  // One EXISTS per key: each follows ASK at once while the item's slot migrates, where one
-  // EXISTS of several would be refused with TRYAGAIN until the migration ends.
-  for (const std::string& k : {key, log_key(key), stream_log_key(key)}) {
-    if (read_call(ctx.redis(), {"EXISTS", k}, k).integer > 0) return ExitCode::ok;
-  }
+  if (or_error_line(ctx, o.sku, key, [&] { return item_exists(ctx, key); })) return ExitCode::ok;
   ctx.out().write(log_status_json(o.sku, key, Status::missing, ""));
   return ExitCode::uninitialized;
 }

@@ -156,6 +156,17 @@ class Refusals(ServerTest):
         self.assertRegex(res.one["error"], r"^refused on stockctl:\S+: NOPERM ")
         self.assertIn(HINT, res.one["error"])
 
+    def test_log_names_the_key_refused_and_the_rule_to_add(self):
+        self.setuser("narrow", "~stock:*", "+@all")
+        self.r("SET", "stock:{A}", "10")
+        for limit in ((), ("--limit", "1")):
+            res = self.as_user("narrow", "log", "A", *limit)
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual((res.one["sku"], res.one["status"]), ("A", "error"), res)
+            self.assertRegex(res.one["error"], r"^refused on stockctl:log:\{\d+\}: NOPERM ")
+            self.assertIn(HINT, res.one["error"])
+            self.assertIn("stockctl: error: refused on stockctl:log:{", res.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
