@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "cli/common_options.h"
 #include "commands/program.h"
+#include "core/error_reply.h"
 #include "redis/call.h"
 #include "redis/errors.h"
 #include "redis/scripts/registry.h"
@@ -38,13 +39,17 @@ nlohmann::ordered_json function_json(const Script& script) {
 
 // Loads the library on `node` unless it is there. Returns false when the server runs no
 // Functions (before Redis 7, or an ACL that forbids FUNCTION): applications use EVALSHA there.
-bool ensure_loaded(Client& client, const std::string& node) {
+// A refusal names the node by its address (a standalone server's node is ""), and an ACL's
+// what the user lacks (`prefix`: the items' key prefix).
+bool ensure_loaded(Client& client, const std::string& node, std::string_view prefix) {
   const Library& library = script_library();
+  const std::string address = client.node_address(node);
   const Reply listed = client.call_on(
       node, Call::read({"FUNCTION", "LIST", "LIBRARYNAME", std::string(library.name)}));
   if (listed.is_error()) {
     if (refuses_command(listed.str, "function")) return false;
-    throw ConnectionError(fmt::format("FUNCTION LIST on {}: {}", node, listed.str));
+    throw ConnectionError(
+        fmt::format("FUNCTION LIST on {}: {}", address, with_noperm_hint(listed.str, prefix)));
   }
   for (const Reply& entry : listed.elements) {
     // FUNCTION LIST LIBRARYNAME matches by pattern: only the exact name counts.
@@ -57,10 +62,9 @@ bool ensure_loaded(Client& client, const std::string& node) {
   const Reply loaded = client.call_on(node, Call::once(load_library_argv(*all_scripts().front())));
   if (!library_loaded(loaded)) {
     throw ConnectionError(fmt::format("loading the Functions library {} on {}: {}", library.name,
-                                      node.empty() ? std::string("the server") : node, loaded.str));
+                                      address, with_noperm_hint(loaded.str, prefix)));
   }
-  print_info(fmt::format("loaded the Functions library {}{}", library.name,
-                         node.empty() ? std::string() : " on " + node));
+  print_info(fmt::format("loaded the Functions library {} on {}", library.name, address));
   return true;
 }
 
@@ -86,7 +90,7 @@ ExitCode run_library(Program& program, const LibraryOptions& o) {
   }
   bool functions = true;
   for (const std::string& node : ctx.redis().primaries()) {
-    functions = ensure_loaded(ctx.redis(), node) && functions;
+    functions = ensure_loaded(ctx.redis(), node, ctx.scheme().prefix) && functions;
   }
   if (!functions) {
     print_warning(

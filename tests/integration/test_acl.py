@@ -167,6 +167,22 @@ class Refusals(ServerTest):
             self.assertIn(HINT, res.one["error"])
             self.assertIn("stockctl: error: refused on stockctl:log:{", res.stderr)
 
+    def test_library_names_the_node_that_refused_it(self):
+        # A standalone server's node has no name of its own: the message gave "on : NOPERM".
+        node = r" on 127\.0\.0\.1:\d+: NOPERM "
+        self.setuser("nolist", "~*", "+@all", "-function|list")
+        res = self.as_user("nolist", "library")
+        self.assertEqual(res.rc, 1, res)
+        self.assertRegex(res.stderr, "stockctl: error: FUNCTION LIST" + node)
+        self.assertIn("the commands of the ACL recipe in the README", res.stderr)
+        if not self.cluster:
+            self.assertIn(" on %s: " % self.server.url.split("://")[1], res.stderr)
+        self.setuser("noload", "~*", "+@all", "-function|load")
+        self.r("FUNCTION", "FLUSH")
+        res = self.as_user("noload", "library")
+        self.assertEqual(res.rc, 1, res)
+        self.assertRegex(res.stderr, r"stockctl: error: loading the Functions library \S+" + node)
+
 
 if __name__ == "__main__":
     unittest.main()
