@@ -84,7 +84,9 @@ bool refuses_command(std::string_view text, std::string_view command) {
     case ErrorReply::unknown_command:
       return true;
     case ErrorReply::noperm:
-      return lowered.find("'" + std::string(command) + "' command") != std::string::npos;
+      // Redis 7 names a subcommand with its command: "... to run the 'function|list' command".
+      return lowered.find("'" + std::string(command) + "' command") != std::string::npos ||
+             lowered.find("'" + std::string(command) + "|") != std::string::npos;
     default:
       return false;
   }

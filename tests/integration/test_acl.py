@@ -167,21 +167,27 @@ class Refusals(ServerTest):
             self.assertIn(HINT, res.one["error"])
             self.assertIn("stockctl: error: refused on stockctl:log:{", res.stderr)
 
+    def test_an_acl_that_forbids_function_is_a_server_without_functions(self):
+        # Redis 7 names the subcommand ("the 'function|list' command"), which was not taken for
+        # a refusal of FUNCTION: exit 1 instead of the documented warning and EVALSHA list.
+        self.setuser("nolist", "~*", "+@all", "-function|list")
+        res = self.as_user("nolist", "library")
+        self.assertEqual(res.rc, 0, res)
+        self.assertIn("warning: the server runs no Functions (Redis before 7, or FUNCTION is not "
+                      "allowed): applications call the scripts with EVALSHA", res.stderr)
+        self.assertTrue(all(len(f["sha1"]) == 40 for f in res.one["functions"]), res)
+
     def test_library_names_the_node_that_refused_it(self):
         # A standalone server's node has no name of its own: the message gave "on : NOPERM".
         node = r" on 127\.0\.0\.1:\d+: NOPERM "
-        self.setuser("nolist", "~*", "+@all", "-function|list")
-        res = self.as_user("nolist", "library")
-        self.assertEqual(res.rc, 1, res)
-        self.assertRegex(res.stderr, "stockctl: error: FUNCTION LIST" + node)
-        self.assertIn("the commands of the ACL recipe in the README", res.stderr)
-        if not self.cluster:
-            self.assertIn(" on %s: " % self.server.url.split("://")[1], res.stderr)
         self.setuser("noload", "~*", "+@all", "-function|load")
         self.r("FUNCTION", "FLUSH")
         res = self.as_user("noload", "library")
         self.assertEqual(res.rc, 1, res)
         self.assertRegex(res.stderr, r"stockctl: error: loading the Functions library \S+" + node)
+        self.assertIn("the commands of the ACL recipe in the README", res.stderr)
+        if not self.cluster:
+            self.assertIn(" on %s: " % self.server.url.split("://")[1], res.stderr)
 
 
 if __name__ == "__main__":

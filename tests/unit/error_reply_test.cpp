@@ -97,6 +97,10 @@ TEST_CASE("refuses_command tells a refused command from a refused key") {
       refuses_command("NOPERM this user has no permissions to access one of the keys "
                       "used as arguments ('fcall' key)",
                       "fcall"));
+  CHECK(refuses_command("NOPERM User u has no permissions to run the 'function|list' command",
+                        "function"));
+  CHECK_FALSE(refuses_command("NOPERM User u has no permissions to run the 'function|list' command",
+                              "fcall"));
   CHECK_FALSE(refuses_command("ERR unknown command 'EVALSHA'", "fcall"));
   CHECK_FALSE(refuses_command("NOSCRIPT No matching script", "fcall"));
 }
