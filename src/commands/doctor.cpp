@@ -103,6 +103,27 @@ void scan_keys(NodeConnection& conn, const std::string& pattern, Each each) {
   } while (cursor != "0");
 }
 
+// Keeps a CONFIG GET reply: its value in `config`, or why there is none in `unread` (an error
+// reply: an ACL user without +config|get, a managed Redis that renamed CONFIG; or no value).
+void keep_config(const char* name, const Reply& r, std::map<std::string, std::string>& config,
+                 std::map<std::string, std::string>& unread) {
+  if (r.type == Reply::Type::array && r.elements.size() == 2) {
+    config[name] = r.elements[1].str;
+  } else if (r.is_error()) {
+    unread[name] = fmt::format("CONFIG GET {}: {}", name, r.str);
+  } else {
+    unread[name] = fmt::format("CONFIG GET {} answered no value", name);
+  }
+}
+
+// CONFIG GET of each of `names`, pipelined, into `config` (or why not, into `unread`).
+void read_config(NodeConnection& conn, std::initializer_list<const char*> names,
+                 std::map<std::string, std::string>& config,
+                 std::map<std::string, std::string>& unread) {
+  for (const char* name : names) conn.append({"CONFIG", "GET", name});
+  for (const char* name : names) keep_config(name, conn.read(), config, unread);
+}
+
 class Doctor {
  public:
   Doctor(Context& ctx, const DoctorOptions& options, const KeyScheme& scheme)
@@ -120,14 +141,15 @@ class Doctor {
         report(check(facts));
       }
       bool primary = facts.info["role"] != "slave";
+      const bool cluster = facts.cluster_info.has_value() || facts.info["cluster_enabled"] == "1";
       // A cluster's replicas are nodes of their own here; one server's replicas are not.
-      if (primary && facts.info["cluster_enabled"] != "1") {
+      if (primary && !cluster) {
         for (const std::string& replica : replica_addresses(facts)) {
           report(check_replica_persistence(node, ask_replica(options, replica)));
         }
       }
       if (primary) report(check_locks(node, find_locks(*conn)));
-      if (primary && facts.info["cluster_enabled"] == "1") {
+      if (primary && cluster) {
         report(check_cluster_holds(node, items_with_expired_holds(*conn),
                                    cluster_records_past_due(*conn)));
       } else if (primary) {
@@ -233,12 +255,8 @@ class Doctor {
     replica.node = address;
     try {
       NodeConnection conn(options_for(primary, address));
-      static const char* const kConfig[] = {"appendonly", "appendfsync", "save"};
-      for (const char* name : kConfig) conn.append({"CONFIG", "GET", name});
-      for (const char* name : kConfig) {
-        Reply r = conn.read();
-        if (r.elements.size() == 2) replica.config[name] = r.elements[1].str;
-      }
+      read_config(conn, {"appendonly", "appendfsync", "save"}, replica.config,
+                  replica.config_unread);
     } catch (const StockctlError& e) {
       if (interrupted()) throw;
       replica.unreachable = e.what();
@@ -256,21 +274,39 @@ class Doctor {
   NodeFacts gather(NodeConnection& conn, const std::string& node) {
     NodeFacts facts;
     facts.node = node;
-    facts.info = parse_info(conn.command({"INFO"}).str);
-    static const char* const kConfig[] = {
-        "maxmemory-policy",      "maxmemory",           "appendonly", "appendfsync", "save",
-        "min-replicas-to-write", "min-replicas-max-lag"};
-    for (const char* name : kConfig) conn.append({"CONFIG", "GET", name});
-    for (const char* name : kConfig) {
-      Reply r = conn.read();
-      if (r.elements.size() == 2) facts.config[name] = r.elements[1].str;
+    const Reply info = conn.command({"INFO"});
+    if (info.is_error()) {
+      facts.info_unread = fmt::format("INFO: {}", info.str);
+    } else {
+      facts.info = parse_info(info.str);
     }
-    if (facts.info["cluster_enabled"] == "1") {
-      facts.cluster_info = conn.command({"CLUSTER", "INFO"}).str;
-      facts.cluster_nodes = conn.command({"CLUSTER", "NODES"}).str;
-    }
+    read_config(conn,
+                {"maxmemory-policy", "maxmemory", "appendonly", "appendfsync", "save",
+                 "min-replicas-to-write", "min-replicas-max-lag"},
+                facts.config, facts.config_unread);
+    read_cluster_state(conn, facts);
     sample_clock(conn, node);
     return facts;
+  }
+
+  // CLUSTER INFO and CLUSTER NODES of a cluster node. Without INFO (refused) CLUSTER INFO
+  // itself says whether this is one. What is refused, the cluster check says it could not read.
+  static void read_cluster_state(NodeConnection& conn, NodeFacts& facts) {
+    if (!facts.info_unread && facts.info["cluster_enabled"] != "1") return;
+    const Reply info = conn.command({"CLUSTER", "INFO"});
+    if (info.error_kind() == ErrorReply::cluster_disabled) return;
+    if (info.is_error()) {
+      facts.cluster_unread = fmt::format(
+          "{}CLUSTER INFO: {}", facts.info_unread ? *facts.info_unread + "; " : "", info.str);
+      return;
+    }
+    facts.cluster_info = info.str;
+    const Reply nodes = conn.command({"CLUSTER", "NODES"});
+    if (nodes.is_error()) {
+      facts.cluster_unread = fmt::format("CLUSTER NODES: {}", nodes.str);
+    } else {
+      facts.cluster_nodes = nodes.str;
+    }
   }
 
   void sample_clock(NodeConnection& conn, const std::string& node) {

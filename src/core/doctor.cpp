@@ -33,6 +33,21 @@ Finding finding(const std::string& check, const std::string& node, CheckStatus s
                  status == CheckStatus::ok ? std::string() : std::move(hint)};
 }
 
+// Why the CONFIG value `name` is not known; nullopt when it was read. A name that is in
+// neither map was never asked for, which is no better than refused.
+std::optional<std::string> unread(const std::map<std::string, std::string>& config,
+                                  const std::map<std::string, std::string>& config_unread,
+                                  const std::string& name) {
+  if (config.count(name)) return std::nullopt;
+  auto it = config_unread.find(name);
+  if (it != config_unread.end()) return it->second;
+  return fmt::format("CONFIG GET {} was not sent", name);
+}
+
+std::optional<std::string> unread(const NodeFacts& f, const std::string& name) {
+  return unread(f.config, f.config_unread, name);
+}
+
 // "keys=10,expires=2,avg_ttl=0" -> the expires count.
 long long expires_of(const std::string& keyspace_line) {
   auto at = keyspace_line.find("expires=");
@@ -100,66 +115,144 @@ const char* check_status_name(CheckStatus status) {
   return "fail";
 }
 
-Finding check_eviction(const NodeFacts& f) {
-  const std::string policy = get(f.config, "maxmemory-policy");
+namespace {
+
+const char* const kEvictionHint =
+    "CONFIG SET maxmemory-policy noeviction (and in redis.conf): a full server then refuses "
+    "writes instead of dropping stock keys";
+
+// A policy that could not be read is not one that is fine: the operator looks by hand.
+Finding eviction_unread(const NodeFacts& f, const std::string& why) {
+  return finding(
+      "eviction", f.node, CheckStatus::warn,
+      fmt::format("maxmemory-policy could not be read ({}): eviction not checked", why),
+      "check by hand (redis-cli CONFIG GET maxmemory-policy, or the provider's settings where "
+      "CONFIG is renamed): it must be noeviction, or volatile-* only while no key has an expiry "
+      "(allkeys-* evicts stock keys; volatile-* evicts the keys with one: stockctl's request "
+      "ledgers, hold records and locks, and stock keys written with --ttl); doctor reads it "
+      "with CONFIG GET (ACL +config|get)");
+}
+
+Finding allkeys_eviction(const NodeFacts& f, const std::string& policy) {
+  if (std::optional<std::string> why = unread(f, "maxmemory")) {
+    return finding("eviction", f.node, CheckStatus::warn,
+                   fmt::format("maxmemory-policy {}: stock keys are evicted under memory "
+                               "pressure if a maxmemory is set, and maxmemory could not be read "
+                               "({})",
+                               policy, *why),
+                   kEvictionHint);
+  }
   const long long maxmemory = to_number(get(f.config, "maxmemory"));
-  const std::string evicted = get(f.info, "evicted_keys");
-  const char* hint =
-      "CONFIG SET maxmemory-policy noeviction (and in redis.conf): a full server then refuses "
-      "writes instead of dropping stock keys";
-  if (starts_with(policy, "allkeys-")) {
-    if (maxmemory > 0) {
-      return finding("eviction", f.node, CheckStatus::fail,
-                     fmt::format("maxmemory-policy {} with maxmemory {}: stock keys are evicted "
-                                 "under memory pressure, then read as missing ({} keys evicted "
-                                 "so far)",
-                                 policy, maxmemory, evicted.empty() ? "0" : evicted),
-                     hint);
-    }
+  if (maxmemory <= 0) {
     return finding("eviction", f.node, CheckStatus::warn,
                    fmt::format("maxmemory-policy {}: stock keys will be evicted once a maxmemory "
                                "is set",
                                policy),
-                   hint);
+                   kEvictionHint);
   }
-  if (starts_with(policy, "volatile-")) {
-    long long expiring = keys_with_expiry(f);
-    if (expiring > 0) {
-      return finding("eviction", f.node, CheckStatus::warn,
-                     fmt::format("maxmemory-policy {}: {} keys have an expiry and can be "
-                                 "evicted under memory pressure: stockctl's request ledgers, "
-                                 "hold records and locks (an evicted ledger lets a retry of its "
-                                 "request ids apply again), and any stock key written with --ttl",
-                                 policy, expiring),
-                     hint);
-    }
-    return finding("eviction", f.node, CheckStatus::ok,
-                   fmt::format("maxmemory-policy {}; no key has an expiry", policy));
-  }
-  return finding("eviction", f.node, CheckStatus::ok,
-                 fmt::format("maxmemory-policy {}", policy.empty() ? "unknown" : policy));
+  const std::string evicted = get(f.info, "evicted_keys");
+  return finding("eviction", f.node, CheckStatus::fail,
+                 fmt::format("maxmemory-policy {} with maxmemory {}: stock keys are evicted "
+                             "under memory pressure, then read as missing ({})",
+                             policy, maxmemory,
+                             f.info_unread ? "INFO could not be read to count the keys evicted"
+                                           : fmt::format("{} keys evicted so far",
+                                                         evicted.empty() ? "0" : evicted)),
+                 kEvictionHint);
 }
 
+Finding volatile_eviction(const NodeFacts& f, const std::string& policy) {
+  if (f.info_unread) {
+    return finding("eviction", f.node, CheckStatus::warn,
+                   fmt::format("maxmemory-policy {}: the keys with an expiry can be evicted "
+                               "under memory pressure (stockctl's request ledgers, hold records "
+                               "and locks, and stock keys written with --ttl), and INFO could "
+                               "not be read to count them ({})",
+                               policy, *f.info_unread),
+                   kEvictionHint);
+  }
+  const long long expiring = keys_with_expiry(f);
+  if (expiring > 0) {
+    return finding("eviction", f.node, CheckStatus::warn,
+                   fmt::format("maxmemory-policy {}: {} keys have an expiry and can be "
+                               "evicted under memory pressure: stockctl's request ledgers, "
+                               "hold records and locks (an evicted ledger lets a retry of its "
+                               "request ids apply again), and any stock key written with --ttl",
+                               policy, expiring),
+                   kEvictionHint);
+  }
+  return finding("eviction", f.node, CheckStatus::ok,
+                 fmt::format("maxmemory-policy {}; no key has an expiry", policy));
+}
+
+}  // namespace
+
+Finding check_eviction(const NodeFacts& f) {
+  if (std::optional<std::string> why = unread(f, "maxmemory-policy")) {
+    return eviction_unread(f, *why);
+  }
+  const std::string policy = get(f.config, "maxmemory-policy");
+  if (starts_with(policy, "allkeys-")) return allkeys_eviction(f, policy);
+  if (starts_with(policy, "volatile-")) return volatile_eviction(f, policy);
+  return finding("eviction", f.node, CheckStatus::ok, fmt::format("maxmemory-policy {}", policy));
+}
+
+namespace {
+
+// Why the AOF and RDB settings are not known; nullopt when both were read.
+std::optional<std::string> persistence_unread(const std::map<std::string, std::string>& config,
+                                              const std::map<std::string, std::string>& why) {
+  if (std::optional<std::string> aof = unread(config, why, "appendonly")) return aof;
+  return unread(config, why, "save");
+}
+
+// Whether the node keeps its data over a restart (AOF or RDB snapshots); nullopt when the
+// settings that would say so could not be read.
+std::optional<bool> persists(const std::map<std::string, std::string>& config,
+                             const std::map<std::string, std::string>& why) {
+  if (get(config, "appendonly") == "yes" || !get(config, "save").empty()) return true;
+  if (persistence_unread(config, why)) return std::nullopt;
+  return false;
+}
+
+// "AOF (appendfsync always), RDB snapshots (save 3600 1)" of a node that persists.
+std::string persistence_kinds(const std::map<std::string, std::string>& config) {
+  std::vector<std::string> kinds;
+  if (get(config, "appendonly") == "yes") {
+    const std::string fsync = get(config, "appendfsync");
+    kinds.push_back(fmt::format("AOF (appendfsync {})", fsync.empty() ? "unknown" : fsync));
+  }
+  const std::string save = get(config, "save");
+  if (!save.empty()) kinds.push_back(fmt::format("RDB snapshots (save {})", save));
+  return join(kinds, ", ");
+}
+
+const char* const kPersistenceByHand =
+    "check by hand (redis-cli CONFIG GET appendonly and CONFIG GET save, or the provider's "
+    "persistence settings where CONFIG is renamed): with neither AOF nor RDB snapshots a "
+    "restart loses every item; doctor reads them with CONFIG GET (ACL +config|get)";
+
+}  // namespace
+
 Finding check_persistence(const NodeFacts& f) {
-  const bool aof = get(f.config, "appendonly") == "yes";
-  const std::string save = get(f.config, "save");
-  if (!aof && save.empty()) {
+  const std::optional<bool> kept = persists(f.config, f.config_unread);
+  if (!kept) {
+    return finding("persistence", f.node, CheckStatus::warn,
+                   fmt::format("AOF and RDB settings could not be read ({}): persistence not "
+                               "checked",
+                               *persistence_unread(f.config, f.config_unread)),
+                   kPersistenceByHand);
+  }
+  if (!*kept) {
     return finding("persistence", f.node, CheckStatus::warn,
                    "neither AOF nor RDB snapshots: a restart loses every item",
                    "CONFIG SET appendonly yes (and in redis.conf), or plan a rebuild after every "
                    "restart");
   }
-  std::vector<std::string> kinds;
-  if (aof) kinds.push_back(fmt::format("AOF (appendfsync {})", get(f.config, "appendfsync")));
-  if (!save.empty()) kinds.push_back(fmt::format("RDB snapshots (save {})", save));
-  return finding("persistence", f.node, CheckStatus::ok, join(kinds, ", "));
+  return finding("persistence", f.node, CheckStatus::ok, persistence_kinds(f.config));
 }
 
 namespace {
-
-bool has_persistence(const NodeFacts& f) {
-  return get(f.config, "appendonly") == "yes" || !get(f.config, "save").empty();
-}
 
 // A replica is the primary after the next failover: one without persistence then loses every
 // item at its first restart.
@@ -174,23 +267,32 @@ Finding bare_replica(const std::string& node, const std::string& primary) {
 
 }  // namespace
 
-Finding check_replication(const NodeFacts& f) {
-  const std::string role = get(f.info, "role");
-  if (role == "slave") {
-    const std::string link = get(f.info, "master_link_status");
-    const std::string primary =
-        fmt::format("{}:{}", get(f.info, "master_host"), get(f.info, "master_port"));
-    if (link != "up") {
-      return finding("replication", f.node, CheckStatus::warn,
-                     fmt::format("replica of {} with its link {}", primary, link),
-                     "check the replica's log and its network path to the primary");
-    }
-    if (f.config.count("appendonly") && !has_persistence(f)) return bare_replica(f.node, primary);
-    return finding("replication", f.node, CheckStatus::ok,
-                   fmt::format("replica of {}, link up", primary));
+namespace {
+
+// Why min-replicas-to-write or min-replicas-max-lag is not known; nullopt when both were read.
+std::optional<std::string> min_replicas_unread(const NodeFacts& f) {
+  if (std::optional<std::string> why = unread(f, "min-replicas-to-write")) return why;
+  return unread(f, "min-replicas-max-lag");
+}
+
+Finding replica_replication(const NodeFacts& f) {
+  const std::string link = get(f.info, "master_link_status");
+  const std::string primary =
+      fmt::format("{}:{}", get(f.info, "master_host"), get(f.info, "master_port"));
+  if (link != "up") {
+    return finding("replication", f.node, CheckStatus::warn,
+                   fmt::format("replica of {} with its link {}", primary, link),
+                   "check the replica's log and its network path to the primary");
   }
+  // Settings that could not be read are the persistence check's finding on this node.
+  const std::optional<bool> kept = persists(f.config, f.config_unread);
+  if (kept && !*kept) return bare_replica(f.node, primary);
+  return finding("replication", f.node, CheckStatus::ok,
+                 fmt::format("replica of {}, link up", primary));
+}
+
+Finding primary_replication(const NodeFacts& f) {
   const long long replicas = to_number(get(f.info, "connected_slaves"));
-  const std::string min_replicas = get(f.config, "min-replicas-to-write");
   if (replicas == 0) {
     return finding("replication", f.node, CheckStatus::warn,
                    "no replica: every item lives on this one server",
@@ -208,7 +310,8 @@ Finding check_replication(const NodeFacts& f) {
         fmt::format("{} of {} replicas not online: {}", down.size(), replicas, join(down, "; ")),
         "check the replicas' logs and their network path to this primary");
   }
-  if (to_number(min_replicas) <= 0) {
+  const std::string min_replicas = get(f.config, "min-replicas-to-write");
+  if (!unread(f, "min-replicas-to-write") && to_number(min_replicas) <= 0) {
     return finding(
         "replication", f.node, CheckStatus::warn,
         fmt::format("{} replicas online; min-replicas-to-write 0: replication is asynchronous "
@@ -220,19 +323,70 @@ Finding check_replication(const NodeFacts& f) {
         "window; and keep stockctl's --wait-replicas 1 (its default where a replica is "
         "attached; never 0) so that an ok is a write a replica has");
   }
+  if (std::optional<std::string> why = min_replicas_unread(f)) {
+    return finding(
+        "replication", f.node, CheckStatus::warn,
+        fmt::format("{} replicas online; min-replicas-to-write could not be read ({}): not "
+                    "checked whether a failover can lose acknowledged writes",
+                    replicas, *why),
+        "check by hand (redis-cli CONFIG GET min-replicas-to-write and CONFIG GET "
+        "min-replicas-max-lag): with min-replicas-to-write 0 replication is asynchronous and a "
+        "failover loses the primary's last writes; 1 with min-replicas-max-lag 10, and "
+        "stockctl's --wait-replicas 1, bound that; doctor reads them with CONFIG GET (ACL "
+        "+config|get)");
+  }
   return finding("replication", f.node, CheckStatus::ok,
                  fmt::format("{} replicas online; min-replicas-to-write {}, "
                              "min-replicas-max-lag {}",
                              replicas, min_replicas, get(f.config, "min-replicas-max-lag")));
 }
 
+}  // namespace
+
+Finding check_replication(const NodeFacts& f) {
+  if (f.info_unread) {
+    return finding(
+        "replication", f.node, CheckStatus::warn,
+        fmt::format("INFO could not be read ({}): replication not checked", *f.info_unread),
+        "check by hand (redis-cli INFO replication, CONFIG GET min-replicas-to-write): "
+        "a primary wants a replica online and min-replicas-to-write 1 or more, or a "
+        "failover loses its last writes; doctor reads it with INFO (ACL +info)");
+  }
+  if (get(f.info, "role") == "slave") return replica_replication(f);
+  return primary_replication(f);
+}
+
+namespace {
+
+const char* const kMemoryByHand =
+    "check by hand (redis-cli INFO memory and CONFIG GET maxmemory, or the provider's memory "
+    "metrics): at maxmemory with noeviction every write is refused with OOM; doctor reads them "
+    "with INFO and CONFIG GET (ACL +info, +config|get)";
+
+}  // namespace
+
 Finding check_memory(const NodeFacts& f) {
+  if (std::optional<std::string> why = unread(f, "maxmemory")) {
+    return finding("memory", f.node, CheckStatus::warn,
+                   fmt::format("maxmemory could not be read ({}): memory not checked", *why),
+                   kMemoryByHand);
+  }
   const long long maxmemory = to_number(get(f.config, "maxmemory"));
   const long long used = to_number(get(f.info, "used_memory"));
   if (maxmemory <= 0) {
+    // Nothing refuses a write for memory below the host's own limit: used_memory is only told.
     return finding(
         "memory", f.node, CheckStatus::ok,
-        fmt::format("used_memory {}; no maxmemory: the host's memory is the limit", used));
+        f.info_unread
+            ? std::string("no maxmemory: the host's memory is the limit")
+            : fmt::format("used_memory {}; no maxmemory: the host's memory is the limit", used));
+  }
+  if (f.info_unread) {
+    return finding("memory", f.node, CheckStatus::warn,
+                   fmt::format("used_memory could not be read ({}): how full maxmemory {} is "
+                               "not checked",
+                               *f.info_unread, maxmemory),
+                   kMemoryByHand);
   }
   // What Redis compares with maxmemory before it refuses a write (or evicts).
   const long long counted = used - to_number(get(f.info, "mem_not_counted_for_evict"));
@@ -280,12 +434,19 @@ Finding check_replica_persistence(const std::string& primary, const ReplicaFacts
                                "not checked",
                                primary, *replica.unreachable));
   }
-  NodeFacts facts;
-  facts.node = replica.node;
-  facts.config = replica.config;
-  if (!has_persistence(facts)) return bare_replica(replica.node, primary);
+  const std::optional<bool> kept = persists(replica.config, replica.config_unread);
+  if (!kept) {
+    return finding("replication", replica.node, CheckStatus::warn,
+                   fmt::format("replica of {}: its AOF and RDB settings could not be read ({}): "
+                               "its persistence not checked",
+                               primary, *persistence_unread(replica.config, replica.config_unread)),
+                   "check by hand on the replica (redis-cli CONFIG GET appendonly and CONFIG GET "
+                   "save): a replica is the primary after the next failover, and with neither "
+                   "AOF nor RDB snapshots its first restart then loses every item");
+  }
+  if (!*kept) return bare_replica(replica.node, primary);
   return finding("replication", replica.node, CheckStatus::ok,
-                 fmt::format("replica of {}; {}", primary, check_persistence(facts).detail));
+                 fmt::format("replica of {}; {}", primary, persistence_kinds(replica.config)));
 }
 
 namespace {
@@ -366,6 +527,16 @@ std::vector<Finding> check_sentinels(const std::string& master_name,
 }
 
 Finding check_cluster(const NodeFacts& f) {
+  const char* const by_hand =
+      "check by hand (redis-cli CLUSTER INFO: cluster_state ok, 16384 slots assigned; redis-cli "
+      "--cluster check HOST:PORT for slots left migrating or importing); doctor reads them with "
+      "INFO, CLUSTER INFO and CLUSTER NODES (ACL +info, +cluster|info, +cluster|nodes)";
+  if (!f.cluster_info && f.cluster_unread) {
+    return finding("cluster", f.node, CheckStatus::warn,
+                   fmt::format("the cluster state could not be read ({}): cluster not checked",
+                               *f.cluster_unread),
+                   by_hand);
+  }
   if (!f.cluster_info) return finding("cluster", f.node, CheckStatus::ok, "not a cluster");
   auto info = parse_info(*f.cluster_info);
   std::vector<std::string> problems;
@@ -375,6 +546,13 @@ Finding check_cluster(const NodeFacts& f) {
   long long assigned = to_number(get(info, "cluster_slots_assigned"));
   if (assigned < 16384) problems.push_back(fmt::format("{} slots not covered", 16384 - assigned));
   for (const std::string& m : open_migrations(f.cluster_nodes.value_or(""))) problems.push_back(m);
+  if (problems.empty() && f.cluster_unread) {
+    return finding("cluster", f.node, CheckStatus::warn,
+                   fmt::format("cluster_state ok, 16384 slots covered; slots left migrating or "
+                               "importing not checked ({})",
+                               *f.cluster_unread),
+                   by_hand);
+  }
   if (problems.empty()) {
     return finding("cluster", f.node, CheckStatus::ok,
                    fmt::format("cluster_state ok, 16384 slots covered, {} known nodes",
@@ -391,6 +569,12 @@ Finding check_version(const NodeFacts& f) {
   int minor = 0;
   char dot = 0;
   std::istringstream in(version);
+  if (f.info_unread) {
+    return finding("version", f.node, CheckStatus::warn,
+                   fmt::format("the server's version could not be read ({})", *f.info_unread),
+                   "check by hand (redis-cli INFO server: redis_version 6.2 or later); doctor "
+                   "reads it with INFO (ACL +info)");
+  }
   if (!(in >> major >> dot >> minor) || dot != '.') {
     return finding("version", f.node, CheckStatus::warn, "the server did not say its version",
                    "run INFO server on the node");

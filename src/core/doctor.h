@@ -30,29 +30,38 @@ struct Finding {
 };
 
 /// What doctor learned from one node: its INFO, the CONFIG values it asked for, and (on a
-/// cluster) its own CLUSTER INFO and CLUSTER NODES.
+/// cluster) its own CLUSTER INFO and CLUSTER NODES. What it could not read is kept with why
+/// (an ACL user without +info or +config|get, a managed Redis that renamed CONFIG): a check
+/// that could not look warns and says so, never ok.
 struct NodeFacts {
   std::string node;
   std::map<std::string, std::string> info;
+  std::optional<std::string> info_unread;     ///< why INFO could not be read
   std::map<std::string, std::string> config;  ///< maxmemory-policy, maxmemory, appendonly, save,
                                               ///< min-replicas-to-write, min-replicas-max-lag
-  std::optional<std::string> cluster_info;    ///< absent when not a cluster
+  /// Why a CONFIG value could not be read, by name ("CONFIG GET save: NOPERM ..."). A name in
+  /// neither map was not read either.
+  std::map<std::string, std::string> config_unread;
+  std::optional<std::string> cluster_info;  ///< absent when not a cluster
   std::optional<std::string> cluster_nodes;
+  /// Why it could not be told whether the node is in a cluster (INFO and CLUSTER INFO refused).
+  std::optional<std::string> cluster_unread;
 };
 
 /// eviction: allkeys-* with a maxmemory fails (stock keys can be evicted), volatile-* warns
-/// while keys have expiries, noeviction is ok.
+/// while keys have expiries, noeviction is ok. A policy that could not be read warns.
 Finding check_eviction(const NodeFacts& facts);
-/// persistence: neither AOF nor RDB snapshots warns (a restart loses every item).
+/// persistence: neither AOF nor RDB snapshots warns (a restart loses every item), and so do
+/// settings that could not be read.
 Finding check_persistence(const NodeFacts& facts);
 /// replication: a primary without replicas, or a replica whose link is down, warns; so does a
 /// primary with replicas and min-replicas-to-write 0 (it acknowledges writes no replica has, so
 /// a failover loses a window of them that nothing bounds), and a replica whose CONFIG was read
-/// that has neither AOF nor RDB.
+/// that has neither AOF nor RDB. An INFO or min-replicas-to-write that could not be read warns.
 Finding check_replication(const NodeFacts& facts);
 /// memory: used_memory (less what Redis does not count for eviction) at or past maxmemory fails
 /// (writes are refused with OOM now, or keys evicted), above 90% of it warns; no maxmemory is
-/// ok and says so.
+/// ok and says so. A maxmemory (or, with one, an INFO) that could not be read warns.
 Finding check_memory(const NodeFacts& facts);
 
 /// "host:port" of each replica a primary's INFO replication lists (slaveN: ip=...,port=...).
@@ -60,13 +69,14 @@ std::vector<std::string> replica_addresses(const NodeFacts& primary);
 /// What doctor learned from one replica of a primary it checked: its persistence settings, or
 /// why it could not be asked.
 struct ReplicaFacts {
-  std::string node;                           ///< "host:port" as the primary names it
-  std::optional<std::string> unreachable;     ///< why it could not be asked
-  std::map<std::string, std::string> config;  ///< appendonly, appendfsync, save
+  std::string node;                                  ///< "host:port" as the primary names it
+  std::optional<std::string> unreachable;            ///< why it could not be asked
+  std::map<std::string, std::string> config;         ///< appendonly, appendfsync, save
+  std::map<std::string, std::string> config_unread;  ///< as NodeFacts' (by name: why)
 };
 /// replication, on a primary's replica: neither AOF nor RDB warns (a failover makes it the
-/// primary, and its first restart then loses every item); one that cannot be reached from here
-/// is ok, not checked.
+/// primary, and its first restart then loses every item); so do settings that could not be
+/// read. One that cannot be reached from here is ok, not checked.
 Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica);
 
 /// What one sentinel of a redis+sentinel:// URL answered.
@@ -91,9 +101,10 @@ std::vector<Finding> check_sentinels(const std::string& master_name,
                                      const std::vector<SentinelView>& views,
                                      const std::optional<std::string>& connected = std::nullopt);
 /// cluster: a state other than ok, uncovered slots, or slots this node has left migrating or
-/// importing fail, with the redis-cli --cluster fix hint. Not a cluster: ok.
+/// importing fail, with the redis-cli --cluster fix hint. Not a cluster: ok. Not known whether
+/// it is one (cluster_unread): warns.
 Finding check_cluster(const NodeFacts& facts);
-/// version: below 6.2 warns.
+/// version: below 6.2 warns, and so does a version that could not be read.
 Finding check_version(const NodeFacts& facts);
 
 /// A lock key doctor found, with its PTTL (-1: no expiry).

@@ -226,6 +226,70 @@ class Standalone(DoctorTest):
         self.assertIn('stockctl_doctor_check{check="eviction",node="%s",status="ok"} 1\n' % node, text)
         self.assertIn('stockctl_last_exit_code{op="doctor"} 0\n', text)
 
+    def doctor_as(self, server, user, *args):
+        """doctor as the ACL user `user` (password "pw")."""
+        return run("doctor", "--url", server.url, "--user", user, *args,
+                   env=clean_env(STOCKCTL_PASSWORD="pw"))
+
+    def test_config_get_refused_warns_on_each_check_that_needs_it(self):
+        # An ACL user without +config|get: the checks that read CONFIG could not look, and an
+        # operator who reads ok takes it for "looked, and fine".
+        server, replica = self.primary_with_replica(("--maxmemory", "10mb", "--maxmemory-policy",
+                                                      "allkeys-lru", "--min-replicas-to-write", "1"))
+        for node in (server, replica):
+            c = node.client()
+            c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", "-config|get")
+            c.close()
+        res = self.doctor_as(server, "doctor")
+        got = {check: fs[0] for check, fs in findings(res).items()}
+        refusal = "NOPERM this user has no permissions to run the 'config|get' command"
+        eviction = got["eviction"]
+        self.assertEqual(eviction["status"], "warn", res)
+        self.assertEqual(eviction["detail"], "maxmemory-policy could not be read (CONFIG GET "
+                         "maxmemory-policy: %s): eviction not checked" % refusal)
+        self.assertIn("check by hand", eviction["hint"])
+        self.assertIn("noeviction, or volatile-* only while no key has an expiry", eviction["hint"])
+        for check in ("persistence", "replication", "memory"):
+            self.assertEqual(got[check]["status"], "warn", got[check])
+            self.assertIn("could not be read (CONFIG GET ", got[check]["detail"])
+            self.assertIn(refusal, got[check]["detail"])
+            self.assertIn("check by hand", got[check]["hint"])
+        self.assertIn("min-replicas-to-write could not be read", got["replication"]["detail"])
+        asked = findings(res)["replication"][1]  # the replica, asked in turn
+        self.assertEqual((asked["node"], asked["status"]), ("127.0.0.1:%d" % replica.port, "warn"))
+        self.assertIn("its AOF and RDB settings could not be read", asked["detail"])
+        # Nothing it could not read is stated as a fact about the server.
+        self.assertNotIn("neither AOF nor RDB", got["persistence"]["detail"] + asked["detail"])
+        self.assertNotIn("no maxmemory", got["memory"]["detail"])
+        self.assertEqual(self.doctor_as(server, "doctor", "--strict").rc, 1)
+
+    def test_a_renamed_config_command_warns_rather_than_passing(self):
+        # A managed Redis that renames CONFIG, and an allkeys policy doctor cannot see.
+        server = self.server("--maxmemory-policy", "allkeys-lru", "--rename-command", "CONFIG", "")
+        res = self.doctor(server)
+        eviction = findings(res)["eviction"][0]
+        self.assertEqual(eviction["status"], "warn", res)
+        self.assertRegex(eviction["detail"], r"^maxmemory-policy could not be read \(CONFIG GET "
+                         r"maxmemory-policy: ERR unknown command 'CONFIG'.*\): eviction not checked$")
+
+    def test_info_refused_warns_on_each_check_that_needs_it(self):
+        primary, _ = self.primary_with_replica(("--min-replicas-to-write", "1"))
+        c = primary.client()
+        c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", "-info")
+        c.close()
+        res = self.doctor_as(primary, "doctor")
+        got = {check: fs[0] for check, fs in findings(res).items()}
+        refusal = "INFO: NOPERM this user has no permissions to run the 'info' command"
+        for check in ("replication", "version"):
+            self.assertEqual(got[check]["status"], "warn", got[check])
+            self.assertIn(refusal, got[check]["detail"])
+        # Not "no replica": it has one, which doctor could not see.
+        self.assertEqual(got["replication"]["detail"],
+                         "INFO could not be read (%s): replication not checked" % refusal)
+        # CLUSTER INFO tells a plain server from a cluster node without INFO.
+        self.assertEqual((got["cluster"]["status"], got["cluster"]["detail"]), ("ok", "not a cluster"))
+        self.assertEqual(got["persistence"]["status"], "ok", got["persistence"])  # CONFIG alone
+
     def test_unreachable_server_is_a_failure(self):
         res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
         self.assertEqual(res.rc, 1, res)
@@ -279,6 +343,31 @@ class Cluster(DoctorTest):
             self.assertEqual(statuses(run("doctor", *on), "holds"), ["ok"] * 3)
         finally:
             router.close()
+
+    def test_info_refused_on_a_cluster_reads_cluster_info_itself(self):
+        cluster = RedisCluster(primaries=3, replicas_per_primary=0)
+        self.servers = cluster.nodes
+        for n in cluster.nodes:
+            c = n.client()
+            c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", "-info")
+            c.close()
+        res = run("doctor", "--url", cluster.url, "--cluster", "--user", "doctor",
+                  env=clean_env(STOCKCTL_PASSWORD="pw"))
+        self.assertEqual(statuses(res, "cluster"), ["ok"] * 3, res)
+        self.assertTrue(all(f["detail"].startswith("cluster_state ok, 16384 slots covered")
+                            for f in findings(res)["cluster"]), res)
+        self.assertEqual(statuses(res, "replication"), ["warn"] * 3, res)
+        # Each node is known as a cluster primary: its cluster holds are read.
+        self.assertEqual(statuses(res, "holds"), ["ok"] * 3, res)
+        for n in cluster.nodes:
+            c = n.client()
+            c("ACL", "SETUSER", "doctor", "-cluster|info")
+            c.close()
+        res = run("doctor", "--url", cluster.url, "--cluster", "--user", "doctor",
+                  env=clean_env(STOCKCTL_PASSWORD="pw"))
+        cluster_findings = findings(res)["cluster"]
+        self.assertEqual([f["status"] for f in cluster_findings], ["warn"] * 3, res)
+        self.assertIn("CLUSTER INFO: NOPERM", cluster_findings[0]["detail"])
 
     def test_a_slot_left_migrating_fails_on_both_nodes(self):
         cluster = RedisCluster(primaries=3, replicas_per_primary=0)

@@ -266,16 +266,16 @@ TEST_CASE("replication: replicas from INFO; one without persistence warns") {
                         {"slave0", "ip=10.0.0.2,port=6380,state=online,offset=1,lag=0"},
                         {"slave1", "ip=10.0.0.3,port=6381,state=online,offset=1,lag=1"}});
   CHECK(replica_addresses(primary) == std::vector<std::string>{"10.0.0.2:6380", "10.0.0.3:6381"});
-  ReplicaFacts bare{"10.0.0.2:6380", std::nullopt, {{"appendonly", "no"}, {"save", ""}}};
+  ReplicaFacts bare{"10.0.0.2:6380", std::nullopt, {{"appendonly", "no"}, {"save", ""}}, {}};
   Finding f = check_replica_persistence("10.0.0.1:6379", bare);
   CHECK(f.status == CheckStatus::warn);
   CHECK(f.check == "replication");
   CHECK(f.node == "10.0.0.2:6380");
   CHECK(f.detail.find("replica of 10.0.0.1:6379") != std::string::npos);
   CHECK(f.hint.find("appendonly yes on the replica") != std::string::npos);
-  ReplicaFacts aof{"10.0.0.2:6380", std::nullopt, {{"appendonly", "yes"}, {"save", ""}}};
+  ReplicaFacts aof{"10.0.0.2:6380", std::nullopt, {{"appendonly", "yes"}, {"save", ""}}, {}};
   CHECK(check_replica_persistence("10.0.0.1:6379", aof).status == CheckStatus::ok);
-  ReplicaFacts away{"10.0.0.2:6380", std::string("connection refused"), {}};
+  ReplicaFacts away{"10.0.0.2:6380", std::string("connection refused"), {}, {}};
   CHECK(check_replica_persistence("10.0.0.1:6379", away).status == CheckStatus::ok);
   // doctor pointed at the replica itself (or at a cluster's replica) says the same.
   auto replica = facts({{"role", "slave"},
@@ -378,4 +378,108 @@ TEST_CASE("split: a warning when a primary holds more than its share of an item'
   CHECK_FALSE(check_split_spread("stock:{A}", "A", record, {}));
   record.state = SplitState::drain;
   CHECK_FALSE(check_split_spread("stock:{A}", "A", record, ranges));
+}
+
+namespace {
+
+const std::string kNoConfig = "NOPERM this user has no permissions to run the 'config|get' command";
+
+// A node whose every CONFIG GET was refused, as for an ACL user without +config|get.
+NodeFacts config_refused(std::map<std::string, std::string> info) {
+  NodeFacts f = facts(std::move(info));
+  for (const char* name : {"maxmemory-policy", "maxmemory", "appendonly", "appendfsync", "save",
+                           "min-replicas-to-write", "min-replicas-max-lag"}) {
+    f.config_unread[name] = std::string("CONFIG GET ") + name + ": " + kNoConfig;
+  }
+  return f;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("CONFIG GET refused: the checks that need it warn, saying why, never ok") {
+  const NodeFacts f = config_refused({{"role", "master"},
+                                      {"connected_slaves", "1"},
+                                      {"slave0", "ip=10.0.0.2,port=6379,state=online,lag=0"},
+                                      {"used_memory", "1000"}});
+  Finding eviction = check_eviction(f);
+  CHECK(eviction.status == CheckStatus::warn);
+  CHECK(eviction.detail == "maxmemory-policy could not be read (CONFIG GET maxmemory-policy: " +
+                               kNoConfig + "): eviction not checked");
+  CHECK(contains(eviction.hint, "check by hand"));
+  CHECK(contains(eviction.hint, "noeviction, or volatile-* only while no key has an expiry"));
+  Finding persistence = check_persistence(f);
+  CHECK(persistence.status == CheckStatus::warn);
+  CHECK(contains(persistence.detail,
+                 "AOF and RDB settings could not be read (CONFIG GET "
+                 "appendonly: NOPERM"));
+  CHECK(!contains(persistence.detail, "neither"));
+  Finding replication = check_replication(f);
+  CHECK(replication.status == CheckStatus::warn);
+  CHECK(contains(replication.detail, "min-replicas-to-write could not be read"));
+  CHECK(!contains(replication.detail, "min-replicas-to-write 0"));
+  Finding memory = check_memory(f);
+  CHECK(memory.status == CheckStatus::warn);
+  CHECK(contains(memory.detail, "maxmemory could not be read (CONFIG GET maxmemory: NOPERM"));
+  CHECK(!contains(memory.detail, "no maxmemory"));
+}
+
+TEST_CASE("CONFIG GET refused: what was read still decides") {
+  NodeFacts f = config_refused({{"evicted_keys", "3"}});
+  f.config["maxmemory-policy"] = "noeviction";
+  f.config_unread.erase("maxmemory-policy");
+  CHECK(check_eviction(f).status == CheckStatus::ok);  // noeviction needs no maxmemory
+  f.config["maxmemory-policy"] = "allkeys-lru";
+  Finding allkeys = check_eviction(f);
+  CHECK(allkeys.status == CheckStatus::warn);
+  CHECK(contains(allkeys.detail, "maxmemory could not be read"));
+  f.config["appendonly"] = "yes";
+  f.config_unread.erase("appendonly");
+  Finding aof = check_persistence(f);  // AOF alone keeps the data, whatever save says
+  CHECK(aof.status == CheckStatus::ok);
+  CHECK(aof.detail == "AOF (appendfsync unknown)");
+  // A replica whose settings were refused: its link is reported; persistence is not claimed.
+  NodeFacts replica = config_refused({{"role", "slave"},
+                                      {"master_host", "10.0.0.1"},
+                                      {"master_port", "6379"},
+                                      {"master_link_status", "up"}});
+  CHECK(check_replication(replica).status == CheckStatus::ok);
+  ReplicaFacts asked{"10.0.0.2:6380",
+                     std::nullopt,
+                     {},
+                     {{"appendonly",
+                       "CONFIG GET appendonly: "
+                       "ERR unknown command"}}};
+  Finding unread = check_replica_persistence("10.0.0.1:6379", asked);
+  CHECK(unread.status == CheckStatus::warn);
+  CHECK(contains(unread.detail, "its AOF and RDB settings could not be read"));
+  CHECK(!contains(unread.detail, "neither"));
+}
+
+TEST_CASE("INFO refused: replication, memory, version and cluster warn, saying why") {
+  NodeFacts f = facts({}, {{"maxmemory-policy", "volatile-lru"},
+                           {"maxmemory", "1000"},
+                           {"appendonly", "yes"},
+                           {"save", ""},
+                           {"min-replicas-to-write", "1"},
+                           {"min-replicas-max-lag", "10"}});
+  f.info_unread = "INFO: NOPERM this user has no permissions to run the 'info' command";
+  f.cluster_unread = *f.info_unread + "; CLUSTER INFO: NOPERM no permissions";
+  for (const Finding& finding : {check_eviction(f), check_replication(f), check_memory(f),
+                                 check_version(f), check_cluster(f)}) {
+    CAPTURE(finding.check);
+    CHECK(finding.status == CheckStatus::warn);
+    CHECK(contains(finding.detail, "INFO: NOPERM"));
+    CHECK(!finding.hint.empty());
+  }
+  CHECK(check_persistence(f).status == CheckStatus::ok);  // needs no INFO
+  f.config["maxmemory-policy"] = "allkeys-lru";
+  Finding evicting = check_eviction(f);
+  CHECK(evicting.status == CheckStatus::fail);
+  CHECK(contains(evicting.detail, "INFO could not be read to count the keys evicted"));
+  f.config["maxmemory"] = "0";
+  CHECK(check_memory(f).status == CheckStatus::ok);  // no maxmemory: nothing to be full
 }
