@@ -269,6 +269,32 @@ Finding bare_replica(const std::string& node, const std::string& primary) {
 
 namespace {
 
+// The fields of INFO's "slave<i>:ip=...,port=...,state=online,offset=...,lag=..." line.
+std::map<std::string, std::string> replica_fields(const NodeFacts& primary, long long i) {
+  std::map<std::string, std::string> fields;
+  std::istringstream parts(get(primary.info, fmt::format("slave{}", i)));
+  for (std::string part; std::getline(parts, part, ',');) {
+    std::size_t eq = part.find('=');
+    if (eq != std::string::npos) fields[part.substr(0, eq)] = part.substr(eq + 1);
+  }
+  return fields;
+}
+
+// The replicas min-replicas-to-write counts: Redis's own count where INFO gives it
+// (min_slaves_good_slaves, refreshed every second), else those online whose last
+// acknowledgement is at most `max_lag` seconds old, as Redis counts them.
+long long good_replicas(const NodeFacts& f, long long max_lag) {
+  const std::string counted = get(f.info, "min_slaves_good_slaves");
+  if (!counted.empty()) return to_number(counted);
+  long long good = 0;
+  const long long replicas = to_number(get(f.info, "connected_slaves"));
+  for (long long i = 0; i < replicas; ++i) {
+    std::map<std::string, std::string> fields = replica_fields(f, i);
+    if (fields["state"] == "online" && to_number(fields["lag"]) <= max_lag) ++good;
+  }
+  return good;
+}
+
 // Why min-replicas-to-write or min-replicas-max-lag is not known; nullopt when both were read.
 std::optional<std::string> min_replicas_unread(const NodeFacts& f) {
   if (std::optional<std::string> why = unread(f, "min-replicas-to-write")) return why;
@@ -291,11 +317,38 @@ Finding replica_replication(const NodeFacts& f) {
                  fmt::format("replica of {}, link up", primary));
 }
 
+// A primary short of the replicas min-replicas-to-write requires refuses every write with
+// NOREPLICAS (Redis enforces it only while min-replicas-max-lag is set too): stockctl then
+// changes nothing, so it fails, whatever else is true of its replication.
+std::optional<Finding> writes_refused(const NodeFacts& f) {
+  if (min_replicas_unread(f)) return std::nullopt;
+  const long long required = to_number(get(f.config, "min-replicas-to-write"));
+  const long long max_lag = to_number(get(f.config, "min-replicas-max-lag"));
+  if (required <= 0 || max_lag <= 0) return std::nullopt;
+  const long long good = good_replicas(f, max_lag);
+  if (good >= required) return std::nullopt;
+  return finding(
+      "replication", f.node, CheckStatus::fail,
+      fmt::format("{} good replicas (online, heard from within min-replicas-max-lag {} s) of "
+                  "the {} that min-replicas-to-write requires ({} attached): this primary "
+                  "refuses every write with NOREPLICAS",
+                  good, max_lag, required, to_number(get(f.info, "connected_slaves"))),
+      "attach the replicas, or mend those attached (their logs, their network path to this "
+      "primary, their lag), or lower min-replicas-to-write to what is there (CONFIG SET, and "
+      "in redis.conf): until then every deduction, addition, init and hold is refused");
+}
+
 Finding primary_replication(const NodeFacts& f) {
+  if (std::optional<Finding> refused = writes_refused(f)) return *refused;
   const long long replicas = to_number(get(f.info, "connected_slaves"));
   if (replicas == 0) {
+    const std::optional<std::string> why = min_replicas_unread(f);
     return finding("replication", f.node, CheckStatus::warn,
-                   "no replica: every item lives on this one server",
+                   why ? fmt::format("no replica: every item lives on this one server; "
+                                     "min-replicas-to-write could not be read ({}): from 1 up "
+                                     "(with min-replicas-max-lag), every write is refused",
+                                     *why)
+                       : std::string("no replica: every item lives on this one server"),
                    "add a replica, and set min-replicas-to-write 1 so that a write no replica "
                    "receives is refused (or run stockctl with --wait-replicas)");
   }
@@ -323,6 +376,18 @@ Finding primary_replication(const NodeFacts& f) {
         "window; and keep stockctl's --wait-replicas 1 (its default where a replica is "
         "attached; never 0) so that an ok is a write a replica has");
   }
+  const std::string max_lag = get(f.config, "min-replicas-max-lag");
+  if (!unread(f, "min-replicas-max-lag") && to_number(max_lag) <= 0) {
+    return finding(
+        "replication", f.node, CheckStatus::warn,
+        fmt::format("{} replicas online; min-replicas-to-write {} with min-replicas-max-lag "
+                    "{}, which turns it off: replication is asynchronous and this primary "
+                    "acknowledges writes no replica has, so a failover loses the writes of its "
+                    "last moments, a window nothing bounds",
+                    replicas, min_replicas, max_lag),
+        "CONFIG SET min-replicas-max-lag 10 (and in redis.conf): Redis enforces "
+        "min-replicas-to-write only with a lag to measure it by");
+  }
   if (std::optional<std::string> why = min_replicas_unread(f)) {
     return finding(
         "replication", f.node, CheckStatus::warn,
@@ -338,7 +403,7 @@ Finding primary_replication(const NodeFacts& f) {
   return finding("replication", f.node, CheckStatus::ok,
                  fmt::format("{} replicas online; min-replicas-to-write {}, "
                              "min-replicas-max-lag {}",
-                             replicas, min_replicas, get(f.config, "min-replicas-max-lag")));
+                             replicas, min_replicas, max_lag));
 }
 
 }  // namespace
@@ -414,12 +479,7 @@ std::vector<std::string> replica_addresses(const NodeFacts& primary) {
   std::vector<std::string> out;
   const long long replicas = to_number(get(primary.info, "connected_slaves"));
   for (long long i = 0; i < replicas; ++i) {
-    std::map<std::string, std::string> fields;
-    std::istringstream parts(get(primary.info, fmt::format("slave{}", i)));
-    for (std::string part; std::getline(parts, part, ',');) {
-      std::size_t eq = part.find('=');
-      if (eq != std::string::npos) fields[part.substr(0, eq)] = part.substr(eq + 1);
-    }
+    std::map<std::string, std::string> fields = replica_fields(primary, i);
     if (!fields["ip"].empty() && !fields["port"].empty()) {
       out.push_back(fields["ip"] + ":" + fields["port"]);
     }

@@ -54,10 +54,13 @@ Finding check_eviction(const NodeFacts& facts);
 /// persistence: neither AOF nor RDB snapshots warns (a restart loses every item), and so do
 /// settings that could not be read.
 Finding check_persistence(const NodeFacts& facts);
-/// replication: a primary without replicas, or a replica whose link is down, warns; so does a
-/// primary with replicas and min-replicas-to-write 0 (it acknowledges writes no replica has, so
-/// a failover loses a window of them that nothing bounds), and a replica whose CONFIG was read
-/// that has neither AOF nor RDB. An INFO or min-replicas-to-write that could not be read warns.
+/// replication: a primary with fewer good replicas (online, within min-replicas-max-lag) than
+/// min-replicas-to-write requires fails: it refuses every write with NOREPLICAS. A primary
+/// without replicas, or a replica whose link is down, warns; so does a primary with replicas
+/// and min-replicas-to-write 0 (or min-replicas-max-lag 0, which turns it off: it acknowledges
+/// writes no replica has, so a failover loses a window of them that nothing bounds), and a
+/// replica whose CONFIG was read that has neither AOF nor RDB. An INFO or min-replicas-to-write
+/// that could not be read warns.
 Finding check_replication(const NodeFacts& facts);
 /// memory: used_memory (less what Redis does not count for eviction) at or past maxmemory fails
 /// (writes are refused with OOM now, or keys evicted), above 90% of it warns; no maxmemory is

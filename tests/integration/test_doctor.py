@@ -83,6 +83,44 @@ class Standalone(DoctorTest):
             self.assertIn(setting, replication["hint"])
         self.assertEqual(self.doctor(primary, "--strict").rc, 1)
 
+    def test_min_replicas_to_write_with_no_replica_fails(self):
+        # Every write is refused with NOREPLICAS: not a warning about durability, an outage.
+        server = self.server("--min-replicas-to-write", "1", "--min-replicas-max-lag", "10",
+                             persist=True)
+        refused = run("deduct", "a", "1", "--init-value", "5", "--url", server.url)
+        self.assertIn("NOREPLICAS", refused.stdout + refused.stderr)  # the server really refuses
+        res = self.doctor(server)
+        self.assertEqual(res.rc, 1, res)
+        replication = findings(res)["replication"][0]
+        self.assertEqual(replication["status"], "fail", res)
+        self.assertEqual(replication["detail"],
+                         "0 good replicas (online, heard from within min-replicas-max-lag 10 s) of "
+                         "the 1 that min-replicas-to-write requires (0 attached): this primary "
+                         "refuses every write with NOREPLICAS")
+        self.assertIn("lower min-replicas-to-write", replication["hint"])
+        self.assertIn("stockctl: error: doctor: check replication failed on 127.0.0.1:%d: 0 good "
+                      "replicas" % server.port, res.stderr)
+
+    def test_fewer_replicas_than_min_replicas_to_write_requires_fails(self):
+        primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"))
+        c = primary.client()
+        try:
+            c("CONFIG", "SET", "min-replicas-to-write", "2")
+            refused = run("deduct", "a", "1", "--init-value", "5", "--url", primary.url)
+            self.assertIn("NOREPLICAS", refused.stdout + refused.stderr)
+            res = self.doctor(primary)
+            self.assertEqual(res.rc, 1, res)
+            replication = findings(res)["replication"]
+            self.assertEqual(replication[0]["status"], "fail", res)
+            self.assertTrue(replication[0]["detail"].startswith(
+                "1 good replicas (online, heard from within min-replicas-max-lag 10 s) of the 2 "
+                "that min-replicas-to-write requires (1 attached)"), replication[0])
+            # The replica itself is fine, and still asked.
+            self.assertEqual((replication[1]["node"], replication[1]["status"]),
+                             ("127.0.0.1:%d" % replica.port, "ok"))
+        finally:
+            c.close()
+
     def test_a_replica_without_persistence_warns_on_the_replica(self):
         primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"),
                                                      replica_persists=False)

@@ -483,3 +483,40 @@ TEST_CASE("INFO refused: replication, memory, version and cluster warn, saying w
   f.config["maxmemory"] = "0";
   CHECK(check_memory(f).status == CheckStatus::ok);  // no maxmemory: nothing to be full
 }
+
+TEST_CASE("replication: short of the replicas min-replicas-to-write requires fails") {
+  const std::map<std::string, std::string> bounded{{"min-replicas-to-write", "1"},
+                                                   {"min-replicas-max-lag", "10"}};
+  Finding alone = check_replication(facts(
+      {{"role", "master"}, {"connected_slaves", "0"}, {"min_slaves_good_slaves", "0"}}, bounded));
+  CHECK(alone.status == CheckStatus::fail);
+  CHECK(alone.detail ==
+        "0 good replicas (online, heard from within min-replicas-max-lag 10 s) of the 1 that "
+        "min-replicas-to-write requires (0 attached): this primary refuses every write with "
+        "NOREPLICAS");
+  CHECK(contains(alone.hint, "lower min-replicas-to-write"));
+  // Redis's own count decides where INFO gives it; else online replicas within the lag count.
+  auto lagging = std::map<std::string, std::string>{
+      {"role", "master"},
+      {"connected_slaves", "2"},
+      {"slave0", "ip=10.0.0.2,port=6379,state=online,offset=1,lag=11"},
+      {"slave1", "ip=10.0.0.3,port=6379,state=online,offset=1,lag=0"}};
+  CHECK(check_replication(facts(lagging, bounded)).status == CheckStatus::ok);
+  auto two = bounded;
+  two["min-replicas-to-write"] = "2";
+  Finding short_of_two = check_replication(facts(lagging, two));
+  CHECK(short_of_two.status == CheckStatus::fail);
+  CHECK(contains(short_of_two.detail, "1 good replicas"));
+  CHECK(contains(short_of_two.detail, "of the 2 that min-replicas-to-write requires (2 attached)"));
+  lagging["min_slaves_good_slaves"] = "2";
+  CHECK(check_replication(facts(lagging, two)).status == CheckStatus::ok);
+  // Without min-replicas-max-lag Redis enforces nothing: no refusal, and nothing bounded.
+  auto off = two;
+  off["min-replicas-max-lag"] = "0";
+  Finding unbounded = check_replication(facts(lagging, off));
+  CHECK(unbounded.status == CheckStatus::warn);
+  CHECK(contains(unbounded.detail, "min-replicas-max-lag 0, which turns it off"));
+  CHECK(check_replication(facts({{"role", "master"}, {"connected_slaves", "0"}},
+                                {{"min-replicas-to-write", "0"}, {"min-replicas-max-lag", "10"}}))
+            .status == CheckStatus::warn);
+}
