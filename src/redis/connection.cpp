@@ -165,6 +165,10 @@ void Connection::fill(bool wait) {
     std::size_t n = 0;
     try {
       n = transport_->read_some(buf, sizeof buf, wait ? timeout_ms_ + extra_ms_ : -1);
+    } catch (const TimeoutError&) {
+      // Silence says nothing about TLS (a TLS port refuses plain text at once), and asking
+      // again would wait as long once more: a paused server would cost twice --timeout.
+      throw;
     } catch (const ConnectionError&) {
       // A TLS port closes a plain connection at once, often before its alert can be read.
       if (!received_ && transport_->peer_speaks_tls(timeout_ms_)) throw speaks_tls();

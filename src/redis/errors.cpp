@@ -7,9 +7,9 @@
 
 namespace stockctl {
 
-ConnectionError timeout_error(const std::string& doing, const std::string& where,
-                              long long timeout_ms) {
-  return ConnectionError(
+TimeoutError timeout_error(const std::string& doing, const std::string& where,
+                           long long timeout_ms) {
+  return TimeoutError(
       fmt::format("{} {}: no answer within {} ms (server down, paused or unreachable?)", doing,
                   where, timeout_ms));
 }

@@ -26,10 +26,16 @@ class AuthenticationError : public FatalConnectionError {
   explicit AuthenticationError(const std::string& message) : FatalConnectionError(message) {}
 };
 
+/// No answer in time: the server is down, paused, or the path to it drops packets.
+class TimeoutError : public ConnectionError {
+ public:
+  explicit TimeoutError(const std::string& message) : ConnectionError(message) {}
+};
+
 /// No answer within `timeout_ms`. `doing` says what we were doing ("cannot connect to",
 /// "talking to"), `where` names the server.
-ConnectionError timeout_error(const std::string& doing, const std::string& where,
-                              long long timeout_ms);
+TimeoutError timeout_error(const std::string& doing, const std::string& where,
+                           long long timeout_ms);
 
 /// The server closed the connection (`err` 0) or the socket failed with errno `err`.
 ConnectionError closed_or_system_error(const std::string& doing, const std::string& where, int err);

@@ -1,6 +1,7 @@
 """doctor against real servers configured each bad way (and one good way)."""
 
 import os
+import socket
 import time
 import unittest
 
@@ -133,6 +134,32 @@ class Standalone(DoctorTest):
         self.assertIn("appendonly yes on the replica", bare["hint"])
         own = findings(self.doctor(replica))["replication"][0]  # asked directly: the same
         self.assertEqual(own["status"], "warn", own)
+
+    def test_a_node_that_never_answers_is_asked_once(self):
+        # A socket that accepts connections (the kernel does, for a stopped process too) and
+        # never answers. A plain connection whose first read timed out used to be followed by a
+        # second one, to see whether the port speaks TLS, which waited as long again.
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        try:
+            port = silent.getsockname()[1]
+            res = run("doctor", "--url", "redis://127.0.0.1:%d" % port, "--timeout", "300")
+            self.assertEqual(res.rc, 1, res)
+            self.assertEqual(statuses(res, "connect"), ["fail"], res)
+            self.assertIn("no answer within 300 ms", findings(res)["connect"][0]["detail"])
+            silent.settimeout(0)
+            connections = 0
+            while True:
+                try:
+                    conn, _ = silent.accept()
+                except BlockingIOError:
+                    break
+                conn.close()
+                connections += 1
+            self.assertEqual(connections, 1)
+        finally:
+            silent.close()
 
     def test_memory_full_fails_and_little_headroom_warns(self):
         server = self.server()
