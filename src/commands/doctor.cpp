@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -250,11 +251,21 @@ class Doctor {
     return view;
   }
 
+  // A replica is asked on the side of its primary's checks: one that accepts and does not
+  // answer (stopped, swapping, behind a firewall that drops) is reported after the connect
+  // timeout the user gave, not after --timeout, which a slow command may need on a node checked
+  // for itself. Its few CONFIG GETs answer at once from a replica that is up.
+  static ConnectOptions replica_options(const ConnectOptions& primary, const std::string& address) {
+    ConnectOptions options = options_for(primary, address);
+    options.timeout_ms = std::min(options.timeout_ms, options.connect_timeout_ms);
+    return options;
+  }
+
   static ReplicaFacts ask_replica(const ConnectOptions& primary, const std::string& address) {
     ReplicaFacts replica;
     replica.node = address;
     try {
-      NodeConnection conn(options_for(primary, address));
+      NodeConnection conn(replica_options(primary, address));
       read_config(conn, {"appendonly", "appendfsync", "save"}, replica.config,
                   replica.config_unread);
     } catch (const StockctlError& e) {

@@ -88,6 +88,10 @@ std::vector<std::string> open_migrations(const std::string& cluster_nodes) {
   return {};
 }
 
+// The host and the port of a "host:port" node, for redis-cli -h HOST -p PORT.
+std::string host_of(const std::string& node) { return node.substr(0, node.rfind(':')); }
+std::string port_of(const std::string& node) { return node.substr(node.rfind(':') + 1); }
+
 // 'text' for a shell, with embedded single quotes closed, escaped and reopened.
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
@@ -489,10 +493,18 @@ std::vector<std::string> replica_addresses(const NodeFacts& primary) {
 
 Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica) {
   if (replica.unreachable) {
-    return finding("replication", replica.node, CheckStatus::ok,
+    // Not ok: doctor could not look. A replica that is stopped or overloaded is still listed
+    // by its primary until its link times out, and a failover may pick it.
+    return finding("replication", replica.node, CheckStatus::warn,
                    fmt::format("replica of {}: not reachable from here ({}), its persistence "
                                "not checked",
-                               primary, *replica.unreachable));
+                               primary, *replica.unreachable),
+                   fmt::format("check that the replica runs and answers (redis-cli -h {} -p {} "
+                               "PING; a stopped or overloaded one is still listed by its primary "
+                               "for a while) and that this host can reach the address its "
+                               "primary lists (replica-announce-ip); then its persistence by "
+                               "hand: CONFIG GET appendonly and CONFIG GET save on it",
+                               host_of(replica.node), port_of(replica.node)));
   }
   const std::optional<bool> kept = persists(replica.config, replica.config_unread);
   if (!kept) {
@@ -675,8 +687,7 @@ Finding check_locks(const std::string& node, const std::vector<LockKey>& locks) 
                   "forever: {}{}",
                   forever.size(), join(shown, ", "), forever.size() > shown.size() ? ", ..." : ""),
       fmt::format("make sure no stockctl is running, then redis-cli -h {} -p {} DEL {}",
-                  node.substr(0, node.rfind(':')), node.substr(node.rfind(':') + 1),
-                  shell_quote(forever.front())));
+                  host_of(node), port_of(node), shell_quote(forever.front())));
 }
 
 Finding check_holds(const std::string& node, std::size_t items_with_expired_holds) {

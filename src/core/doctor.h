@@ -79,7 +79,8 @@ struct ReplicaFacts {
 };
 /// replication, on a primary's replica: neither AOF nor RDB warns (a failover makes it the
 /// primary, and its first restart then loses every item); so do settings that could not be
-/// read. One that cannot be reached from here is ok, not checked.
+/// read, and so does one that cannot be reached from here (stopped, overloaded, or at an
+/// address this host cannot reach): its persistence was not checked.
 Finding check_replica_persistence(const std::string& primary, const ReplicaFacts& replica);
 
 /// What one sentinel of a redis+sentinel:// URL answered.

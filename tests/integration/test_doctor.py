@@ -1,6 +1,7 @@
 """doctor against real servers configured each bad way (and one good way)."""
 
 import os
+import signal
 import socket
 import time
 import unittest
@@ -25,8 +26,11 @@ def statuses(res, check):
 class DoctorTest(unittest.TestCase):
     def setUp(self):
         self.servers = []
+        self.stopped = []  # servers this test sent SIGSTOP
 
     def tearDown(self):
+        for s in self.stopped:
+            s.proc.send_signal(signal.SIGCONT)
         for s in self.servers:
             s.stop()
         self.servers = []
@@ -134,6 +138,24 @@ class Standalone(DoctorTest):
         self.assertIn("appendonly yes on the replica", bare["hint"])
         own = findings(self.doctor(replica))["replication"][0]  # asked directly: the same
         self.assertEqual(own["status"], "warn", own)
+
+    def test_a_stopped_replica_is_reported_within_the_connect_timeout(self):
+        primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"))
+        replica.proc.send_signal(signal.SIGSTOP)
+        self.stopped.append(replica)
+        started = time.monotonic()
+        res = self.doctor(primary, "--connect-timeout", "1000")
+        elapsed = time.monotonic() - started
+        replication = {f["node"]: f for f in findings(res)["replication"]}
+        stopped = replication["127.0.0.1:%d" % replica.port]
+        self.assertEqual(stopped["status"], "warn", res)  # doctor could not look: not ok
+        self.assertEqual(stopped["detail"],
+                         "replica of 127.0.0.1:%d: not reachable from here (talking to "
+                         "127.0.0.1:%d: no answer within 1000 ms (server down, paused or "
+                         "unreachable?)), its persistence not checked" % (primary.port, replica.port))
+        self.assertIn("redis-cli -h 127.0.0.1 -p %d PING" % replica.port, stopped["hint"])
+        # One connect timeout, not --timeout (5 s) twice as before; loosely, for a busy machine.
+        self.assertLess(elapsed, 4, res)
 
     def test_a_node_that_never_answers_is_asked_once(self):
         # A socket that accepts connections (the kernel does, for a stopped process too) and

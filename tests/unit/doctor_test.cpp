@@ -276,7 +276,12 @@ TEST_CASE("replication: replicas from INFO; one without persistence warns") {
   ReplicaFacts aof{"10.0.0.2:6380", std::nullopt, {{"appendonly", "yes"}, {"save", ""}}, {}};
   CHECK(check_replica_persistence("10.0.0.1:6379", aof).status == CheckStatus::ok);
   ReplicaFacts away{"10.0.0.2:6380", std::string("connection refused"), {}, {}};
-  CHECK(check_replica_persistence("10.0.0.1:6379", away).status == CheckStatus::ok);
+  Finding unasked = check_replica_persistence("10.0.0.1:6379", away);
+  CHECK(unasked.status == CheckStatus::warn);
+  CHECK(unasked.detail ==
+        "replica of 10.0.0.1:6379: not reachable from here (connection refused), its "
+        "persistence not checked");
+  CHECK(unasked.hint.find("redis-cli -h 10.0.0.2 -p 6380 PING") != std::string::npos);
   // doctor pointed at the replica itself (or at a cluster's replica) says the same.
   auto replica = facts({{"role", "slave"},
                         {"master_host", "10.0.0.1"},
