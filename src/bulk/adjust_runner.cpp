@@ -277,21 +277,27 @@ void OpRunner::name_wrong_type(ItemResult& item) const {
 }
 
 void OpRunner::run(std::vector<ItemResult>& items) {
-  start(items);
-  finish(items);
+  // Sent and answered now, not through start() and finish(): a file's windows may be in flight
+  // (a row on a split item merged meanwhile comes back here while its line is printed), and
+  // finish() takes the oldest window started, which would be one of those.
+  apply_replies(items, client_.run(calls_for(items)));
 }
 
-void OpRunner::start(const std::vector<ItemResult>& items) {
+std::vector<Call> OpRunner::calls_for(const std::vector<ItemResult>& items) const {
   std::vector<Call> calls;
   calls.reserve(items.size());
   for (const ItemResult& item : items) {
     if (item.qty) calls.push_back(call_for(item, ""));
   }
-  client_.start(std::move(calls));
+  return calls;
 }
 
-void OpRunner::finish(std::vector<ItemResult>& items) {
-  std::vector<CallResult> results = client_.finish();
+void OpRunner::start(const std::vector<ItemResult>& items) { client_.start(calls_for(items)); }
+
+void OpRunner::finish(std::vector<ItemResult>& items) { apply_replies(items, client_.finish()); }
+
+void OpRunner::apply_replies(std::vector<ItemResult>& items,
+                             const std::vector<CallResult>& results) {
   std::size_t next = 0;
   for (ItemResult& item : items) {
     if (item.qty) apply(item, results[next++]);

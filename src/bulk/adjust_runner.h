@@ -89,7 +89,8 @@ class OpRunner {
   /// Logs every change in the items' change logs (off by default: bench writes none).
   void set_change_log(const ChangeLogSettings& log) { log_ = log; }
 
-  /// Applies every item (sku, key and qty set) and fills in its status and stock.
+  /// Applies every item (sku, key and qty set) now, windows started before still in flight,
+  /// and fills in its status and stock.
   void run(std::vector<ItemResult>& items);
   /// run() in two halves, so a batch can send its next window before reading this one's
   /// replies: start() sends the items that have a qty (the others are already decided),
@@ -100,6 +101,10 @@ class OpRunner {
 
  private:
   Call call_for(const ItemResult& item, const std::string& init) const;
+  std::vector<Call> calls_for(const std::vector<ItemResult>& items) const;
+  /// Applies the replies to the items that were sent (those with a qty), then runs the init
+  /// lock protocol where keys are missing.
+  void apply_replies(std::vector<ItemResult>& items, const std::vector<CallResult>& results);
   void apply(ItemResult& item, const CallResult& result) const;
   /// After a WRONGTYPE: names the key of another type, and whether the change was applied.
   void name_wrong_type(ItemResult& item) const;
