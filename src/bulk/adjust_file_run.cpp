@@ -61,7 +61,7 @@ class AdjustJob {
     for (ItemResult& item : window) {
       if (sent && runner_ != nullptr && item.qty.has_value()) {
         apply_to_split_item(*ctx_.redis_or_null(), *runner_, op_, *options_, ctx_.change_log(),
-                            item);
+                            item, &stuck_);
       }
       // An invalid row was told on standard error when the source was validated: here it only
       // gets its line on standard output. A row not sent was not applied for the one reason
@@ -89,6 +89,7 @@ class AdjustJob {
   OpRunner* runner_ = nullptr;
   OpRunner::Op op_ = OpRunner::Op::deduct;
   const OpOptions* options_ = nullptr;
+  StuckLayouts stuck_;  ///< split items this run waited for in vain: later rows do not wait
 };
 
 // A source with invalid rows writes nothing: each invalid row still gets its line on standard

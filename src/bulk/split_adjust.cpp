@@ -20,6 +20,13 @@
 namespace stockctl {
 namespace {
 
+std::string in_progress(SplitState state) {
+  return fmt::format(
+      "a split or merge of the item is in progress ({}); the same stockctl split command "
+      "finishes it",
+      split_state_name(state));
+}
+
 // How often a deduction whose chosen bucket was emptied by other buyers meanwhile scans again.
 constexpr int kScanRounds = 5;
 
@@ -76,7 +83,8 @@ std::optional<std::string> split_record_of(Client& client, const ItemResult& ite
 }
 
 void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
-                         const OpOptions& options, const ChangeLogSettings& log, ItemResult& item) {
+                         const OpOptions& options, const ChangeLogSettings& log, ItemResult& item,
+                         StuckLayouts* stuck) {
   // The stock script found a layout record; by the next read the item may be plain again (a
   // merge finished) and, on the plain path, split again: each turn takes the path the item has
   // then, within --retry-timeout, as a deduction waits for a split in progress.
@@ -93,6 +101,7 @@ void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
     again.error.clear();
     if (std::optional<std::string> record = split_record_of(client, item)) {
       SplitAdjust adjust(client, op, options, log);
+      adjust.remember_stuck(stuck);
       if (adjust.run(again, std::move(*record))) {
         item = again;
         return;
@@ -132,6 +141,14 @@ bool SplitAdjust::run_on_layouts(ItemResult& item, std::string record) {
       return true;
     }
     const bool live = layout->state == SplitState::live;
+    if (!live && stuck_ != nullptr) {
+      const auto waited = stuck_->find(item.key);
+      if (waited != stuck_->end() && waited->second == record) {
+        set_not_applied(item, in_progress(layout->state) +
+                                  " (an earlier row of this run waited --retry-timeout for it)");
+        return true;
+      }
+    }
     if (live && attempt(item, layout->target) == Outcome::done) return true;
     // The attempt found a bucket of this live layout gone or not a stock value. When the
     // layout record still says the same (a layout never comes back once replaced), no split or
@@ -143,13 +160,11 @@ bool SplitAdjust::run_on_layouts(ItemResult& item, std::string record) {
     // A split or merge under way, or a bucket of the live layout gone or drained (its layout
     // is being replaced): read the layout again after a pause, up to --retry-timeout.
     if (!wait.pause()) {
-      set_not_applied(
-          item, live ? fmt::format("the item's buckets kept changing under this {} (a bucket "
-                                   "missing, or a split or merge running)",
-                                   item.op)
-                     : fmt::format("a split or merge of the item is in progress ({}); the same "
-                                   "stockctl split command finishes it",
-                                   split_state_name(layout->state)));
+      if (!live && stuck_ != nullptr) (*stuck_)[item.key] = record;
+      set_not_applied(item, live ? fmt::format("the item's buckets kept changing under this {} "
+                                               "(a bucket missing, or a split or merge running)",
+                                               item.op)
+                                 : in_progress(layout->state));
       return true;
     }
     std::optional<std::string> again = split_record_of(client_, item);

@@ -3,6 +3,7 @@
 // deduct and add on a split item (docs/split.md, "Deducting from a split item"): the stock
 // script on one bucket at a time, a bucket fixed by the request id when there is one.
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -16,11 +17,19 @@ namespace stockctl {
 /// holds anything else or cannot be read. For an item the stock script refused.
 std::optional<std::string> split_record_of(Client& client, const ItemResult& item);
 
+/// The layout records of items that stayed mid-split (a split or merge cut off) through a whole
+/// wait of --retry-timeout in this run, by stock key: a later row on the same item that finds
+/// the same record is not applied at once, instead of waiting as long again (a file of rows on
+/// such an item would wait --retry-timeout per row).
+using StuckLayouts = std::map<std::string, std::string>;
+
 /// deduct or add on `item` once the stock script refused it (status error): when its stock key
 /// holds a split item's layout record, applies it to the buckets (docs/split.md), and an item
-/// merged meanwhile through `runner` as a plain one. Any other error is left as it is.
+/// merged meanwhile through `runner` as a plain one. Any other error is left as it is. `stuck`,
+/// when given, is kept across the items of one run.
 void apply_to_split_item(Client& client, OpRunner& runner, OpRunner::Op op,
-                         const OpOptions& options, const ChangeLogSettings& log, ItemResult& item);
+                         const OpOptions& options, const ChangeLogSettings& log, ItemResult& item,
+                         StuckLayouts* stuck = nullptr);
 
 /// Deducts or adds item.qty on a split item.
 class SplitAdjust {
@@ -35,6 +44,8 @@ class SplitAdjust {
   /// --retry-timeout. Returns false when the item turned out not to be split (merged
   /// meanwhile): the caller applies it as a plain item.
   bool run(ItemResult& item, std::string record);
+  /// Remembers, and honours, the layouts this run waited for in vain (see StuckLayouts).
+  void remember_stuck(StuckLayouts* stuck) { stuck_ = stuck; }
 
  private:
   bool run_on_layouts(ItemResult& item, std::string record);
@@ -117,6 +128,7 @@ class SplitAdjust {
   const ChangeLogSettings& log_;
   CallResult last_;         ///< the result of the last bucket call (for --wait-replicas)
   std::int64_t moved_ = 0;  ///< units this deduction moved between the buckets
+  StuckLayouts* stuck_ = nullptr;
 };
 
 }  // namespace stockctl
