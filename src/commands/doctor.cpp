@@ -151,10 +151,14 @@ class Doctor {
       }
       if (primary) report(check_locks(node, find_locks(*conn)));
       if (primary && cluster) {
-        report(check_cluster_holds(node, items_with_expired_holds(*conn),
-                                   cluster_records_past_due(*conn)));
+        std::optional<std::string> unread;
+        const std::size_t items = items_with_expired_holds(*conn, unread);
+        const std::size_t records = unread ? 0 : cluster_records_past_due(*conn, unread);
+        report(check_cluster_holds(node, items, records, unread));
       } else if (primary) {
-        report(check_holds(node, items_with_expired_holds(*conn)));
+        std::optional<std::string> unread;
+        const std::size_t items = items_with_expired_holds(*conn, unread);
+        report(check_holds(node, items, unread));
       }
       if (primary && options_.scan) scan_values(*conn, node);
     } catch (const StockctlError& e) {
@@ -190,31 +194,49 @@ class Doctor {
 
  private:
   // Items the holds index says are due whose holds really expired (the index may be early:
-  // a deduction gives expired holds back without touching it). Looks at 1000 at most.
-  std::size_t items_with_expired_holds(NodeConnection& conn) {
-    const std::string now = server_now_ms(conn);
-    if (now.empty()) return 0;
-    Reply due = conn.command(
-        {"ZRANGEBYSCORE", holds_index_key(scheme_), "-inf", now, "LIMIT", "0", "1000"});
+  // a deduction gives expired holds back without touching it). Looks at 1000 at most. A reply
+  // that is refused or not what was asked for leaves the count unknown: why goes to `unread`.
+  std::size_t items_with_expired_holds(NodeConnection& conn, std::optional<std::string>& unread) {
+    const std::optional<std::string> now = server_now_ms(conn, unread);
+    if (!now) return 0;
+    const std::string index = holds_index_key(scheme_);
+    Reply due = conn.command({"ZRANGEBYSCORE", index, "-inf", *now, "LIMIT", "0", "1000"});
+    // On a cluster the index is one key, on the node that serves its slot, which counts it.
+    if (due.error_kind() == ErrorReply::moved) return 0;
+    if (due.type != Reply::Type::array) {
+      unread = fmt::format("ZRANGEBYSCORE {} -inf {}: {}", index, *now, describe_reply(due));
+      return 0;
+    }
     std::size_t count = 0;
     for (const Reply& key : due.elements) {
-      Reply n = conn.command({"ZCOUNT", companion_key(key.str, kHoldsSuffix), "-inf", now});
-      if (n.type == Reply::Type::integer && n.integer > 0) ++count;
+      const std::string holds = companion_key(key.str, kHoldsSuffix);
+      Reply n = conn.command({"ZCOUNT", holds, "-inf", *now});
+      if (n.error_kind() == ErrorReply::moved) continue;  // as above: counted where it lives
+      if (n.type != Reply::Type::integer) {
+        unread = fmt::format("ZCOUNT {} -inf {}: {}", holds, *now, describe_reply(n));
+        return count;
+      }
+      if (n.integer > 0) ++count;
     }
     return count;
   }
 
   // Cluster holds and orders in this node's due indexes (one per slot with records) whose time
-  // has come by this node's clock: the records reap has not looked at yet.
-  std::size_t cluster_records_past_due(NodeConnection& conn) {
-    const std::string now = server_now_ms(conn);
-    if (now.empty()) return 0;
+  // has come by this node's clock: the records reap has not looked at yet. As above, why a
+  // count is not known goes to `unread`.
+  std::size_t cluster_records_past_due(NodeConnection& conn, std::optional<std::string>& unread) {
+    const std::optional<std::string> now = server_now_ms(conn, unread);
+    if (!now) return 0;
     std::size_t count = 0;
     scan_keys(conn, due_index_pattern(scheme_), [&](const std::vector<Reply>& keys) {
-      for (const Reply& k : keys) conn.append({"ZCOUNT", k.str, "-inf", now});
-      for (std::size_t i = 0; i < keys.size(); ++i) {
+      for (const Reply& k : keys) conn.append({"ZCOUNT", k.str, "-inf", *now});
+      for (const Reply& k : keys) {
         Reply n = conn.read();
-        if (n.type == Reply::Type::integer) count += static_cast<std::size_t>(n.integer);
+        if (n.type == Reply::Type::integer) {
+          count += static_cast<std::size_t>(n.integer);
+        } else if (!unread) {
+          unread = fmt::format("ZCOUNT {} -inf {}: {}", k.str, *now, describe_reply(n));
+        }
       }
     });
     return count;
@@ -275,9 +297,15 @@ class Doctor {
     return replica;
   }
 
-  static std::string server_now_ms(NodeConnection& conn) {
+  // The node's TIME in ms, or nullopt with why in `unread` (refused, as for an ACL user without
+  // +time).
+  static std::optional<std::string> server_now_ms(NodeConnection& conn,
+                                                  std::optional<std::string>& unread) {
     Reply time = conn.command({"TIME"});
-    if (time.type != Reply::Type::array || time.elements.size() != 2) return "";
+    if (time.type != Reply::Type::array || time.elements.size() != 2) {
+      unread = fmt::format("TIME: {}", describe_reply(time));
+      return std::nullopt;
+    }
     return std::to_string(std::stoll(time.elements[0].str) * 1000 +
                           std::stoll(time.elements[1].str) / 1000);
   }

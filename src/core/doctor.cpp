@@ -690,7 +690,28 @@ Finding check_locks(const std::string& node, const std::vector<LockKey>& locks) 
                   host_of(node), port_of(node), shell_quote(forever.front())));
 }
 
-Finding check_holds(const std::string& node, std::size_t items_with_expired_holds) {
+namespace {
+
+// Expired holds doctor could not look for may be there: not ok. reap gives them back whether or
+// not anyone looked.
+Finding holds_unread(const std::string& node, const std::string& why, bool cluster) {
+  return finding(
+      "holds", node, CheckStatus::warn,
+      fmt::format("{} could not be looked for ({}): holds not checked",
+                  cluster ? "expired holds and past-due cluster holds and orders" : "expired holds",
+                  why),
+      fmt::format("make sure stockctl reap{} runs from cron every minute (its counts say what "
+                  "it gave back); doctor looks with TIME, ZRANGEBYSCORE and ZCOUNT{} (ACL +time, "
+                  "+zrangebyscore, +zcount{})",
+                  cluster ? " --cluster" : "", cluster ? " and SCAN" : "",
+                  cluster ? ", +scan" : ""));
+}
+
+}  // namespace
+
+Finding check_holds(const std::string& node, std::size_t items_with_expired_holds,
+                    const std::optional<std::string>& unread) {
+  if (unread) return holds_unread(node, *unread, false);
   if (items_with_expired_holds == 0) {
     return finding("holds", node, CheckStatus::ok, "no expired holds wait to be given back");
   }
@@ -702,7 +723,9 @@ Finding check_holds(const std::string& node, std::size_t items_with_expired_hold
 }
 
 Finding check_cluster_holds(const std::string& node, std::size_t items_with_expired_holds,
-                            std::size_t records_past_due) {
+                            std::size_t records_past_due,
+                            const std::optional<std::string>& unread) {
+  if (unread) return holds_unread(node, *unread, true);
   if (records_past_due == 0) return check_holds(node, items_with_expired_holds);
   std::string detail = fmt::format(
       "{} cluster holds or orders are past due and not reaped yet (expired, cut off before "

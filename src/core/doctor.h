@@ -121,14 +121,18 @@ bool is_stockctl_lock(const KeyScheme& scheme, std::string_view key);
 /// locks: any lock without an expiry fails (it would block its item, or every rebuild, forever).
 Finding check_locks(const std::string& node, const std::vector<LockKey>& locks);
 
-/// holds: items whose expired holds were not given back yet warn ("run reap").
-Finding check_holds(const std::string& node, std::size_t items_with_expired_holds);
+/// holds: items whose expired holds were not given back yet warn ("run reap"). `unread`: why
+/// they could not be looked for (TIME, ZRANGEBYSCORE or ZCOUNT refused or failed), which warns.
+Finding check_holds(const std::string& node, std::size_t items_with_expired_holds,
+                    const std::optional<std::string>& unread = std::nullopt);
 
 /// holds on a cluster primary: also the cluster holds and orders whose records are past due in
 /// the node's due indexes (an expired hold, an attempt past its deadline, a decision not yet
 /// carried to every group): only reap gives those back, so any warns ("run reap from cron").
+/// `unread` as for check_holds.
 Finding check_cluster_holds(const std::string& node, std::size_t items_with_expired_holds,
-                            std::size_t records_past_due);
+                            std::size_t records_past_due,
+                            const std::optional<std::string>& unread = std::nullopt);
 
 /// One node's TIME reply set against the local clock: `server_ms` is the node's time,
 /// `local_ms` the local time halfway through the round trip, `rtt_ms` the round trip.

@@ -377,6 +377,38 @@ class Standalone(DoctorTest):
         self.assertEqual((got["cluster"]["status"], got["cluster"]["detail"]), ("ok", "not a cluster"))
         self.assertEqual(got["persistence"]["status"], "ok", got["persistence"])  # CONFIG alone
 
+    def refuse(self, server, *commands):
+        """The ACL user "doctor" (password "pw") on `server`, refused each of `commands`."""
+        c = server.client()
+        c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", *("-" + x for x in commands))
+        c.close()
+
+    def test_holds_that_could_not_be_looked_for_warn_naming_the_refusal(self):
+        server = self.server()
+        self.assertEqual(run("init", "a", "5", "--url", server.url).rc, 0)
+        held = run("hold", "h1", "a=1", "--expire", "1", "--url", server.url)
+        self.assertEqual(held.rc, 0, held)
+        c = server.client()
+        while True:  # ZCOUNT is asked about an item only once the index says it is due
+            sec, usec = c("TIME")
+            if int(sec) * 1000 + int(usec) // 1000 > held.one["expires_at_ms"]:
+                break
+            time.sleep(0.05)
+        c.close()
+        self.assertTrue(findings(self.doctor(server))["holds"][0]["detail"].startswith(
+            "1 item has expired holds"))
+        for command in ("time", "zrangebyscore", "zcount"):
+            with self.subTest(refused=command):
+                self.refuse(server, command)
+                res = self.doctor_as(server, "doctor")
+                holds = findings(res)["holds"][0]
+                # Not "no expired holds wait to be given back": doctor did not look.
+                self.assertEqual(holds["status"], "warn", res)
+                self.assertRegex(holds["detail"], r"^expired holds could not be looked for "
+                                 r"\(%s( .*)?: NOPERM this user has no permissions to run the "
+                                 r"'%s' command\): holds not checked$" % (command.upper(), command))
+                self.assertIn("stockctl reap runs from cron every minute", holds["hint"])
+
     def test_unreachable_server_is_a_failure(self):
         res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
         self.assertEqual(res.rc, 1, res)

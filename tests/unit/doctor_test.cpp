@@ -525,3 +525,15 @@ TEST_CASE("replication: short of the replicas min-replicas-to-write requires fai
                                 {{"min-replicas-to-write", "0"}, {"min-replicas-max-lag", "10"}}))
             .status == CheckStatus::warn);
 }
+
+TEST_CASE("holds: holds that could not be looked for warn, saying why, never ok") {
+  const std::string refused = "TIME: NOPERM this user has no permissions to run the 'time' command";
+  Finding one = check_holds("n:1", 0, refused);
+  CHECK(one.status == CheckStatus::warn);
+  CHECK(one.detail == "expired holds could not be looked for (" + refused + "): holds not checked");
+  CHECK(contains(one.hint, "stockctl reap runs from cron every minute"));
+  Finding cluster = check_cluster_holds("n:1", 0, 0, refused);
+  CHECK(cluster.status == CheckStatus::warn);
+  CHECK(contains(cluster.detail, "past-due cluster holds and orders could not be looked for"));
+  CHECK(contains(cluster.hint, "stockctl reap --cluster"));
+}
