@@ -371,7 +371,13 @@ class Doctor {
         if (is_stockctl_lock(scheme_, k.str)) found.push_back(k.str);
       }
       for (const std::string& k : found) conn.append({"PTTL", k});
-      for (const std::string& k : found) locks.push_back(LockKey{k, conn.read().integer});
+      for (const std::string& k : found) {
+        const Reply pttl = conn.read();
+        // A refused PTTL is no expiry doctor saw: the locks check says it could not look.
+        locks.push_back(pttl.type == Reply::Type::integer
+                            ? LockKey{k, pttl.integer, std::nullopt}
+                            : LockKey{k, 0, fmt::format("PTTL: {}", describe_reply(pttl))});
+      }
     });
     return locks;
   }

@@ -670,22 +670,54 @@ bool is_stockctl_lock(const KeyScheme& scheme, std::string_view key) {
          sku_of_stock_key(scheme, base.substr(1, base.size() - 2)).has_value();
 }
 
+namespace {
+
+// "a, b, c, d, e, ...": the first five keys of a finding.
+std::string first_keys(const std::vector<std::string>& keys) {
+  std::vector<std::string> shown = keys;
+  if (shown.size() > 5) shown.resize(5);
+  return join(shown, ", ") + (keys.size() > shown.size() ? ", ..." : "");
+}
+
+// Locks whose PTTL could not be read may be ones without an expiry: not ok, and named.
+Finding locks_unread(const std::string& node, const std::vector<const LockKey*>& unread) {
+  std::vector<std::string> keys;
+  for (const LockKey* lock : unread) keys.push_back(lock->key);
+  return finding(
+      "locks", node, CheckStatus::warn,
+      fmt::format("{} locks whose expiry could not be read ({}): {}; not checked whether they "
+                  "block their item (or every rebuild) forever",
+                  keys.size(), *unread.front()->unread, first_keys(keys)),
+      fmt::format("check by hand (redis-cli -h {} -p {} PTTL {}: -1 is a lock without an "
+                  "expiry, which blocks forever); doctor reads it with PTTL (ACL +pttl)",
+                  host_of(node), port_of(node), shell_quote(keys.front())));
+}
+
+}  // namespace
+
 Finding check_locks(const std::string& node, const std::vector<LockKey>& locks) {
   std::vector<std::string> forever;
+  std::vector<const LockKey*> unread;
   for (const LockKey& lock : locks) {
-    if (lock.pttl_ms == -1) forever.push_back(lock.key);
+    if (lock.unread) {
+      unread.push_back(&lock);
+    } else if (lock.pttl_ms == -1) {
+      forever.push_back(lock.key);
+    }
   }
+  if (forever.empty() && !unread.empty()) return locks_unread(node, unread);
   if (forever.empty()) {
     return finding("locks", node, CheckStatus::ok,
                    fmt::format("{} locks held, each with an expiry", locks.size()));
   }
-  std::vector<std::string> shown = forever;
-  if (shown.size() > 5) shown.resize(5);
   return finding(
       "locks", node, CheckStatus::fail,
       fmt::format("{} locks without an expiry, each blocking its item (or every rebuild) "
                   "forever: {}{}",
-                  forever.size(), join(shown, ", "), forever.size() > shown.size() ? ", ..." : ""),
+                  forever.size(), first_keys(forever),
+                  unread.empty() ? std::string()
+                                 : fmt::format("; the expiry of {} more could not be read ({})",
+                                               unread.size(), *unread.front()->unread)),
       fmt::format("make sure no stockctl is running, then redis-cli -h {} -p {} DEL {}",
                   host_of(node), port_of(node), shell_quote(forever.front())));
 }

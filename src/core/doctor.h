@@ -111,14 +111,16 @@ Finding check_cluster(const NodeFacts& facts);
 /// version: below 6.2 warns, and so does a version that could not be read.
 Finding check_version(const NodeFacts& facts);
 
-/// A lock key doctor found, with its PTTL (-1: no expiry).
+/// A lock key doctor found, with its PTTL (-1: no expiry), or why its PTTL could not be read.
 struct LockKey {
   std::string key;
   long long pttl_ms = 0;
+  std::optional<std::string> unread;  ///< "PTTL: NOPERM ...": whether it expires is not known
 };
 /// True when `key` is an init lock of an item under `scheme`, or its rebuild run lock.
 bool is_stockctl_lock(const KeyScheme& scheme, std::string_view key);
-/// locks: any lock without an expiry fails (it would block its item, or every rebuild, forever).
+/// locks: any lock without an expiry fails (it would block its item, or every rebuild, forever);
+/// one whose PTTL could not be read warns, naming it.
 Finding check_locks(const std::string& node, const std::vector<LockKey>& locks);
 
 /// holds: items whose expired holds were not given back yet warn ("run reap"). `unread`: why

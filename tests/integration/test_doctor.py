@@ -409,6 +409,20 @@ class Standalone(DoctorTest):
                                  r"'%s' command\): holds not checked$" % (command.upper(), command))
                 self.assertIn("stockctl reap runs from cron every minute", holds["hint"])
 
+    def test_a_lock_whose_expiry_could_not_be_read_warns(self):
+        server = self.server()
+        c = server.client()
+        c("SET", "stock:{b}:lock", "token")  # no expiry: it blocks item b forever
+        c.close()
+        self.refuse(server, "pttl")
+        res = self.doctor_as(server, "doctor")
+        lock = findings(res)["locks"][0]
+        self.assertEqual(lock["status"], "warn", res)  # not "1 locks held, each with an expiry"
+        self.assertEqual(lock["detail"], "1 locks whose expiry could not be read (PTTL: NOPERM this "
+                         "user has no permissions to run the 'pttl' command): stock:{b}:lock; not "
+                         "checked whether they block their item (or every rebuild) forever")
+        self.assertIn("redis-cli -h 127.0.0.1 -p %d PTTL 'stock:{b}:lock'" % server.port, lock["hint"])
+
     def test_unreachable_server_is_a_failure(self):
         res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
         self.assertEqual(res.rc, 1, res)

@@ -108,12 +108,12 @@ TEST_CASE("locks: init and run locks are told from other keys; no expiry fails")
   CHECK_FALSE(is_stockctl_lock(kTagged, "other:{42}:lock"));
   CHECK_FALSE(is_stockctl_lock(kTagged, "stock:{42}:lockout"));
   CHECK(is_stockctl_lock(kClassic, "{redis_key:stock:42}:lock"));
-  std::vector<LockKey> held{{"stock:{1}:lock", 5000}, {"stock:{2}:lock", -1}};
+  std::vector<LockKey> held{{"stock:{1}:lock", 5000, {}}, {"stock:{2}:lock", -1, {}}};
   Finding f = check_locks("10.0.0.1:6379", held);
   CHECK(f.status == CheckStatus::fail);
   CHECK(f.detail.find("stock:{2}:lock") != std::string::npos);
   CHECK(f.hint.find("redis-cli -h 10.0.0.1 -p 6379 DEL 'stock:{2}:lock'") != std::string::npos);
-  CHECK(check_locks("n", {{"stock:{1}:lock", 5000}}).status == CheckStatus::ok);
+  CHECK(check_locks("n", {{"stock:{1}:lock", 5000, {}}}).status == CheckStatus::ok);
 }
 
 TEST_CASE("clock: a node more than a second off the others warns") {
@@ -524,6 +524,22 @@ TEST_CASE("replication: short of the replicas min-replicas-to-write requires fai
   CHECK(check_replication(facts({{"role", "master"}, {"connected_slaves", "0"}},
                                 {{"min-replicas-to-write", "0"}, {"min-replicas-max-lag", "10"}}))
             .status == CheckStatus::warn);
+}
+
+TEST_CASE("locks: a lock whose PTTL could not be read warns, naming it; no expiry still fails") {
+  const std::string refused = "PTTL: NOPERM this user has no permissions to run the 'pttl' command";
+  std::vector<LockKey> locks{{"stock:{1}:lock", 0, refused}, {"stock:{2}:lock", 5000, {}}};
+  Finding f = check_locks("10.0.0.1:6379", locks);
+  CHECK(f.status == CheckStatus::warn);
+  CHECK(f.detail == "1 locks whose expiry could not be read (" + refused +
+                        "): stock:{1}:lock; not checked whether they block their item (or every "
+                        "rebuild) forever");
+  CHECK(contains(f.hint, "redis-cli -h 10.0.0.1 -p 6379 PTTL 'stock:{1}:lock'"));
+  locks.push_back({"stock:{3}:lock", -1, {}});
+  Finding forever = check_locks("10.0.0.1:6379", locks);
+  CHECK(forever.status == CheckStatus::fail);
+  CHECK(
+      contains(forever.detail, "forever: stock:{3}:lock; the expiry of 1 more could not be read"));
 }
 
 TEST_CASE("holds: holds that could not be looked for warn, saying why, never ok") {
