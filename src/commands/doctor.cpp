@@ -354,9 +354,14 @@ class Doctor {
     const auto wall = system_clock::now();
     Reply r = conn.command({"TIME"});
     const auto rtt = duration_cast<milliseconds>(steady_clock::now() - sent);
-    if (r.elements.size() != 2) return;
     ClockSample s;
     s.node = node;
+    if (r.type != Reply::Type::array || r.elements.size() != 2) {
+      // Not left out: a node whose clock doctor could not read may be the one that is off.
+      s.unread = fmt::format("TIME: {}", describe_reply(r));
+      clocks_.push_back(s);
+      return;
+    }
     s.server_ms = std::stoll(r.elements[0].str) * 1000 + std::stoll(r.elements[1].str) / 1000;
     s.local_ms = duration_cast<milliseconds>((wall + rtt / 2).time_since_epoch()).count();
     s.rtt_ms = rtt.count();

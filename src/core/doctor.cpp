@@ -773,11 +773,35 @@ Finding check_cluster_holds(const std::string& node, std::size_t items_with_expi
                  "gives expired holds back)");
 }
 
+namespace {
+
+// A node whose clock could not be read may be the one that is off: not ok. Alone, there is
+// nothing to compare it with, and its holds expire by a clock doctor could not read.
+Finding clock_unread(const ClockSample& s, bool alone) {
+  return finding("clock", s.node, CheckStatus::warn,
+                 fmt::format("its clock could not be read ({}){}", *s.unread,
+                             alone ? "" : ": not compared with the other nodes'"),
+                 fmt::format("check by hand (redis-cli -h {} -p {} TIME on each node, or its NTP "
+                             "or chrony status): holds expire by server time; doctor reads it "
+                             "with TIME (ACL +time)",
+                             host_of(s.node), port_of(s.node)));
+}
+
+}  // namespace
+
 std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples) {
   std::vector<Finding> out;
-  if (samples.size() < 2) {
+  std::vector<const ClockSample*> read;
+  for (const ClockSample& s : samples) {
+    if (!s.unread) read.push_back(&s);
+  }
+  if (read.size() < 2) {
+    const char* const detail = read.size() == samples.size()
+                                   ? "one node: nothing to compare"
+                                   : "no other node's clock could be read: nothing to compare";
     for (const ClockSample& s : samples) {
-      out.push_back(finding("clock", s.node, CheckStatus::ok, "one node: nothing to compare"));
+      out.push_back(s.unread ? clock_unread(s, samples.size() == 1)
+                             : finding("clock", s.node, CheckStatus::ok, detail));
     }
     return out;
   }
@@ -785,13 +809,17 @@ std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples) {
   // and of two nodes apart the later one is.
   std::vector<std::int64_t> offsets;
   std::int64_t slack = 0;
-  for (const ClockSample& s : samples) {
-    offsets.push_back(s.server_ms - s.local_ms);
-    slack = std::max(slack, s.rtt_ms);
+  for (const ClockSample* s : read) {
+    offsets.push_back(s->server_ms - s->local_ms);
+    slack = std::max(slack, s->rtt_ms);
   }
   std::sort(offsets.begin(), offsets.end());
   const std::int64_t median = offsets[(offsets.size() - 1) / 2];
   for (const ClockSample& sample : samples) {
+    if (sample.unread) {
+      out.push_back(clock_unread(sample, false));
+      continue;
+    }
     const std::int64_t off = sample.server_ms - sample.local_ms - median;
     const std::int64_t apart = off < 0 ? -off : off;
     if (apart > 1000 + slack) {

@@ -137,15 +137,18 @@ Finding check_cluster_holds(const std::string& node, std::size_t items_with_expi
                             const std::optional<std::string>& unread = std::nullopt);
 
 /// One node's TIME reply set against the local clock: `server_ms` is the node's time,
-/// `local_ms` the local time halfway through the round trip, `rtt_ms` the round trip.
+/// `local_ms` the local time halfway through the round trip, `rtt_ms` the round trip; or why
+/// its TIME could not be read.
 struct ClockSample {
   std::string node;
   std::int64_t server_ms = 0;
   std::int64_t local_ms = 0;
   std::int64_t rtt_ms = 0;
+  std::optional<std::string> unread;  ///< "TIME: NOPERM ...": the node's clock is not known
 };
 /// clock: node clocks more than 1 s apart (beyond what the round trips can explain) warn, since
-/// holds expire by server time. One finding per node; fewer than two nodes are ok.
+/// holds expire by server time. One finding per node; fewer than two nodes are ok. A node
+/// whose clock could not be read warns, and the others are compared without it.
 std::vector<Finding> check_clocks(const std::vector<ClockSample>& samples);
 
 /// The item id of a stock key under `scheme`; nullopt for companion and foreign keys.

@@ -423,6 +423,18 @@ class Standalone(DoctorTest):
                          "checked whether they block their item (or every rebuild) forever")
         self.assertIn("redis-cli -h 127.0.0.1 -p %d PTTL 'stock:{b}:lock'" % server.port, lock["hint"])
 
+    def test_a_clock_that_could_not_be_read_warns_naming_the_node(self):
+        server = self.server()
+        self.refuse(server, "time")
+        res = self.doctor_as(server, "doctor")
+        clock = findings(res).get("clock")
+        self.assertIsNotNone(clock, res)  # the node was left out, and no finding said so
+        self.assertEqual([(f["node"], f["status"]) for f in clock],
+                         [("127.0.0.1:%d" % server.port, "warn")], res)
+        self.assertEqual(clock[0]["detail"], "its clock could not be read (TIME: NOPERM this user "
+                         "has no permissions to run the 'time' command)")
+        self.assertIn("ACL +time", clock[0]["hint"])
+
     def test_unreachable_server_is_a_failure(self):
         res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
         self.assertEqual(res.rc, 1, res)
@@ -501,6 +513,32 @@ class Cluster(DoctorTest):
         cluster_findings = findings(res)["cluster"]
         self.assertEqual([f["status"] for f in cluster_findings], ["warn"] * 3, res)
         self.assertIn("CLUSTER INFO: NOPERM", cluster_findings[0]["detail"])
+
+    def test_a_node_whose_time_is_refused_warns_in_clock_and_holds(self):
+        cluster = RedisCluster(primaries=3, replicas_per_primary=0)
+        self.servers = cluster.nodes
+        refused = cluster.nodes[0]
+        for n in cluster.nodes:
+            c = n.client()
+            c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all",
+              *(["-time"] if n is refused else []))
+            c.close()
+        res = run("doctor", "--url", cluster.url, "--cluster", "--user", "doctor",
+                  env=clean_env(STOCKCTL_PASSWORD="pw"))
+        node = "127.0.0.1:%d" % refused.port
+        refusal = "TIME: NOPERM this user has no permissions to run the 'time' command"
+        clock = {f["node"]: f for f in findings(res)["clock"]}
+        self.assertIn(node, clock, res)  # not left out of the comparison unsaid
+        self.assertEqual((clock[node]["status"], clock[node]["detail"]),
+                         ("warn", "its clock could not be read (%s): not compared with the other "
+                          "nodes'" % refusal))
+        self.assertEqual([f["status"] for n, f in clock.items() if n != node], ["ok", "ok"], res)
+        holds = {f["node"]: f for f in findings(res)["holds"]}
+        self.assertEqual(holds[node]["status"], "warn", res)
+        self.assertEqual(holds[node]["detail"], "expired holds and past-due cluster holds and orders "
+                         "could not be looked for (%s): holds not checked" % refusal)
+        self.assertIn("stockctl reap --cluster", holds[node]["hint"])
+        self.assertEqual([f["status"] for n, f in holds.items() if n != node], ["ok", "ok"], res)
 
     def test_a_slot_left_migrating_fails_on_both_nodes(self):
         cluster = RedisCluster(primaries=3, replicas_per_primary=0)

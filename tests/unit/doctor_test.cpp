@@ -117,9 +117,9 @@ TEST_CASE("locks: init and run locks are told from other keys; no expiry fails")
 }
 
 TEST_CASE("clock: a node more than a second off the others warns") {
-  std::vector<ClockSample> samples{{"a:1", 1'000'000, 1'000'000, 2},
-                                   {"b:1", 1'000'400, 1'000'000, 2},
-                                   {"c:1", 1'002'500, 1'000'000, 3}};
+  std::vector<ClockSample> samples{{"a:1", 1'000'000, 1'000'000, 2, {}},
+                                   {"b:1", 1'000'400, 1'000'000, 2, {}},
+                                   {"c:1", 1'002'500, 1'000'000, 3, {}}};
   auto out = check_clocks(samples);
   REQUIRE(out.size() == 3);
   CHECK(out[0].status == CheckStatus::ok);
@@ -127,10 +127,10 @@ TEST_CASE("clock: a node more than a second off the others warns") {
   CHECK(out[2].status == CheckStatus::warn);
   CHECK(out[2].detail == "clock 2100 ms ahead of the other nodes'");
   // A slow round trip explains an apparent difference of the same size.
-  std::vector<ClockSample> slow{{"a:1", 1'000'000, 1'000'000, 900},
-                                {"b:1", 1'001'500, 1'000'000, 900}};
+  std::vector<ClockSample> slow{{"a:1", 1'000'000, 1'000'000, 900, {}},
+                                {"b:1", 1'001'500, 1'000'000, 900, {}}};
   CHECK(check_clocks(slow)[1].status == CheckStatus::ok);
-  CHECK(check_clocks({{"a:1", 5, 1'000'000, 1}})[0].status == CheckStatus::ok);
+  CHECK(check_clocks({{"a:1", 5, 1'000'000, 1, {}}})[0].status == CheckStatus::ok);
 }
 
 TEST_CASE("values: stock keys are told from companions; corrupt values fail") {
@@ -552,4 +552,29 @@ TEST_CASE("holds: holds that could not be looked for warn, saying why, never ok"
   CHECK(cluster.status == CheckStatus::warn);
   CHECK(contains(cluster.detail, "past-due cluster holds and orders could not be looked for"));
   CHECK(contains(cluster.hint, "stockctl reap --cluster"));
+}
+
+TEST_CASE("clock: a node whose TIME could not be read warns; the others are compared") {
+  const std::string refused = "TIME: NOPERM this user has no permissions to run the 'time' command";
+  std::vector<ClockSample> samples{{"a:1", 1'000'000, 1'000'000, 2, {}},
+                                   {"b:1", 0, 0, 0, refused},
+                                   {"c:1", 1'002'500, 1'000'000, 3, {}}};
+  auto out = check_clocks(samples);
+  REQUIRE(out.size() == 3);
+  CHECK(out[1].node == "b:1");
+  CHECK(out[1].status == CheckStatus::warn);
+  CHECK(out[1].detail ==
+        "its clock could not be read (" + refused + "): not compared with the other nodes'");
+  CHECK(contains(out[1].hint, "redis-cli -h b -p 1 TIME"));
+  CHECK(out[0].status == CheckStatus::ok);
+  CHECK(out[2].status == CheckStatus::warn);  // 2500 ms off a:1, b:1 left out
+  // One node, or one left: nothing to compare, but the one not read is not ok.
+  auto alone = check_clocks({samples[1]});
+  REQUIRE(alone.size() == 1);
+  CHECK(alone[0].status == CheckStatus::warn);
+  CHECK(alone[0].detail == "its clock could not be read (" + refused + ")");
+  auto two = check_clocks({samples[0], samples[1]});
+  CHECK(two[0].status == CheckStatus::ok);
+  CHECK(two[0].detail == "no other node's clock could be read: nothing to compare");
+  CHECK(two[1].status == CheckStatus::warn);
 }
