@@ -141,7 +141,9 @@ class Doctor {
                          check_cluster, check_version}) {
         report(check(facts));
       }
-      bool primary = facts.info["role"] != "slave";
+      // Only a node known to be a replica is passed over: the checks below read keys, which a
+      // replica's copy holds too, and where the role is unknown the replication finding says so.
+      const bool primary = node_role(facts) != NodeRole::replica;
       const bool cluster = facts.cluster_info.has_value() || facts.info["cluster_enabled"] == "1";
       // A cluster's replicas are nodes of their own here; one server's replicas are not.
       if (primary && !cluster) {
@@ -323,9 +325,21 @@ class Doctor {
                 {"maxmemory-policy", "maxmemory", "appendonly", "appendfsync", "save",
                  "min-replicas-to-write", "min-replicas-max-lag"},
                 facts.config, facts.config_unread);
+    if (facts.info_unread) read_role(conn, facts);
     read_cluster_state(conn, facts);
     sample_clock(conn, node);
     return facts;
+  }
+
+  // ROLE, for a node whose INFO could not be read: whether it is a primary or a replica decides
+  // which checks it gets. Its first element, or why there is none.
+  static void read_role(NodeConnection& conn, NodeFacts& facts) {
+    const Reply role = conn.command({"ROLE"});
+    if (role.type == Reply::Type::array && !role.elements.empty()) {
+      facts.role = role.elements[0].str;
+    } else {
+      facts.role_unread = fmt::format("ROLE: {}", describe_reply(role));
+    }
   }
 
   // CLUSTER INFO and CLUSTER NODES of a cluster node. Without INFO (refused) CLUSTER INFO

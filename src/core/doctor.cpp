@@ -412,14 +412,42 @@ Finding primary_replication(const NodeFacts& f) {
 
 }  // namespace
 
+NodeRole node_role(const NodeFacts& f) {
+  const std::string role = f.info_unread ? f.role.value_or("") : get(f.info, "role");
+  if (role == "slave") return NodeRole::replica;
+  // A readable INFO without a role field is a server that predates it: a primary.
+  if (role == "master" || !f.info_unread) return NodeRole::primary;
+  return NodeRole::unknown;
+}
+
+namespace {
+
+// Why the role of a node whose INFO could not be read is not known either.
+std::string role_unread(const NodeFacts& f) {
+  if (f.role_unread) return *f.role_unread;
+  if (f.role) return fmt::format("ROLE answered '{}'", *f.role);
+  return "ROLE was not sent";
+}
+
+}  // namespace
+
 Finding check_replication(const NodeFacts& f) {
   if (f.info_unread) {
+    const char* const by_hand =
+        "check by hand (redis-cli INFO replication, CONFIG GET min-replicas-to-write): "
+        "a primary wants a replica online and min-replicas-to-write 1 or more, or a "
+        "failover loses its last writes; doctor reads it with INFO (ACL +info)";
+    if (node_role(f) == NodeRole::unknown) {
+      return finding("replication", f.node, CheckStatus::warn,
+                     fmt::format("INFO could not be read ({}), nor its role ({}): not known "
+                                 "whether it is a primary or a replica; replication not checked",
+                                 *f.info_unread, role_unread(f)),
+                     std::string(by_hand) + ", and its role with ROLE (ACL +role)");
+    }
     return finding(
         "replication", f.node, CheckStatus::warn,
         fmt::format("INFO could not be read ({}): replication not checked", *f.info_unread),
-        "check by hand (redis-cli INFO replication, CONFIG GET min-replicas-to-write): "
-        "a primary wants a replica online and min-replicas-to-write 1 or more, or a "
-        "failover loses its last writes; doctor reads it with INFO (ACL +info)");
+        by_hand);
   }
   if (get(f.info, "role") == "slave") return replica_replication(f);
   return primary_replication(f);

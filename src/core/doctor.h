@@ -46,7 +46,16 @@ struct NodeFacts {
   std::optional<std::string> cluster_nodes;
   /// Why it could not be told whether the node is in a cluster (INFO and CLUSTER INFO refused).
   std::optional<std::string> cluster_unread;
+  /// Where INFO could not be read: the first element of its ROLE reply ("master", "slave"), or
+  /// why ROLE could not be read either.
+  std::optional<std::string> role;
+  std::optional<std::string> role_unread;
 };
+
+/// A node's role, as INFO says (its role field) or, where INFO could not be read, ROLE.
+enum class NodeRole { primary, replica, unknown };
+/// unknown when neither INFO nor ROLE could be read: doctor does not guess.
+NodeRole node_role(const NodeFacts& facts);
 
 /// eviction: allkeys-* with a maxmemory fails (stock keys can be evicted), volatile-* warns
 /// while keys have expiries, noeviction is ok. A policy that could not be read warns.
@@ -60,7 +69,7 @@ Finding check_persistence(const NodeFacts& facts);
 /// and min-replicas-to-write 0 (or min-replicas-max-lag 0, which turns it off: it acknowledges
 /// writes no replica has, so a failover loses a window of them that nothing bounds), and a
 /// replica whose CONFIG was read that has neither AOF nor RDB. An INFO or min-replicas-to-write
-/// that could not be read warns.
+/// that could not be read warns, and says so when the role could not be read either.
 Finding check_replication(const NodeFacts& facts);
 /// memory: used_memory (less what Redis does not count for eviction) at or past maxmemory fails
 /// (writes are refused with OOM now, or keys evicted), above 90% of it warns; no maxmemory is

@@ -435,6 +435,27 @@ class Standalone(DoctorTest):
                          "has no permissions to run the 'time' command)")
         self.assertIn("ACL +time", clock[0]["hint"])
 
+    def test_a_replica_whose_info_is_refused_is_known_by_its_role(self):
+        primary, replica = self.primary_with_replica(("--min-replicas-to-write", "1"))
+        self.refuse(replica, "info")
+        res = self.doctor_as(replica, "doctor")
+        got = findings(res)
+        # ROLE says replica: it is not checked as a primary (locks, holds), as with INFO.
+        self.assertNotIn("locks", got, res)
+        self.assertNotIn("holds", got, res)
+        refusal = "INFO: NOPERM this user has no permissions to run the 'info' command"
+        self.assertEqual(got["replication"][0]["detail"],
+                         "INFO could not be read (%s): replication not checked" % refusal)
+        self.refuse(replica, "info", "role")
+        res = self.doctor_as(replica, "doctor")
+        replication = findings(res)["replication"][0]
+        self.assertEqual(replication["status"], "warn", res)
+        self.assertEqual(replication["detail"],
+                         "INFO could not be read (%s), nor its role (ROLE: NOPERM this user has no "
+                         "permissions to run the 'role' command): not known whether it is a "
+                         "primary or a replica; replication not checked" % refusal)
+        self.assertIn("ACL +role", replication["hint"])
+
     def test_unreachable_server_is_a_failure(self):
         res = run("doctor", "--url", "redis://127.0.0.1:%d" % free_port(), "--connect-timeout", "500")
         self.assertEqual(res.rc, 1, res)

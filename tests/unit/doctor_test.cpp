@@ -578,3 +578,26 @@ TEST_CASE("clock: a node whose TIME could not be read warns; the others are comp
   CHECK(two[0].detail == "no other node's clock could be read: nothing to compare");
   CHECK(two[1].status == CheckStatus::warn);
 }
+
+TEST_CASE("role: INFO's, else ROLE's; unknown when neither could be read, and said so") {
+  CHECK(node_role(facts({{"role", "slave"}})) == NodeRole::replica);
+  CHECK(node_role(facts({{"role", "master"}})) == NodeRole::primary);
+  NodeFacts f = facts({});
+  f.info_unread = "INFO: NOPERM this user has no permissions to run the 'info' command";
+  f.role = "slave";
+  CHECK(node_role(f) == NodeRole::replica);
+  f.role = "master";
+  CHECK(node_role(f) == NodeRole::primary);
+  CHECK(check_replication(f).detail ==
+        "INFO could not be read (" + *f.info_unread + "): replication not checked");
+  f.role.reset();
+  f.role_unread = "ROLE: NOPERM this user has no permissions to run the 'role' command";
+  CHECK(node_role(f) == NodeRole::unknown);
+  Finding unknown = check_replication(f);
+  CHECK(unknown.status == CheckStatus::warn);
+  CHECK(unknown.detail == "INFO could not be read (" + *f.info_unread + "), nor its role (" +
+                              *f.role_unread +
+                              "): not known whether it is a primary or a replica; replication "
+                              "not checked");
+  CHECK(contains(unknown.hint, "ACL +role"));
+}
