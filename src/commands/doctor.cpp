@@ -176,20 +176,28 @@ class Doctor {
   }
 
   /// sentinel: asks each sentinel of the URL which master it names and whether its quorum can be
-  /// reached.
-  void check_sentinels_of(const ConnectOptions& seed) {
+  /// reached. Returns `seed` without the sentinels that could not be asked, to reach the master
+  /// through: one that accepts and never answers (stopped) would hold each connection through
+  /// it for --timeout, and has nothing to say. With none asked, `seed` itself, so that the
+  /// connect finding says why.
+  ConnectOptions check_sentinels_of(const ConnectOptions& seed) {
     std::vector<SentinelView> views;
+    ConnectOptions answering = seed;
+    answering.url.sentinels.clear();
     for (const SentinelAddress& address : seed.url.sentinels) {
       views.push_back(ask_sentinel(seed, address));
+      if (!views.back().unreachable) answering.url.sentinels.push_back(address);
     }
+    if (answering.url.sentinels.empty()) answering = seed;
     // The master the client reaches through them, as every command does.
     std::optional<std::string> connected;
     try {
-      connected = NodeConnection(seed).where();
+      connected = NodeConnection(answering).where();
     } catch (const ConnectionError&) {
       // None reached: the rule alone says which one the sentinels agree on.
     }
     for (const Finding& f : check_sentinels(seed.url.master, views, connected)) report(f);
+    return answering;
   }
 
   const std::vector<Finding>& findings() const { return findings_; }
@@ -254,6 +262,9 @@ class Doctor {
     options.url.db = 0;
     options.user = seed.sentinel_user;
     options.password = seed.sentinel_password;
+    // Asked on the side, as a replica is: its few SENTINEL questions answer at once from a
+    // sentinel that is up, so one that does not answer within the connect timeout is reported.
+    options.timeout_ms = std::min(options.timeout_ms, options.connect_timeout_ms);
     try {
       NodeConnection conn(options);
       Reply master = conn.command({"SENTINEL", "GET-MASTER-ADDR-BY-NAME", seed.url.master});
@@ -554,9 +565,10 @@ ExitCode run_doctor(Program& program, const DoctorOptions& options) {
     }
     nodes = cluster_addresses(r.str);
   }
-  if (seed.url.kind == RedisUrl::Kind::sentinel) doctor.check_sentinels_of(seed);
+  const ConnectOptions target =
+      seed.url.kind == RedisUrl::Kind::sentinel ? doctor.check_sentinels_of(seed) : seed;
   if (nodes.empty()) {
-    doctor.check_node(seed, describe_endpoint(seed.url));
+    doctor.check_node(target, describe_endpoint(seed.url));
   } else {
     for (const std::string& node : nodes) doctor.check_node(options_for(seed, node), node);
   }

@@ -2,6 +2,8 @@
 names and whether its quorum can be reached (SENTINEL CKQUORUM); the master's replicas are asked
 for their persistence."""
 
+import signal
+import time
 import unittest
 
 from harness import free_port, run
@@ -17,6 +19,11 @@ class SentinelCheck(unittest.TestCase):
         self.set = SentinelSet()
         self.addCleanup(self.set.stop)
         self.nodes = ["127.0.0.1:%d" % s.port for s in self.set.sentinels]
+        self.stopped = []  # sentinels this test sent SIGSTOP
+
+    def tearDown(self):
+        for s in self.stopped:
+            s.proc.send_signal(signal.SIGCONT)
 
     def test_every_sentinel_reachable_agreeing_with_quorum_is_ok(self):
         res = run("doctor", "--url", self.set.url())
@@ -40,6 +47,27 @@ class SentinelCheck(unittest.TestCase):
         self.assertIn("not reachable", found["127.0.0.1:%d" % down]["detail"])
         self.assertIn("one vote fewer", found["127.0.0.1:%d" % down]["hint"])
         self.assertEqual([found[n]["status"] for n in self.nodes], ["ok"] * 3, res)
+
+    def test_a_stopped_sentinel_is_reported_within_the_connect_timeout(self):
+        # A stopped sentinel accepts connections (the kernel does) and never answers.
+        stopped = self.set.sentinels[2]
+        stopped.proc.send_signal(signal.SIGSTOP)
+        self.stopped.append(stopped)
+        started = time.monotonic()
+        res = run("doctor", "--url", self.set.url(), "--connect-timeout", "1000")
+        elapsed = time.monotonic() - started
+        found = sentinel_findings(res)
+        self.assertEqual(found[self.nodes[2]]["status"], "warn", res)
+        self.assertEqual(found[self.nodes[2]]["detail"],
+                         "not reachable: talking to %s: no answer within 1000 ms (server down, "
+                         "paused or unreachable?)" % self.nodes[2])
+        self.assertEqual([found[n]["status"] for n in self.nodes[:2]], ["ok"] * 2, res)
+        # The master is still found and checked through the other two.
+        master = "127.0.0.1:%d" % self.set.master.port
+        self.assertIn(master, [f["node"] for f in res.lines if f["check"] == "persistence"], res)
+        # One connect timeout, not --timeout (5 s) for each time the sentinels are asked;
+        # loosely, for a busy machine.
+        self.assertLess(elapsed, 4, res)
 
     def test_a_quorum_that_cannot_be_reached_fails(self):
         self.set.sentinels[2].ask("SENTINEL", "SET", MASTER, "quorum", "5")
