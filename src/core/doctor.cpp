@@ -710,6 +710,7 @@ std::string first_keys(const std::vector<std::string>& keys) {
 // Locks whose PTTL could not be read may be ones without an expiry: not ok, and named.
 Finding locks_unread(const std::string& node, const std::vector<const LockKey*>& unread) {
   std::vector<std::string> keys;
+  keys.reserve(unread.size());
   for (const LockKey* lock : unread) keys.push_back(lock->key);
   return finding(
       "locks", node, CheckStatus::warn,
