@@ -10,6 +10,7 @@
 #include "core/cart_keys.h"
 #include "core/hash_slot.h"
 #include "core/hold_lines.h"
+#include "core/outcome.h"
 #include "core/quantity.h"
 #include "core/split_layout.h"
 #include "core/split_plan.h"
@@ -137,6 +138,11 @@ Settled settle_decided(CartStore& store, const std::string& action, const std::s
   Settled answer = settled_answer(status, *lines, finish.stocks, rec.replayed,
                                   settle_conflict(action, rec.status));
   answer.nowhere = std::move(finish.nowhere);
+  if (!finish.lost_log.empty()) {
+    // As on one Redis: applied, and the same command answers it again (as a replay).
+    answer.status = Status::error;
+    answer.error = log_lost_message(finish.lost_log);
+  }
   return answer;
 }
 

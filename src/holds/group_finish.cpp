@@ -64,7 +64,7 @@ std::vector<GroupStep> group_steps(const KeyScheme& scheme, const std::string& i
 // back now (`back`: the settle returns units; applied by this call, not a replay).
 void read_settle(const GroupStep& step, bool back, const Reply& r,
                  std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back,
-                 std::vector<std::size_t>* nowhere, bool replay_applied) {
+                 std::vector<std::size_t>* nowhere) {
   // settle-4002.lua names the line whose stored value is corrupt: the error names its item.
   if (std::optional<CorruptLine> bad = r.is_error() ? corrupt_line(r.str) : std::nullopt;
       bad && bad->index < step.group_lines.size()) {
@@ -93,7 +93,7 @@ void read_settle(const GroupStep& step, bool back, const Reply& r,
     print_warning(fmt::format("{}: {}", step.record,
                               removed_line_error(step.group_lines[settled->removed_line])));
   }
-  const bool applied = settled->status == "ok" && (!settled->replayed || replay_applied);
+  const bool applied = settled->status == "ok" && !settled->replayed;
   for (std::size_t k = 0; k < step.lines.size() && k < settled->stocks.size(); ++k) {
     const std::int64_t stock = settled->stocks[k];
     if (stock >= 0 && step.lines[k] < stocks.size()) stocks[step.lines[k]] = stock;
@@ -126,22 +126,23 @@ Finish finish_groups(CartStore& store, const std::string& id, const CartRecord& 
       hooks.after(fmt::format("finish:{}", g + 1));
       continue;
     }
-    const Call settle =
-        record_settle_call(store.log, step.record, step.index, action, step.gid, step.group_lines);
-    Reply r = durable_call(store.client, settle);
-    bool replay_applied = false;
+    Reply r = durable_call(store.client, record_settle_call(store.log, step.record, step.index,
+                                                            action, step.gid, step.group_lines));
     if (r.is_error() && r.error_kind() == ErrorReply::stockctl_log_lost) {
       // The group was settled whole; only a change log entry is missing (another program's
-      // value where the log is). The same call answers again as a replay of this settle, and
-      // the other groups are finished as usual.
+      // value where the log is). Its answer is not read again: a repeat would answer as the
+      // group's record says now (a confirm whose group had to be released answers "released"
+      // the second time, with nothing said of the line). The other groups are finished as
+      // usual, and the settle's answer says it was applied, but not logged.
+      if (finish.lost_log.empty()) finish.lost_log = lost_log_key(r.str);
       print_warning(
           fmt::format("{} {}: {}", action, quote_value(id), log_lost_warning(lost_log_key(r.str))));
-      r = durable_call(store.client, settle);
-      replay_applied = true;
+    } else {
+      // Release and cancel give units back to stock (cancel the units an order or a confirm
+      // sold).
+      read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back,
+                  todo.action == GroupAction::confirm ? nullptr : &finish.nowhere);
     }
-    // Release and cancel give units back to stock (cancel the units an order or a confirm sold).
-    read_settle(step, todo.gives_back, r, finish.stocks, finish.units_back,
-                todo.action == GroupAction::confirm ? nullptr : &finish.nowhere, replay_applied);
     store.client.call(keep_call(step.record, keep_s));
     hooks.after(fmt::format("finish:{}", g + 1));
   }

@@ -22,6 +22,9 @@ struct Finish {
   /// The lines whose units this call gave back while their stock key was missing: they went
   /// back nowhere (the key was deleted or evicted under the hold).
   std::vector<std::size_t> nowhere;
+  /// A change log of another type that a group's settle skipped (STOCKCTL_LOG_LOST): the settle
+  /// was applied whole, its entry not written, and its lines' stocks not read; "" when none.
+  std::string lost_log;
 };
 
 /// One slot group of a record, as finishing it needs.
@@ -49,11 +52,10 @@ bool never_held_reply(const std::string& record, const Reply& r);
 /// the units it gave back now (into `units_back`, when `back`), and, when given `nowhere` (the
 /// settle gives units back to stock), the lines it settled now whose stock key was missing. Throws
 /// StockctlError naming the item when a stored value is corrupt, and for a reply that is not the
-/// script's. `replay_applied`: `r` replays a settle this run applied (sent again to read its
-/// answer), so its units count as given back now.
+/// script's.
 void read_settle(const GroupStep& step, bool back, const Reply& r,
                  std::vector<std::optional<std::int64_t>>& stocks, std::int64_t& units_back,
-                 std::vector<std::size_t>* nowhere = nullptr, bool replay_applied = false);
+                 std::vector<std::size_t>* nowhere = nullptr);
 
 /// The EXPIRE that keeps a finished group's record `keep_s` seconds (for replays).
 Call keep_call(const std::string& record, long long keep_s);
