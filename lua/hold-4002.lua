@@ -55,7 +55,7 @@
 -- again on every call), no function of our own called per line, no table but the reply (made at
 -- its size for up to 3 lines: a table that grows costs a reallocation each time it doubles), no
 -- number turned back into text, the log code only runs with a log, and one EXISTS asks for the
--- id's record and the holds of every line. Items with holds take the same steps per line as
+-- id's record and the holds and held units of every line. Items with holds take the same steps per line as
 -- every script that touches an item (the expired ones give their units back first:
 -- lua/include/give_back_expired.lua). The record is written once every line is checked, before
 -- any line changes, so that nothing is changed when Redis refuses it.
@@ -176,9 +176,10 @@ for i = 1, n do
       now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
     end
     local holds_key, held_key = KEYS[k + 2], KEYS[k + 3]
-    -- A key of another type where a hold is written stops the script here, before any change:
-    -- past here a WRONGTYPE would come after the stock's DECRBY, and the unit would be lost.
-    -- (The holds key is read below; the held units are written only by a hold.)
+    -- A key of another type where a hold is written stops the script here, before this line
+    -- changes anything (an earlier line's expired holds may have been given back: a change
+    -- made whole): past here a WRONGTYPE would come after the stock's DECRBY, and the unit
+    -- would be lost. (The holds key is read below; the held units are written only by a hold.)
     if kind == 'hold' then call('HLEN', held_key) end
     local ids = call('ZRANGEBYSCORE', holds_key, '-inf', now)
     if #ids > 0 then
@@ -217,6 +218,11 @@ for i = 1, n do
     end
   end
 end
+
+-- The index is read before the first write (the read the first line of a hold needs anyway):
+-- a key of another type there stops the script before it creates or changes anything, not
+-- after the first DECRBY.
+local earliest_1 = kind == 'hold' and call('ZSCORE', KEYS[2], KEYS[3])
 
 -- Keys created from an init source are created even when another line is short, as a
 -- deduction creates them: the item now exists with its initial stock.
@@ -279,10 +285,6 @@ if refused then
   if log_lost then return redis.error_reply('STOCKCTL_LOG_LOST ' .. log_lost) end
   return out
 end
-
--- The index is read before the first write (the read the first line needs anyway): a key of
--- another type there stops the script before any change, not after the first DECRBY.
-local earliest_1 = holding and call('ZSCORE', KEYS[2], KEYS[3])
 
 -- The record outlives the hold: confirm and cancel must find it. Its text is one concatenation
 -- for up to 3 lines (each string made on the way costs an allocation, and collecting it).

@@ -119,19 +119,26 @@ void HoldRunner::check_acks(Cart& cart, const CallResult& result) const {
 
 std::optional<HoldRunner::KeyOfAnotherType> HoldRunner::key_of_another_type(
     const Cart& cart) const {
-  // The keys hold-4002.lua meets before it changes anything, in its order: each line's stock,
-  // holds and held units, then the index of items with holds.
+  // The keys hold-4002.lua meets before it changes anything: each line's stock and holds, and
+  // for a hold (an order writes neither) each line's held units and the index of items with
+  // holds.
+  const bool hold = kind_ == CartKind::hold;
   std::vector<KeyType> keys;
   std::vector<std::size_t> lines;
   for (std::size_t i = 0; i < cart.keys.size(); ++i) {
     const std::string& key = cart.keys[i];
     keys.push_back({key, "", "string", "a stock value"});
     keys.push_back({companion_key(key, kHoldsSuffix), "", "zset", "the item's holds"});
-    keys.push_back({companion_key(key, kHeldSuffix), "", "hash", "the item's held units"});
-    lines.insert(lines.end(), 3, i);
+    lines.insert(lines.end(), 2, i);
+    if (hold) {
+      keys.push_back({companion_key(key, kHeldSuffix), "", "hash", "the item's held units"});
+      lines.push_back(i);
+    }
   }
-  keys.push_back({cart.index_key, "", "zset", "the index of items with holds"});
-  lines.push_back(cart.keys.size());
+  if (hold) {
+    keys.push_back({cart.index_key, "", "zset", "the index of items with holds"});
+    lines.push_back(cart.keys.size());
+  }
   std::vector<Call> calls;
   calls.reserve(keys.size());
   for (const KeyType& k : keys) calls.push_back(Call::read({"TYPE", k.key}));

@@ -585,6 +585,10 @@ class CompanionOfAnotherType(HoldsTest):
         if self.cluster:
             self.skipTest("a cluster cart's groups keep an index per slot")
         self.r("SET", "stockctl:holds-index:stock:", "x")
+        # A line whose key would be created from its init source is not created either.
+        res = self.sc("hold", "h0", "A=1", "N=1", "--init-value", "5")
+        self.assertEqual((res.rc, res.one["status"]), (1, "error"), res)
+        self.assertEqual(self.r("EXISTS", "stock:{N}"), 0)
         self.assertRefused("stockctl:holds-index:stock:", "string",
                            "the index of items with holds (a zset;")
 
