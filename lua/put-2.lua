@@ -154,6 +154,8 @@ if logging and ttl > 0 and not log_lost then
     redis.call('HDEL', KEYS[5], key)
   end
   redis.call('EXPIRE', KEYS[3], ARGV[3])
+end
+if logging and ttl > 0 then
   -- Only a first entry (it holds the separator; a stock value never does): under a prefix with
   -- a hash tag and no braces of ours, an earlier version may have let an item be named so.
   local first_entry = redis.pcall('GET', KEYS[4])

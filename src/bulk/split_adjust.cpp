@@ -296,8 +296,21 @@ SplitAdjust::Outcome SplitAdjust::add(ItemResult& item, const BucketLayout& layo
   // total is the buckets' as registering read them (units on their way between two are left
   // out, and two adds near the limit at once can still pass it: docs/split.md). An id already
   // recorded in its home bucket is a repeat of an add that was applied: it answers as recorded.
-  if (item.qty && *item.qty > kMaxStock - total &&
-      !(!item.request_id.empty() && ledger_has_id(item, bucket_key(item.key, layout, home)))) {
+  const bool past_limit = item.qty && *item.qty > kMaxStock - total;
+  const std::optional<bool> repeat = past_limit && !item.request_id.empty()
+                                         ? ledger_has_id(item, bucket_key(item.key, layout, home))
+                                         : std::optional<bool>(false);
+  if (past_limit && !repeat) {
+    mark_add(item, layout, "added", nonce);
+    item.stock.reset();
+    set_not_applied(item,
+                    fmt::format("adding {} would take the total of {} past {}, unless id "
+                                "{} was applied before, which its ledger could not tell "
+                                "(a read failed); run it again",
+                                *item.qty, item.key, kMaxStock, quote_value(item.request_id)));
+    return Outcome::done;
+  }
+  if (past_limit && !*repeat) {
     mark_add(item, layout, "added", nonce);
     item.stock.reset();
     set_error(item, Status::error,
@@ -421,16 +434,21 @@ SplitAdjust::Gathered SplitAdjust::gather(ItemResult& item, const BucketLayout& 
   return Gathered::moved;
 }
 
-bool SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucket) {
+std::optional<bool> SplitAdjust::ledger_has_id(const ItemResult& item, const std::string& bucket) {
   const long long now = static_cast<long long>(std::time(nullptr));
   std::vector<Call> calls;
   calls.reserve(3);
   for (std::string& ledger : ledger_keys(bucket, options_.request_ttl_s, now)) {
     calls.push_back(Call::read({"HEXISTS", std::move(ledger), item.request_id}));
   }
+  bool unread = false;
   for (const CallResult& result : client_.run(calls)) {
-    if (result.state == CallResult::State::replied && result.reply.integer == 1) return true;
+    const bool read =
+        result.state == CallResult::State::replied && result.reply.type == Reply::Type::integer;
+    if (read && result.reply.integer == 1) return true;
+    unread = unread || !read;
   }
+  if (unread) return std::nullopt;
   return false;
 }
 
@@ -454,7 +472,7 @@ SplitAdjust::Outcome SplitAdjust::deduct_with_id(ItemResult& item, const BucketL
     const std::optional<std::vector<std::int64_t>> stocks = scan(item, layout, outcome);
     if (!stocks) return outcome;
     const bool covered = (*stocks)[static_cast<std::size_t>(home)] >= qty;
-    if (!covered && !ledger_has_id(item, home_key)) {
+    if (!covered && !ledger_has_id(item, home_key).value_or(false)) {
       if (total_of(*stocks) >= qty) {
         const Gathered gathered = gather(item, layout, home, *stocks);
         if (gathered == Gathered::layout_changed) return Outcome::layout_changed;

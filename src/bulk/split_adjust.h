@@ -120,7 +120,9 @@ class SplitAdjust {
                                          bool short_unrecorded = false);
   void finish_ok(ItemResult& item, const BucketLayout& layout, int index,
                  const StockAnswer& answer);
-  bool ledger_has_id(const ItemResult& item, const std::string& bucket);
+  /// Whether item.request_id is recorded in `bucket`'s ledgers; nullopt when it was not found
+  /// and a ledger could not be read.
+  std::optional<bool> ledger_has_id(const ItemResult& item, const std::string& bucket);
 
   Client& client_;
   OpRunner::Op op_;

@@ -25,10 +25,12 @@ std::int64_t held_units(Client& client, const std::string& stock_key) {
   result.reply = client.call(held_view_call(stock_key));
   const std::optional<HeldView> view = held_view_from(result);
   if (!view) {
-    throw ConnectionError(fmt::format(
-        "cannot read the holds of {}",
-        result.reply.is_error() ? error_on(stock_key, result.reply.str, items_prefix_of(stock_key))
-                                : fmt::format("{}: {}", stock_key, describe_reply(result.reply))));
+    throw ConnectionError(
+        result.reply.is_error()
+            ? fmt::format("cannot read the item's holds: {}",
+                          error_on(stock_key, result.reply.str, items_prefix_of(stock_key)))
+            : fmt::format("cannot read the holds of {}: {}", stock_key,
+                          describe_reply(result.reply)));
   }
   return view->held;
 }
