@@ -89,13 +89,41 @@ class NodeConnection {
   PipelinedConnections link_;
 };
 
+// SCAN answered, but not with keys (refused by the user's ACL, say): the node is reachable,
+// and the check that walks its keys could not look, which it says under its own name.
+class ScanRefused : public StockctlError {
+ public:
+  explicit ScanRefused(const std::string& message) : StockctlError(message) {}
+};
+
+ScanRefused scan_refused(NodeConnection& conn, const Reply& r) {
+  return ScanRefused(fmt::format("SCAN on {}: {}", conn.where(), describe_reply(r)));
+}
+
+Finding not_walked(const char* check, const std::string& node, const ScanRefused& e) {
+  return Finding{check, node, CheckStatus::warn,
+                 fmt::format("its keys could not be walked ({}): not checked", e.what()),
+                 "doctor needs SCAN (+scan, in the README's ACL recipe)"};
+}
+
+// Runs a check that walks a node's keys; a refused SCAN makes it a warning that names why.
+template <class Check>
+Finding unless_scan_refused(const char* check, const std::string& node, Check run) {
+  try {
+    return run();
+  } catch (const ScanRefused& e) {
+    return not_walked(check, node, e);
+  }
+}
+
 // Calls `each` with every key a SCAN MATCH `pattern` walks over on this node.
 template <class Each>
 void scan_keys(NodeConnection& conn, const std::string& pattern, Each each) {
   std::string cursor = "0";
   do {
     Reply r = conn.command({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
-    if (r.is_error() || r.elements.size() != 2) {
+    if (r.is_error()) throw scan_refused(conn, r);
+    if (r.elements.size() != 2) {
       throw StockctlError(fmt::format("{}: SCAN failed: {}", conn.where(), describe_reply(r)));
     }
     cursor = r.elements[0].str;
@@ -151,7 +179,10 @@ class Doctor {
           report(check_replica_persistence(node, ask_replica(options, replica)));
         }
       }
-      if (primary) report(check_locks(node, find_locks(*conn)));
+      if (primary) {
+        report(unless_scan_refused("locks", node,
+                                   [&] { return check_locks(node, find_locks(*conn)); }));
+      }
       if (primary && cluster) {
         std::optional<std::string> unread;
         const std::size_t items = items_with_expired_holds(*conn, unread);
@@ -162,7 +193,13 @@ class Doctor {
         const std::size_t items = items_with_expired_holds(*conn, unread);
         report(check_holds(node, items, unread));
       }
-      if (primary && options_.scan) scan_values(*conn, node);
+      if (primary && options_.scan) {
+        try {
+          scan_values(*conn, node);
+        } catch (const ScanRefused& e) {
+          report(not_walked("values", node, e));
+        }
+      }
     } catch (const StockctlError& e) {
       if (interrupted()) throw;
       report(Finding{"connect", node, CheckStatus::fail, e.what(),
@@ -212,7 +249,8 @@ class Doctor {
     const std::string index = holds_index_key(scheme_);
     Reply due = conn.command({"ZRANGEBYSCORE", index, "-inf", *now, "LIMIT", "0", "1000"});
     // On a cluster the index is one key, on the node that serves its slot, which counts it.
-    if (due.error_kind() == ErrorReply::moved) return 0;
+    // MOVED or ASK (a slot migrating): the key is not on this node, or not only here.
+    if (due.error_kind() == ErrorReply::moved || due.error_kind() == ErrorReply::ask) return 0;
     if (due.type != Reply::Type::array) {
       unread = fmt::format("ZRANGEBYSCORE {} -inf {}: {}", index, *now, describe_reply(due));
       return 0;
@@ -221,7 +259,9 @@ class Doctor {
     for (const Reply& key : due.elements) {
       const std::string holds = companion_key(key.str, kHoldsSuffix);
       Reply n = conn.command({"ZCOUNT", holds, "-inf", *now});
-      if (n.error_kind() == ErrorReply::moved) continue;  // as above: counted where it lives
+      if (n.error_kind() == ErrorReply::moved || n.error_kind() == ErrorReply::ask) {
+        continue;  // as above: counted where it lives
+      }
       if (n.type != Reply::Type::integer) {
         unread = fmt::format("ZCOUNT {} -inf {}: {}", holds, *now, describe_reply(n));
         return count;
@@ -238,18 +278,29 @@ class Doctor {
     const std::optional<std::string> now = server_now_ms(conn, unread);
     if (!now) return 0;
     std::size_t count = 0;
+    try {
+      count_records_past_due(conn, *now, count, unread);
+    } catch (const ScanRefused& e) {
+      unread = e.what();
+    }
+    return count;
+  }
+
+  void count_records_past_due(NodeConnection& conn, const std::string& now, std::size_t& count,
+                              std::optional<std::string>& unread) {
     scan_keys(conn, due_index_pattern(scheme_), [&](const std::vector<Reply>& keys) {
-      for (const Reply& k : keys) conn.append({"ZCOUNT", k.str, "-inf", *now});
+      for (const Reply& k : keys) conn.append({"ZCOUNT", k.str, "-inf", now});
       for (const Reply& k : keys) {
         Reply n = conn.read();
         if (n.type == Reply::Type::integer) {
           count += static_cast<std::size_t>(n.integer);
+        } else if (n.error_kind() == ErrorReply::moved || n.error_kind() == ErrorReply::ask) {
+          continue;  // migrated since the scan found it: counted where it lives now
         } else if (!unread) {
-          unread = fmt::format("ZCOUNT {} -inf {}: {}", k.str, *now, describe_reply(n));
+          unread = fmt::format("ZCOUNT {} -inf {}: {}", k.str, now, describe_reply(n));
         }
       }
     });
-    return count;
   }
 
   static SentinelView ask_sentinel(const ConnectOptions& seed, const SentinelAddress& address) {
@@ -420,7 +471,8 @@ class Doctor {
     std::size_t corrupt = 0;
     Reply batch = conn.command({"SCAN", "0", "MATCH", pattern, "COUNT", kScanCount});
     for (;;) {
-      if (batch.is_error() || batch.elements.size() != 2) {
+      if (batch.is_error()) throw scan_refused(conn, batch);
+      if (batch.elements.size() != 2) {
         throw StockctlError(
             fmt::format("{}: SCAN failed: {}", conn.where(), describe_reply(batch)));
       }

@@ -423,6 +423,21 @@ class Standalone(DoctorTest):
                          "checked whether they block their item (or every rebuild) forever")
         self.assertIn("redis-cli -h 127.0.0.1 -p %d PTTL 'stock:{b}:lock'" % server.port, lock["hint"])
 
+    def test_a_refused_scan_warns_under_the_checks_that_walk_keys(self):
+        # It was a "connect" failure ("check that the node runs"), and the holds check that
+        # follows was skipped.
+        server = self.server()
+        self.refuse(server, "scan")
+        res = self.doctor_as(server, "doctor", "--scan")
+        got = findings(res)
+        self.assertNotIn("connect", got, res)
+        for check in ("locks", "values"):
+            self.assertEqual(got[check][0]["status"], "warn", res)
+            self.assertIn("its keys could not be walked (SCAN on 127.0.0.1:%d: NOPERM "
+                          % server.port, got[check][0]["detail"])
+            self.assertIn("+scan", got[check][0]["hint"])
+        self.assertIn("holds", got, res)
+
     def test_a_clock_that_could_not_be_read_warns_naming_the_node(self):
         server = self.server()
         self.refuse(server, "time")
