@@ -43,6 +43,12 @@ class DoctorTest(unittest.TestCase):
     def doctor(self, server, *args):
         return run("doctor", "--url", server.url, *args)
 
+    def refuse(self, server, *commands):
+        """The ACL user "doctor" (password "pw") on `server`, refused each of `commands`."""
+        c = server.client()
+        c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", *("-" + x for x in commands))
+        c.close()
+
 
 class Standalone(DoctorTest):
     def primary_with_replica(self, primary_args=(), replica_persists=True):
@@ -324,9 +330,7 @@ class Standalone(DoctorTest):
         server, replica = self.primary_with_replica(("--maxmemory", "10mb", "--maxmemory-policy",
                                                       "allkeys-lru", "--min-replicas-to-write", "1"))
         for node in (server, replica):
-            c = node.client()
-            c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", "-config|get")
-            c.close()
+            self.refuse(node, "config|get")
         res = self.doctor_as(server, "doctor")
         got = {check: fs[0] for check, fs in findings(res).items()}
         refusal = "NOPERM this user has no permissions to run the 'config|get' command"
@@ -361,9 +365,7 @@ class Standalone(DoctorTest):
 
     def test_info_refused_warns_on_each_check_that_needs_it(self):
         primary, _ = self.primary_with_replica(("--min-replicas-to-write", "1"))
-        c = primary.client()
-        c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", "-info")
-        c.close()
+        self.refuse(primary, "info")
         res = self.doctor_as(primary, "doctor")
         got = {check: fs[0] for check, fs in findings(res).items()}
         refusal = "INFO: NOPERM this user has no permissions to run the 'info' command"
@@ -376,12 +378,6 @@ class Standalone(DoctorTest):
         # CLUSTER INFO tells a plain server from a cluster node without INFO.
         self.assertEqual((got["cluster"]["status"], got["cluster"]["detail"]), ("ok", "not a cluster"))
         self.assertEqual(got["persistence"]["status"], "ok", got["persistence"])  # CONFIG alone
-
-    def refuse(self, server, *commands):
-        """The ACL user "doctor" (password "pw") on `server`, refused each of `commands`."""
-        c = server.client()
-        c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", *("-" + x for x in commands))
-        c.close()
 
     def test_holds_that_could_not_be_looked_for_warn_naming_the_refusal(self):
         server = self.server()
@@ -529,9 +525,7 @@ class Cluster(DoctorTest):
         cluster = RedisCluster(primaries=3, replicas_per_primary=0)
         self.servers = cluster.nodes
         for n in cluster.nodes:
-            c = n.client()
-            c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all", "-info")
-            c.close()
+            self.refuse(n, "info")
         res = run("doctor", "--url", cluster.url, "--cluster", "--user", "doctor",
                   env=clean_env(STOCKCTL_PASSWORD="pw"))
         self.assertEqual(statuses(res, "cluster"), ["ok"] * 3, res)
@@ -541,9 +535,7 @@ class Cluster(DoctorTest):
         # Each node is known as a cluster primary: its cluster holds are read.
         self.assertEqual(statuses(res, "holds"), ["ok"] * 3, res)
         for n in cluster.nodes:
-            c = n.client()
-            c("ACL", "SETUSER", "doctor", "-cluster|info")
-            c.close()
+            self.refuse(n, "info", "cluster|info")
         res = run("doctor", "--url", cluster.url, "--cluster", "--user", "doctor",
                   env=clean_env(STOCKCTL_PASSWORD="pw"))
         cluster_findings = findings(res)["cluster"]
@@ -555,10 +547,7 @@ class Cluster(DoctorTest):
         self.servers = cluster.nodes
         refused = cluster.nodes[0]
         for n in cluster.nodes:
-            c = n.client()
-            c("ACL", "SETUSER", "doctor", "on", ">pw", "~*", "&*", "+@all",
-              *(["-time"] if n is refused else []))
-            c.close()
+            self.refuse(n, *(["time"] if n is refused else []))
         res = run("doctor", "--url", cluster.url, "--cluster", "--user", "doctor",
                   env=clean_env(STOCKCTL_PASSWORD="pw"))
         node = "127.0.0.1:%d" % refused.port
